@@ -1,0 +1,13 @@
+// Command schedlab simulates the Linux kernel's fair scheduler on modelled
+// machines. All behaviour lives in internal/cli; this is only the entry point.
+package main
+
+import (
+	"os"
+
+	"github.com/schedlab/schedlab/internal/cli"
+)
+
+func main() {
+	os.Exit(cli.Main(os.Stdout, os.Stderr, os.Args[1:]))
+}

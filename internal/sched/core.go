@@ -1,0 +1,759 @@
+package sched
+
+import (
+	"fmt"
+
+	"github.com/schedlab/schedlab/internal/cpumask"
+	"github.com/schedlab/schedlab/internal/engine"
+)
+
+// This file mirrors the parts of kernel/sched/core.c the fair class relies
+// on (v6.19): activation, __schedule, try_to_wake_up, fork, exit and the
+// tick, plus the work model that turns a task's program into CPU time.
+
+// addNrRunning mirrors sched.h:add_nr_running.
+func (k *Kernel) addNrRunning(rq *Rq, n int) { rq.NrRunning += n }
+
+// subNrRunning mirrors sched.h:sub_nr_running.
+func (k *Kernel) subNrRunning(rq *Rq, n int) { rq.NrRunning -= n }
+
+// sched_info accounting (kernel/sched/stats.h).
+func (k *Kernel) schedInfoEnqueue(rq *Rq, t *Task) {
+	if t.SchedInfo.LastQueued == 0 {
+		t.SchedInfo.LastQueued = rq.Clock
+	}
+}
+
+func (k *Kernel) schedInfoDequeue(rq *Rq, t *Task) {
+	if t.SchedInfo.LastQueued != 0 {
+		delta := rq.Clock - t.SchedInfo.LastQueued
+		t.SchedInfo.LastQueued = 0
+		t.SchedInfo.RunDelay += delta
+		rq.Schedstat.RunDelay += delta
+	}
+}
+
+func (k *Kernel) schedInfoArrive(rq *Rq, t *Task) {
+	var delta uint64
+	if t.SchedInfo.LastQueued != 0 {
+		delta = rq.Clock - t.SchedInfo.LastQueued
+		t.SchedInfo.LastQueued = 0
+		t.SchedInfo.RunDelay += delta
+	}
+	t.SchedInfo.LastArrival = rq.Clock
+	t.SchedInfo.Pcount++
+	rq.Schedstat.RunDelay += delta
+	rq.Schedstat.Pcount++
+}
+
+func (k *Kernel) schedInfoDepart(rq *Rq, t *Task) {
+	delta := rq.Clock - t.SchedInfo.LastArrival
+	rq.Schedstat.RqCPUTime += delta
+	if t.State == TaskRunning {
+		k.schedInfoEnqueue(rq, t)
+	}
+}
+
+func (k *Kernel) schedInfoSwitch(rq *Rq, prev, next *Task) {
+	if prev != rq.Idle {
+		k.schedInfoDepart(rq, prev)
+	}
+	if next != rq.Idle {
+		k.schedInfoArrive(rq, next)
+	}
+}
+
+// enqueueTask mirrors core.c:enqueue_task.
+func (k *Kernel) enqueueTask(rq *Rq, p *Task, flags int) {
+	if flags&enqueueNoclock == 0 {
+		k.updateRqClock(rq)
+	}
+	k.enqueueTaskFair(rq, p, flags)
+	if flags&enqueueRestore == 0 {
+		k.schedInfoEnqueue(rq, p)
+	}
+}
+
+// dequeueTask mirrors core.c:dequeue_task.
+func (k *Kernel) dequeueTask(rq *Rq, p *Task, flags int) bool {
+	if flags&dequeueNoclock == 0 {
+		k.updateRqClock(rq)
+	}
+	if flags&dequeueSave == 0 {
+		k.schedInfoDequeue(rq, p)
+	}
+	return k.dequeueTaskFair(rq, p, flags)
+}
+
+// activateTask mirrors core.c:activate_task.
+func (k *Kernel) activateTask(rq *Rq, p *Task, flags int) {
+	if p.OnRq == taskOnRqMigrating {
+		flags |= enqueueMigrating
+	}
+	k.enqueueTask(rq, p, flags)
+	p.OnRq = taskOnRqQueued
+}
+
+// deactivateTask mirrors core.c:deactivate_task (a move, not a sleep).
+func (k *Kernel) deactivateTask(rq *Rq, p *Task, flags int) {
+	p.OnRq = taskOnRqMigrating
+	k.dequeueTask(rq, p, flags|dequeueMigrating)
+}
+
+// blockTask mirrors core.c:__block_task.
+func (k *Kernel) blockTask(rq *Rq, p *Task) { p.OnRq = 0 }
+
+// reschedCurr mirrors core.c:resched_curr: set need_resched; a remote CPU
+// acts on it after the IPI latency, the local one when the current event
+// ends.
+func (k *Kernel) reschedCurr(rq *Rq) {
+	if rq.needResched {
+		return
+	}
+	rq.needResched = true
+	at := k.Eng.Now()
+	if rq.CPU != k.thisCPU {
+		at += engine.Time(k.S.WakeupIPILatency)
+	}
+	if !rq.reschedTimer.Armed() || rq.reschedTimer.When() > at {
+		k.Eng.Schedule(rq.reschedTimer, at)
+	}
+}
+
+// reschedCurrLazy mirrors core.c:resched_curr_lazy. schedlab models the full
+// preemption model, where a lazy request is an immediate one.
+func (k *Kernel) reschedCurrLazy(rq *Rq) { k.reschedCurr(rq) }
+
+// reschedule is the reschedule timer: the CPU honours need_resched.
+func (k *Kernel) reschedule(rq *Rq) {
+	k.thisCPU = rq.CPU
+	if !rq.needResched {
+		return
+	}
+	k.schedule(rq, true)
+	k.afterEvent()
+}
+
+// capacitySpeed converts between work (ns at capacity 1024) and wall time on
+// rq's CPU.
+func workToTime(rq *Rq, w engine.Time) engine.Time {
+	c := engine.Time(rq.CPUCapacityOrig)
+	return (w*SchedCapacityScale + c - 1) / c
+}
+
+func timeToWork(rq *Rq, d engine.Time) engine.Time {
+	return d * engine.Time(rq.CPUCapacityOrig) / SchedCapacityScale
+}
+
+// accountSegment charges the running task's progress since the segment
+// (re)started and disarms its completion timer.
+func (k *Kernel) accountSegment(rq *Rq) {
+	t := rq.Curr
+	if t.IsIdleTask() {
+		return
+	}
+	now := k.Eng.Now()
+	if t.workLeft > 0 {
+		done := timeToWork(rq, now-rq.segStart)
+		if done > t.workLeft {
+			done = t.workLeft
+		}
+		t.workLeft -= done
+	}
+	rq.segStart = now
+	k.Eng.Cancel(rq.segTimer)
+}
+
+// startSegment arms the completion of the current task's operation.
+func (k *Kernel) startSegment(rq *Rq) {
+	t := rq.Curr
+	if t.IsIdleTask() {
+		return
+	}
+	rq.segStart = k.Eng.Now()
+	k.Eng.Schedule(rq.segTimer, rq.segStart+workToTime(rq, t.workLeft))
+}
+
+// segmentDone runs when the current task finished its operation: its
+// program decides what it does next.
+func (k *Kernel) segmentDone(rq *Rq) {
+	k.thisCPU = rq.CPU
+	t := rq.Curr
+	t.workLeft = 0
+	rq.segStart = k.Eng.Now()
+	k.runProgram(rq, t)
+	k.afterEvent()
+}
+
+// runProgram asks t's program for its next operation and carries it out.
+// Zero-length runs are passed over without a new event, up to a bound that
+// catches programs that never block.
+func (k *Kernel) runProgram(rq *Rq, t *Task) {
+	for i := 0; ; i++ {
+		if i > 1000000 {
+			panic(fmt.Sprintf("sched: program of %s[%d] returns zero-length operations forever", t.Comm, t.PID))
+		}
+		op := t.Prog.Next(k, t)
+		switch op.Kind {
+		case OpRun:
+			if op.D <= 0 {
+				continue
+			}
+			t.workLeft = op.D
+			k.startSegment(rq)
+			return
+		case OpSleep:
+			t.State = TaskInterruptible
+			k.Eng.Schedule(t.sleepTimer, k.Eng.Now()+op.D)
+			t.sleepCPU = rq.CPU
+			k.schedule(rq, false)
+			return
+		case OpBlock:
+			t.State = TaskInterruptible
+			k.schedule(rq, false)
+			return
+		case OpYield:
+			rq.Schedstat.YldCount++
+			k.yieldTaskFair(rq)
+			k.schedule(rq, false)
+			return
+		case OpExit:
+			k.doExit(rq, t)
+			return
+		default:
+			panic(fmt.Sprintf("sched: unknown operation %d", op.Kind))
+		}
+	}
+}
+
+// schedule mirrors core.c:__schedule on rq's CPU. preempt is true for an
+// involuntary switch (need_resched), false when the task blocks, yields or
+// exits.
+func (k *Kernel) schedule(rq *Rq, preempt bool) {
+	prev := rq.Curr
+	k.accountSegment(rq)
+	k.updateRqClock(rq)
+	rq.Schedstat.SchedCount++
+	prevState := prev.State
+	switchCount := &prev.Nivcsw
+	if !preempt && prev.State != TaskRunning {
+		if !prev.IsIdleTask() {
+			if k.dequeueTask(rq, prev, dequeueSleep|dequeueNoclock) {
+				k.blockTask(rq, prev)
+			}
+			k.updateDurAvg(prev)
+		}
+		switchCount = &prev.Nvcsw
+	}
+	var next *Task
+	if prev.IsIdleTask() {
+		next = k.pickNextTaskFair(rq, prev)
+	} else {
+		next = k.pickNextTaskFair(rq, prev)
+		if next == nil {
+			k.putPrevTaskFair(rq, prev)
+		}
+	}
+	if next == nil {
+		next = rq.Idle
+	}
+	rq.needResched = false
+	if next != prev {
+		rq.NrSwitches++
+		*switchCount++
+		rq.Curr = next
+		prev.OnCPU = false
+		next.OnCPU = true
+		k.schedInfoSwitch(rq, prev, next)
+		if k.Hooks.Switch != nil {
+			k.Hooks.Switch(rq.CPU, prev, prevState, next)
+		}
+		if next.IsIdleTask() {
+			rq.Schedstat.SchedGoidle++
+			k.enterIdle(rq)
+		} else {
+			next.lastSwitchIn = rq.ClockTask
+			if prev.IsIdleTask() {
+				k.exitIdle(rq)
+			}
+		}
+		if prev.State == TaskDead {
+			k.finishTaskDead(rq, prev)
+		}
+	}
+	if !next.IsIdleTask() {
+		if next.workLeft > 0 {
+			k.startSegment(rq)
+		} else if !rq.segTimer.Armed() {
+			// The task's last operation (a sleep, a fork) is complete:
+			// its program runs when this event is over.
+			rq.segStart = k.Eng.Now()
+			k.Eng.Schedule(rq.segTimer, rq.segStart)
+		}
+	}
+}
+
+// updateDurAvg keeps se.dur_avg of the short-task patches: the run time
+// from switch-in to a voluntary switch-out, averaged with weight 1/8.
+func (k *Kernel) updateDurAvg(p *Task) {
+	if p.IsIdleTask() {
+		return
+	}
+	dur := p.SE.SumExecRuntime - p.SE.PrevSumExecRuntime
+	// update_avg(&se->dur_avg, dur): avg += (sample - avg) / 8
+	diff := int64(dur) - int64(p.SE.DurAvg)
+	p.SE.DurAvg = uint64(int64(p.SE.DurAvg) + diff/8)
+}
+
+// enterIdle models the switch to the idle task: set_next_task_idle
+// (update_idle_core, the PELT idle clock) and the NOHZ tick stop.
+func (k *Kernel) enterIdle(rq *Rq) {
+	updateIdleRqClockPelt(rq)
+	if k.Hooks.EnterIdle != nil {
+		k.Hooks.EnterIdle(rq)
+	}
+	if !rq.NohzTickStopped {
+		rq.NohzTickStopped = true
+		k.Eng.Cancel(rq.tickTimer)
+	}
+}
+
+// exitIdle restarts the tick on the next jiffy boundary (tick_nohz_idle_exit).
+func (k *Kernel) exitIdle(rq *Rq) {
+	if rq.NohzTickStopped {
+		rq.NohzTickStopped = false
+		now := uint64(k.Eng.Now())
+		next := (now/k.tickNsec + 1) * k.tickNsec
+		k.Eng.Schedule(rq.tickTimer, engine.Time(next))
+	}
+}
+
+// schedTick mirrors core.c:sched_tick for a CPU whose tick runs.
+func (k *Kernel) schedTick(rq *Rq) {
+	k.thisCPU = rq.CPU
+	k.updateRqClock(rq)
+	curr := rq.Curr
+	if !curr.IsIdleTask() {
+		k.taskTickFair(rq, curr)
+	}
+	rq.IdleBalance = rq.IdleCPU()
+	if k.Hooks.Tick != nil {
+		k.Hooks.Tick(rq)
+	}
+	if !rq.NohzTickStopped {
+		k.Eng.Schedule(rq.tickTimer, k.Eng.Now()+engine.Time(k.tickNsec))
+	}
+	k.afterEvent()
+}
+
+// schedBalanceNewidle stands for fair.c:sched_balance_newidle until load
+// balancing is modelled: it records idle_stamp, as the kernel does before
+// balancing, and pulls nothing.
+func (k *Kernel) schedBalanceNewidle(rq *Rq) int {
+	if rq.TTWUPending != 0 {
+		return 0
+	}
+	rq.IdleStamp = rq.Clock
+	if k.Hooks.NewidleBalance != nil {
+		return k.Hooks.NewidleBalance(rq)
+	}
+	return 0
+}
+
+// TaskSpec describes a task to create.
+type TaskSpec struct {
+	Comm   string
+	Nice   int
+	Policy Policy
+	Group  *TaskGroup // nil: the root group
+	// Allowed CPUs; the zero Mask means all.
+	Allowed cpumask.Mask
+	// CPU is where the parent runs (the fork's smp_processor_id).
+	CPU  cpumask.CPU
+	Prog Program
+}
+
+// Fork creates a task as sched_fork + wake_up_new_task do, from the current
+// event's CPU (the parent is the task running there, if any).
+func (k *Kernel) Fork(spec TaskSpec) (*Task, error) {
+	if spec.Nice < -20 || spec.Nice > 19 {
+		return nil, fmt.Errorf("nice %d out of range -20..19", spec.Nice)
+	}
+	if spec.Prog == nil {
+		return nil, fmt.Errorf("task %q has no program", spec.Comm)
+	}
+	n := k.NrCPUs()
+	allowed := spec.Allowed
+	if allowed.Size() == 0 {
+		allowed = cpumask.Full(n)
+	}
+	if allowed.Empty() {
+		return nil, fmt.Errorf("task %q may run on no CPU", spec.Comm)
+	}
+	tg := spec.Group
+	if tg == nil {
+		tg = k.RootTG
+	}
+	if spec.CPU < 0 || int(spec.CPU) >= n {
+		return nil, fmt.Errorf("cpu %d out of range", spec.CPU)
+	}
+	k.thisCPU = spec.CPU
+	parent := k.Rqs[spec.CPU].Curr
+	p := &Task{
+		PID:           k.nextPID,
+		Comm:          spec.Comm,
+		State:         TaskNew,
+		CPUsAllowed:   allowed.Clone(),
+		NrCPUsAllowed: allowed.Weight(),
+		Policy:        spec.Policy,
+		Nice:          spec.Nice,
+		StaticPrio:    DefaultPrio + spec.Nice,
+		TG:            tg,
+		Prog:          spec.Prog,
+		Created:       k.Eng.Now(),
+		RecentUsedCPU: cpumask.None,
+	}
+	if !parent.IsIdleTask() {
+		p.Parent = parent
+	}
+	k.nextPID++
+	p.SE.task = p
+	p.sleepTimer = engine.NewTimer("sleep", func() { k.sleepTimerFired(p) })
+	p.wakeTimer = engine.NewTimer("ttwu", func() { k.ttwuPendingFired(p) })
+	k.setLoadWeight(p)
+	// sched_fork: __set_task_cpu(p, smp_processor_id()), then the class
+	// task_fork hook.
+	cpu := spec.CPU
+	if !allowed.Test(cpu) {
+		cpu = allowed.First()
+	}
+	k.setTaskCPUNoMigrate(p, cpu)
+	initEntityRunnableAverage(&p.SE)
+	if !k.S.EEVDF {
+		k.taskForkFairCFS(p)
+	}
+	k.Tasks = append(k.Tasks, p)
+	if k.Hooks.Fork != nil {
+		k.Hooks.Fork(parent, p)
+	}
+	k.wakeUpNewTask(p)
+	return p, nil
+}
+
+// setLoadWeight mirrors core.c:set_load_weight.
+func (k *Kernel) setLoadWeight(p *Task) {
+	if p.Policy == SchedIdle {
+		p.SE.Load = LoadWeight{scaleLoad(WeightIdleprio), WMultIdleprio}
+		return
+	}
+	i := p.StaticPrio - MaxRTPrio
+	p.SE.Load = LoadWeight{scaleLoad(schedPrioToWeight[i]), schedPrioToWmult[i]}
+}
+
+// setTaskRq mirrors core.c:set_task_rq for the fair class.
+func (k *Kernel) setTaskRq(p *Task, cpu cpumask.CPU) {
+	se := &p.SE
+	next := p.TG.CfsRq[cpu]
+	k.setTaskRqFair(se, se.CfsRq, next)
+	se.CfsRq = next
+	se.Parent = p.TG.SE[cpu]
+	se.Depth = p.TG.depth
+}
+
+// setTaskCPUNoMigrate mirrors core.c:__set_task_cpu.
+func (k *Kernel) setTaskCPUNoMigrate(p *Task, cpu cpumask.CPU) {
+	k.setTaskRq(p, cpu)
+	p.cpu = cpu
+	p.WakeCPU = cpu
+}
+
+// setTaskCPU mirrors core.c:set_task_cpu.
+func (k *Kernel) setTaskCPU(p *Task, newCPU cpumask.CPU) {
+	if p.cpu != newCPU {
+		if k.Hooks.Migrate != nil {
+			k.Hooks.Migrate(p, p.cpu, newCPU)
+		}
+		k.migrateTaskRqFair(p, newCPU)
+		p.SE.NrMigrations++
+	}
+	k.setTaskCPUNoMigrate(p, newCPU)
+}
+
+// migrateTaskRqFair mirrors fair.c:migrate_task_rq_fair (v6.19; the CFS
+// baseline also makes a waking task's vruntime relative).
+func (k *Kernel) migrateTaskRqFair(p *Task, newCPU cpumask.CPU) {
+	se := &p.SE
+	if !k.S.EEVDF {
+		if p.waking {
+			se.Vruntime -= se.CfsRq.ZeroVruntime
+		}
+		se.ExecStart = 0
+	}
+	if p.OnRq != taskOnRqMigrating {
+		removeEntityLoadAvg(se)
+		k.migrateSEPeltLag(se)
+	}
+	se.Avg.LastUpdateTime = 0
+}
+
+// loadAvgIsDecayed mirrors fair.c:load_avg_is_decayed.
+func loadAvgIsDecayed(sa *SchedAvg) bool {
+	return sa.LoadSum == 0 && sa.UtilSum == 0 && sa.RunnableSum == 0
+}
+
+// migrateSEPeltLag mirrors fair.c:migrate_se_pelt_lag: when the old CPU is
+// idle its clocks are stale, so estimate the current PELT time.
+func (k *Kernel) migrateSEPeltLag(se *SchedEntity) {
+	if loadAvgIsDecayed(&se.Avg) {
+		return
+	}
+	c := cfsRqOf(se)
+	rq := rqOf(c)
+	if !rq.Curr.IsIdleTask() {
+		return
+	}
+	now := rq.ClockPeltIdle
+	lut := c.Avg.LastUpdateTime
+	if now < lut {
+		now = lut
+	} else {
+		now += uint64(k.Eng.Now()) - rq.ClockIdle
+	}
+	updateLoadAvgBlockedSE(now, se)
+}
+
+// wakeUpNewTask mirrors core.c:wake_up_new_task (v6.19).
+func (k *Kernel) wakeUpNewTask(p *Task) {
+	p.State = TaskRunning
+	p.RecentUsedCPU = p.cpu
+	wakeFlags := WFFork
+	cpu := k.selectTaskRq(p, p.cpu, &wakeFlags)
+	k.setTaskCPUNoMigrate(p, cpu)
+	rq := k.Rqs[cpu]
+	k.updateRqClock(rq)
+	postInitEntityUtilAvg(p)
+	flags := enqueueNoclock
+	if k.S.EEVDF {
+		flags |= enqueueInitial
+	}
+	k.activateTask(rq, p, flags)
+	if k.Hooks.WakeupNew != nil {
+		k.Hooks.WakeupNew(p, cpu)
+	}
+	k.wakeupPreempt(rq, p, wakeFlags)
+}
+
+// selectTaskRq mirrors core.c:select_task_rq.
+func (k *Kernel) selectTaskRq(p *Task, cpu cpumask.CPU, wakeFlags *int) cpumask.CPU {
+	if p.NrCPUsAllowed > 1 {
+		cpu = k.SelectTaskRq(k, p, cpu, wakeFlags)
+		*wakeFlags |= WFRqSelected
+	} else {
+		cpu = p.CPUsAllowed.First()
+	}
+	if !p.CPUsAllowed.Test(cpu) {
+		cpu = p.CPUsAllowed.First() // select_fallback_rq
+	}
+	return cpu
+}
+
+// sleepTimerFired wakes a task whose sleep ended, from the CPU that armed
+// the timer (hrtimers fire where they were armed).
+func (k *Kernel) sleepTimerFired(p *Task) {
+	k.thisCPU = p.sleepCPU
+	k.TryToWakeUp(p, 0)
+	k.afterEvent()
+}
+
+// WakeUp wakes p from the current event's CPU (wake_up_process), with
+// wake flags such as WFSync. It reports whether p was sleeping.
+func (k *Kernel) WakeUp(p *Task, wakeFlags int) bool { return k.TryToWakeUp(p, wakeFlags) }
+
+// TryToWakeUp mirrors core.c:try_to_wake_up (v6.19) for TASK_NORMAL
+// wakeups of fair tasks, run on the CPU k.ThisCPU().
+func (k *Kernel) TryToWakeUp(p *Task, wakeFlags int) bool {
+	wakeFlags |= WFTTWU
+	thisRq := k.Rqs[k.thisCPU]
+	if p == thisRq.Curr {
+		if p.State == TaskRunning {
+			return false
+		}
+		if k.Hooks.Waking != nil {
+			k.Hooks.Waking(p)
+		}
+		p.State = TaskRunning
+		if k.Hooks.Wakeup != nil {
+			k.Hooks.Wakeup(p, p.cpu)
+		}
+		return true
+	}
+	if p.State != TaskInterruptible && p.State != TaskUninterruptible {
+		return false
+	}
+	if k.Hooks.Waking != nil {
+		k.Hooks.Waking(p)
+	}
+	k.Eng.Cancel(p.sleepTimer)
+	if p.OnRq != 0 {
+		// ttwu_runnable: still queued (delayed dequeue).
+		rq := k.taskRq(p)
+		k.updateRqClock(rq)
+		if p.SE.SchedDelayed {
+			k.enqueueTask(rq, p, enqueueNoclock|enqueueDelayed)
+		}
+		if rq.Curr != p {
+			k.wakeupPreempt(rq, p, wakeFlags)
+		}
+		p.State = TaskRunning
+		if k.Hooks.Wakeup != nil {
+			k.Hooks.Wakeup(p, p.cpu)
+		}
+		k.ttwuStat(p, p.cpu, wakeFlags)
+		return true
+	}
+	p.waking = true
+	cpu := k.selectTaskRq(p, p.WakeCPU, &wakeFlags)
+	if cpu != p.cpu {
+		wakeFlags |= WFMigrated
+		k.setTaskCPU(p, cpu)
+	}
+	p.waking = false
+	k.ttwuQueue(p, cpu, wakeFlags)
+	k.ttwuStat(p, cpu, wakeFlags)
+	return true
+}
+
+// ttwuQueueCond mirrors core.c:ttwu_queue_cond (v6.19).
+func (k *Kernel) ttwuQueueCond(p *Task, cpu cpumask.CPU) bool {
+	if !p.CPUsAllowed.Test(cpu) {
+		return false
+	}
+	if !k.cpusShareCache(k.thisCPU, cpu) {
+		return true
+	}
+	if cpu == k.thisCPU {
+		return false
+	}
+	return k.Rqs[cpu].NrRunning == 0
+}
+
+// ttwuQueue mirrors core.c:ttwu_queue: either queue the wakeup on the
+// target's wake list (it is activated there after the IPI latency) or
+// activate it now under the target's lock.
+func (k *Kernel) ttwuQueue(p *Task, cpu cpumask.CPU, wakeFlags int) {
+	rq := k.Rqs[cpu]
+	if k.S.TTWUQueue && k.ttwuQueueCond(p, cpu) {
+		rq.TTWUPending++
+		p.pendingWakeFlags = wakeFlags
+		k.Eng.Schedule(p.wakeTimer, k.Eng.Now()+engine.Time(k.S.WakeupIPILatency))
+		return
+	}
+	k.updateRqClock(rq)
+	k.ttwuDoActivate(rq, p, wakeFlags)
+}
+
+// ttwuPendingFired mirrors core.c:sched_ttwu_pending on the target CPU.
+func (k *Kernel) ttwuPendingFired(p *Task) {
+	rq := k.Rqs[p.cpu]
+	k.thisCPU = rq.CPU
+	rq.TTWUPending--
+	k.updateRqClock(rq)
+	k.ttwuDoActivate(rq, p, p.pendingWakeFlags)
+	k.afterEvent()
+}
+
+// ttwuDoActivate mirrors core.c:ttwu_do_activate (v6.19).
+func (k *Kernel) ttwuDoActivate(rq *Rq, p *Task, wakeFlags int) {
+	enFlags := enqueueWakeup | enqueueNoclock
+	if wakeFlags&WFMigrated != 0 {
+		enFlags |= enqueueMigrated
+	}
+	if wakeFlags&WFRqSelected != 0 {
+		enFlags |= enqueueRqSelected
+	}
+	k.activateTask(rq, p, enFlags)
+	k.wakeupPreempt(rq, p, wakeFlags)
+	p.State = TaskRunning
+	if k.Hooks.Wakeup != nil {
+		k.Hooks.Wakeup(p, rq.CPU)
+	}
+	if rq.IdleStamp != 0 {
+		delta := rq.Clock - rq.IdleStamp
+		maxCost := 2 * rq.MaxIdleBalanceCost
+		updateAvg(&rq.AvgIdle, delta)
+		if rq.AvgIdle > maxCost {
+			rq.AvgIdle = maxCost
+		}
+		rq.IdleStamp = 0
+	}
+}
+
+// updateAvg mirrors sched.h:update_avg: avg += (sample - avg) / 8.
+func updateAvg(avg *uint64, sample uint64) {
+	diff := int64(sample - *avg)
+	*avg += uint64(diff / 8)
+}
+
+// ttwuStat mirrors core.c:ttwu_stat: counted on the waker's CPU.
+func (k *Kernel) ttwuStat(p *Task, cpu cpumask.CPU, wakeFlags int) {
+	rq := k.Rqs[k.thisCPU]
+	p.SE.Stats.NrWakeups++
+	if cpu == rq.CPU {
+		rq.Schedstat.TTWULocal++
+		p.SE.Stats.NrWakeupsLocal++
+	} else {
+		p.SE.Stats.NrWakeupsRemote++
+		if k.Hooks.TTWUWakeRemote != nil {
+			k.Hooks.TTWUWakeRemote(rq.CPU, cpu)
+		}
+	}
+	if wakeFlags&WFMigrated != 0 {
+		p.SE.Stats.NrWakeupsMigrate++
+	}
+	rq.Schedstat.TTWUCount++
+	if wakeFlags&WFSync != 0 {
+		p.SE.Stats.NrWakeupsSync++
+	}
+}
+
+// doExit mirrors the scheduler's part of do_exit: the task is marked dead
+// and schedules away for the last time.
+func (k *Kernel) doExit(rq *Rq, p *Task) {
+	if k.Hooks.Exit != nil {
+		k.Hooks.Exit(p)
+	}
+	p.State = TaskDead
+	p.Exited = k.Eng.Now()
+	k.schedule(rq, false)
+}
+
+// finishTaskDead mirrors finish_task_switch's put of a dead task:
+// task_dead_fair.
+func (k *Kernel) finishTaskDead(rq *Rq, p *Task) {
+	se := &p.SE
+	if se.SchedDelayed {
+		trq := k.taskRq(p)
+		k.updateRqClock(trq)
+		k.dequeueEntities(trq, se, dequeueSleep|dequeueDelayed)
+	}
+	removeEntityLoadAvg(se)
+}
+
+// afterEvent runs per-event observers (invariant checks under the
+// invariants build tag).
+func (k *Kernel) afterEvent() {
+	if invariantsEnabled {
+		k.CheckInvariants()
+	}
+	if k.Hooks.AfterEvent != nil {
+		k.Hooks.AfterEvent(k)
+	}
+}
+
+// cpusShareCache mirrors sched.h:cpus_share_cache.
+func (k *Kernel) cpusShareCache(a, b cpumask.CPU) bool {
+	if a == b {
+		return true
+	}
+	return k.llcID(a) == k.llcID(b)
+}

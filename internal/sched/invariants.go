@@ -1,0 +1,103 @@
+package sched
+
+import "fmt"
+
+// CheckInvariants recomputes what the kernel model keeps incrementally and
+// panics on a mismatch: nr_running, the queues' counts and weights,
+// sum_w_vruntime/sum_weight, tree order, and the PELT relations that must
+// hold exactly. Under the invariants build tag it runs after every event.
+func (k *Kernel) CheckInvariants() {
+	k.invariantsChecked++
+	for _, rq := range k.Rqs {
+		nr := 0
+		for _, tg := range k.TGs {
+			c := tg.CfsRq[rq.CPU]
+			k.checkCfsRq(c)
+		}
+		for _, t := range k.Tasks {
+			if t.cpu == rq.CPU && t.OnRq == taskOnRqQueued {
+				nr++
+			}
+		}
+		if nr != rq.NrRunning {
+			panic(fmt.Sprintf("sched: invariant: cpu%d nr_running %d, %d tasks queued", rq.CPU, rq.NrRunning, nr))
+		}
+		if rq.CFS.HNrQueued != rq.NrRunning {
+			panic(fmt.Sprintf("sched: invariant: cpu%d cfs.h_nr_queued %d != nr_running %d", rq.CPU, rq.CFS.HNrQueued, rq.NrRunning))
+		}
+		n := 0
+		for se := rq.cfsTasksHead; se != nil; se = se.groupNext {
+			n++
+			if !se.OnRq {
+				panic(fmt.Sprintf("sched: invariant: cpu%d cfs_tasks holds a dequeued task %d", rq.CPU, se.task.PID))
+			}
+		}
+		if n != rq.NrRunning {
+			panic(fmt.Sprintf("sched: invariant: cpu%d cfs_tasks has %d tasks, nr_running %d", rq.CPU, n, rq.NrRunning))
+		}
+		if rq.Curr != rq.Idle && rq.Curr.OnRq == 0 && rq.Curr.State != TaskDead {
+			panic(fmt.Sprintf("sched: invariant: cpu%d runs task %d that is not queued", rq.CPU, rq.Curr.PID))
+		}
+		if rq.Curr == rq.Idle && rq.CFS.Curr != nil {
+			panic(fmt.Sprintf("sched: invariant: cpu%d is idle but cfs.curr is set", rq.CPU))
+		}
+	}
+}
+
+func (k *Kernel) checkCfsRq(c *CfsRq) {
+	var weight uint64
+	queued := 0
+	hQueued, hRunnable := 0, 0
+	var sumW int64
+	var sumWeight uint64
+	all := c.timeline
+	for i, se := range all {
+		if se == c.Curr {
+			panic("sched: invariant: curr is in the tree")
+		}
+		if !se.OnRq {
+			panic("sched: invariant: dequeued entity in the tree")
+		}
+		if i > 0 && k.entityBefore(se, all[i-1]) {
+			panic("sched: invariant: tree out of order")
+		}
+		sumW += entityKey(c, se) * int64(seWeight(se))
+		sumWeight += seWeight(se)
+	}
+	ents := c.Entities()
+	for _, se := range ents {
+		weight += se.Load.Weight
+		queued++
+		if se.IsTask() {
+			hQueued++
+			if !se.SchedDelayed {
+				hRunnable++
+			}
+		} else {
+			hQueued += se.MyQ.HNrQueued
+			hRunnable += se.MyQ.HNrRunnable
+		}
+	}
+	where := fmt.Sprintf("cpu%d cfs_rq %s", c.rq.CPU, c.tg.Name)
+	if weight != c.Load.Weight {
+		panic(fmt.Sprintf("sched: invariant: %s load.weight %d, entities sum to %d", where, c.Load.Weight, weight))
+	}
+	if queued != c.NrQueued {
+		panic(fmt.Sprintf("sched: invariant: %s nr_queued %d, %d entities", where, c.NrQueued, queued))
+	}
+	if hQueued != c.HNrQueued || hRunnable != c.HNrRunnable {
+		panic(fmt.Sprintf("sched: invariant: %s h_nr_queued/h_nr_runnable %d/%d, recomputed %d/%d", where, c.HNrQueued, c.HNrRunnable, hQueued, hRunnable))
+	}
+	if k.S.EEVDF && (sumW != c.SumWVruntime || sumWeight != c.SumWeight) {
+		panic(fmt.Sprintf("sched: invariant: %s sum_w_vruntime/sum_weight %d/%d, recomputed %d/%d", where, c.SumWVruntime, c.SumWeight, sumW, sumWeight))
+	}
+	if c.Avg.LoadSum < c.Avg.LoadAvg*PeltMinDivider && uint32(c.Avg.LoadSum) == uint32(c.Avg.LoadAvg*PeltMinDivider) {
+		// only the 32-bit truncated bound is enforced by the kernel
+	}
+	if uint64(c.Avg.UtilSum) < c.Avg.UtilAvg*PeltMinDivider && c.Avg.UtilAvg*PeltMinDivider < 1<<32 {
+		panic(fmt.Sprintf("sched: invariant: %s util_sum %d below util_avg %d × PELT_MIN_DIVIDER", where, c.Avg.UtilSum, c.Avg.UtilAvg))
+	}
+	if c.Avg.UtilAvg > SchedCapacityScale*uint64(len(k.Tasks)+1) {
+		panic(fmt.Sprintf("sched: invariant: %s util_avg %d impossible", where, c.Avg.UtilAvg))
+	}
+}

@@ -1,0 +1,266 @@
+package sched
+
+import (
+	"fmt"
+
+	"github.com/schedlab/schedlab/internal/cpumask"
+	"github.com/schedlab/schedlab/internal/engine"
+	"github.com/schedlab/schedlab/internal/topology"
+)
+
+// Program is what a task does in user space. The kernel calls Next when the
+// task is on a CPU and has finished its previous operation (a run segment
+// completed, a sleep ended, it was just forked); Next may act on the kernel
+// (wake another task, fork, create objects) through k, on t's CPU at the
+// current time, and returns the task's next operation.
+type Program interface {
+	Next(k *Kernel, t *Task) Op
+}
+
+// ProgramFunc adapts a function to Program.
+type ProgramFunc func(k *Kernel, t *Task) Op
+
+// Next calls f.
+func (f ProgramFunc) Next(k *Kernel, t *Task) Op { return f(k, t) }
+
+// OpKind is the kind of a task operation.
+type OpKind int
+
+// Operations a program can return.
+const (
+	OpRun   OpKind = iota // run on the CPU for D ns of work at full capacity
+	OpSleep               // sleep D ns (a timer wakes the task)
+	OpBlock               // sleep until another task or timer wakes it
+	OpYield               // sched_yield()
+	OpExit                // exit
+)
+
+// Op is one operation of a task program.
+type Op struct {
+	Kind OpKind
+	D    engine.Time
+}
+
+// Run returns an operation that computes for d ns of CPU time.
+func Run(d engine.Time) Op { return Op{OpRun, d} }
+
+// Sleep returns an operation that sleeps for d ns.
+func Sleep(d engine.Time) Op { return Op{OpSleep, d} }
+
+// Block returns an operation that sleeps until woken.
+func Block() Op { return Op{Kind: OpBlock} }
+
+// Yield returns a sched_yield operation.
+func Yield() Op { return Op{Kind: OpYield} }
+
+// Exit returns an exit operation.
+func Exit() Op { return Op{Kind: OpExit} }
+
+// Kernel is one simulated machine running the fair class: the runqueues, the
+// task groups and the tasks, driven by an engine. It is used from a single
+// goroutine.
+type Kernel struct {
+	Eng  *engine.Engine
+	Topo *topology.Topology
+	S    Settings
+
+	Rqs    []*Rq
+	RootTG *TaskGroup
+	TGs    []*TaskGroup
+	Tasks  []*Task // every task ever created, by PID order (idle tasks excluded)
+
+	// Scaled sysctls (sysctl_sched_* = normalized × factor).
+	baseSlice, latency, minGranularity, wakeupGranularity uint64
+	tickNsec                                              uint64
+
+	nextPID PID
+	// thisCPU is the CPU executing the current event (smp_processor_id).
+	thisCPU cpumask.CPU
+
+	// Hooks lets observers (tracing, schedstat, invariants) see events.
+	Hooks Hooks
+	// SelectTaskRq chooses the CPU for a waking or forked task. The core
+	// default keeps the task on its previous CPU (or the first allowed
+	// one); the wakeup path installs select_task_rq_fair.
+	SelectTaskRq func(k *Kernel, p *Task, prevCPU cpumask.CPU, wakeFlags *int) cpumask.CPU
+
+	invariantsChecked uint64
+}
+
+// Hooks are called at the kernel's tracepoints. Any may be nil.
+type Hooks struct {
+	Switch    func(cpu cpumask.CPU, prev *Task, prevState TaskState, next *Task)
+	Waking    func(p *Task)
+	Wakeup    func(p *Task, cpu cpumask.CPU)
+	WakeupNew func(p *Task, cpu cpumask.CPU)
+	Migrate   func(p *Task, orig, dest cpumask.CPU)
+	Fork      func(parent, child *Task)
+	Exit      func(p *Task)
+	// EnterIdle runs when a CPU switches to its idle task (set_next_task_idle).
+	EnterIdle func(rq *Rq)
+	// Tick runs at the end of sched_tick (sched_balance_trigger's place).
+	Tick func(rq *Rq)
+	// NewidleBalance stands for sched_balance_newidle's balancing; it
+	// returns the number of tasks pulled.
+	NewidleBalance func(rq *Rq) int
+	// TTWUWakeRemote counts a remote wakeup in the waker's domains
+	// (sd->ttwu_wake_remote).
+	TTWUWakeRemote func(thisCPU, taskCPU cpumask.CPU)
+	AfterEvent     func(k *Kernel)
+}
+
+// New builds a kernel for topo with settings s, on engine eng. Every CPU
+// starts idle at time 0 with its tick stopped.
+func New(eng *engine.Engine, topo *topology.Topology, s Settings) (*Kernel, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	n := topo.NrCPUs
+	k := &Kernel{Eng: eng, Topo: topo, S: s, nextPID: 1, thisCPU: 0}
+	factor := tunableFactor(s.TunableScaling, n)
+	k.baseSlice = s.BaseSlice * factor
+	k.latency = s.Latency * factor
+	k.minGranularity = s.MinGranularity * factor
+	k.wakeupGranularity = s.WakeupGranularity * factor
+	k.tickNsec = (1000000000 + uint64(s.HZ)/2) / uint64(s.HZ)
+	k.SelectTaskRq = selectTaskRqDefault
+
+	root := &TaskGroup{Name: "/", Shares: NiceZeroLoad, Weight: 100}
+	k.RootTG = root
+	k.TGs = []*TaskGroup{root}
+	root.CfsRq = make([]*CfsRq, n)
+	root.SE = make([]*SchedEntity, n)
+	k.Rqs = make([]*Rq, n)
+	for i := 0; i < n; i++ {
+		cpu := cpumask.CPU(i)
+		rq := &Rq{CPU: cpu, k: k, FreqScale: SchedCapacityScale}
+		rq.CPUCapacityOrig = uint64(topo.Spec.CPUs[i].Capacity)
+		rq.CPUCapacity = rq.CPUCapacityOrig
+		cfs := newCfsRq(rq, root)
+		rq.CFS = cfs
+		root.CfsRq[i] = cfs
+		rq.AvgIdle = 2 * s.MigrationCost
+		rq.MaxIdleBalanceCost = s.MigrationCost
+		rq.NextBalance = k.Jiffies()
+		idle := &Task{PID: 0, Comm: fmt.Sprintf("swapper/%d", i), State: TaskRunning, cpu: cpu, OnCPU: true, TG: root}
+		idle.SE.task = idle
+		rq.Idle = idle
+		rq.Curr = idle
+		rq.tickTimer = engine.NewTimer("tick", func() { k.schedTick(rq) })
+		rq.segTimer = engine.NewTimer("segment", func() { k.segmentDone(rq) })
+		rq.reschedTimer = engine.NewTimer("resched", func() { k.reschedule(rq) })
+		rq.NohzTickStopped = true
+		k.Rqs[i] = rq
+	}
+	return k, nil
+}
+
+func newCfsRq(rq *Rq, tg *TaskGroup) *CfsRq {
+	return &CfsRq{rq: rq, tg: tg, ZeroVruntime: uint64(1<<64 - (1 << 20))}
+}
+
+// NrCPUs is the number of CPUs.
+func (k *Kernel) NrCPUs() int { return len(k.Rqs) }
+
+// Now is the simulated time in ns.
+func (k *Kernel) Now() engine.Time { return k.Eng.Now() }
+
+// initialJiffies mirrors INITIAL_JIFFIES on 64-bit kernels: the jiffies
+// counter starts 300 s before its 32-bit wrap.
+func (k *Kernel) initialJiffies() uint64 { return uint64(1<<32) - 300*uint64(k.S.HZ) }
+
+// Jiffies is the jiffies counter at the current time.
+func (k *Kernel) Jiffies() uint64 {
+	return k.initialJiffies() + uint64(k.Eng.Now())/k.tickNsec
+}
+
+// TickNsec is TICK_NSEC.
+func (k *Kernel) TickNsec() uint64 { return k.tickNsec }
+
+// BaseSlice is sysctl_sched_base_slice (scaled).
+func (k *Kernel) BaseSlice() uint64 { return k.baseSlice }
+
+// ThisCPU is the CPU executing the current event.
+func (k *Kernel) ThisCPU() cpumask.CPU { return k.thisCPU }
+
+// Current is the task running on the CPU executing the current event.
+func (k *Kernel) Current() *Task { return k.Rqs[k.thisCPU].Curr }
+
+// cpuRq mirrors cpu_rq().
+func (k *Kernel) cpuRq(cpu cpumask.CPU) *Rq { return k.Rqs[cpu] }
+
+// taskRq mirrors task_rq().
+func (k *Kernel) taskRq(p *Task) *Rq { return k.Rqs[p.cpu] }
+
+// rqOf mirrors rq_of(cfs_rq).
+func rqOf(c *CfsRq) *Rq { return c.rq }
+
+// cfsRqOf mirrors cfs_rq_of(se).
+func cfsRqOf(se *SchedEntity) *CfsRq { return se.CfsRq }
+
+// groupCfsRq mirrors group_cfs_rq(se).
+func groupCfsRq(se *SchedEntity) *CfsRq { return se.MyQ }
+
+// parentEntity mirrors parent_entity(se).
+func parentEntity(se *SchedEntity) *SchedEntity { return se.Parent }
+
+// taskOf mirrors task_of(se).
+func taskOf(se *SchedEntity) *Task { return se.task }
+
+// updateRqClock mirrors core.c:update_rq_clock (no IRQ or steal time, so
+// clock_task == clock) followed by pelt.h:update_rq_clock_pelt.
+func (k *Kernel) updateRqClock(rq *Rq) {
+	now := uint64(k.Eng.Now())
+	if now <= rq.Clock {
+		return
+	}
+	delta := now - rq.Clock
+	rq.Clock = now
+	rq.ClockTask += delta
+	k.updateRqClockPelt(rq, delta)
+}
+
+// updateRqClockPelt mirrors pelt.h:update_rq_clock_pelt (v6.19).
+func (k *Kernel) updateRqClockPelt(rq *Rq, delta uint64) {
+	if rq.Curr.IsIdleTask() {
+		updateIdleRqClockPeltSync(rq)
+		return
+	}
+	delta = delta * rq.CPUCapacityOrig >> SchedCapacityShift
+	delta = delta * rq.FreqScale >> SchedCapacityShift
+	rq.ClockPelt += delta
+}
+
+// updateIdleRqClockPeltSync mirrors pelt.h:_update_idle_rq_clock_pelt.
+func updateIdleRqClockPeltSync(rq *Rq) {
+	rq.ClockPelt = rq.ClockTask
+	rq.ClockIdle = rq.Clock
+	rq.ClockPeltIdle = rqClockPelt(rq)
+}
+
+// updateIdleRqClockPelt mirrors pelt.h:update_idle_rq_clock_pelt: when a
+// saturated CPU goes idle, the time its PELT clock lagged is lost idle time.
+func updateIdleRqClockPelt(rq *Rq) {
+	divider := uint32((LoadAvgMax-1024)<<SchedCapacityShift) - LoadAvgMax
+	utilSum := rq.CFS.Avg.UtilSum
+	if utilSum >= divider {
+		rq.LostIdleTime += rq.ClockTask - rq.ClockPelt
+	}
+	updateIdleRqClockPeltSync(rq)
+}
+
+// rqClockPelt mirrors pelt.h:rq_clock_pelt.
+func rqClockPelt(rq *Rq) uint64 { return rq.ClockPelt - rq.LostIdleTime }
+
+// cfsRqClockPelt mirrors pelt.h:cfs_rq_clock_pelt (no bandwidth throttling).
+func cfsRqClockPelt(c *CfsRq) uint64 { return rqClockPelt(c.rq) }
+
+// rqClockTask mirrors rq_clock_task().
+func rqClockTask(rq *Rq) uint64 { return rq.ClockTask }
+
+func selectTaskRqDefault(k *Kernel, p *Task, prev cpumask.CPU, wakeFlags *int) cpumask.CPU {
+	if p.CPUsAllowed.Test(prev) {
+		return prev
+	}
+	return p.CPUsAllowed.First()
+}

@@ -1,0 +1,69 @@
+package sched
+
+import (
+	"testing"
+
+	"github.com/schedlab/schedlab/internal/cpumask"
+	"github.com/schedlab/schedlab/internal/engine"
+	"github.com/schedlab/schedlab/internal/topology"
+)
+
+// newTestKernel builds a kernel on a preset machine.
+func newTestKernel(t testing.TB, machine, kernel string) *Kernel {
+	t.Helper()
+	spec, err := topology.Load(machine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	topo, err := topology.Build(spec, topology.Options{Kernel: kernel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := New(engine.New(1), topo, MustBaseline(kernel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// loop returns a program that alternates run and sleep forever.
+func loop(run, sleep engine.Time) Program {
+	n := 0
+	return ProgramFunc(func(k *Kernel, t *Task) Op {
+		n++
+		if n%2 == 1 || sleep == 0 {
+			return Run(run)
+		}
+		return Sleep(sleep)
+	})
+}
+
+func TestTwoTasksShareOneCPU(t *testing.T) {
+	for _, kern := range Kernels {
+		t.Run(kern, func(t *testing.T) {
+			k := newTestKernel(t, "hikey", kern)
+			one := cpumask.Of(k.NrCPUs(), 0)
+			a, err := k.Fork(TaskSpec{Comm: "a", Allowed: one, Prog: loop(engine.Second, 0)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := k.Fork(TaskSpec{Comm: "b", Allowed: one, Prog: loop(engine.Second, 0)})
+			k.Eng.RunUntil(2 * engine.Second)
+			k.CheckInvariants()
+			ra, rb := a.SE.SumExecRuntime, b.SE.SumExecRuntime
+			if ra+rb < uint64(1990*engine.Millisecond) {
+				t.Fatalf("cpu not busy: %d + %d", ra, rb)
+			}
+			diff := int64(ra) - int64(rb)
+			if diff < 0 {
+				diff = -diff
+			}
+			if diff > int64(20*engine.Millisecond) {
+				t.Fatalf("unfair: a=%d b=%d", ra, rb)
+			}
+			if k.Rqs[0].NrSwitches < 100 {
+				t.Fatalf("too few switches: %d", k.Rqs[0].NrSwitches)
+			}
+		})
+	}
+}

@@ -1,0 +1,308 @@
+package sched
+
+import (
+	"fmt"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Kernel baselines. A baseline is a complete Settings value; everything that
+// differs between kernel versions is a field of Settings, named after the
+// sched_feature or sysctl it models.
+const (
+	KernelV619 = "v6.19"
+	KernelV519 = "v5.19"
+)
+
+// Kernels lists the supported baselines, default first.
+var Kernels = []string{KernelV619, KernelV519}
+
+// Settings holds every scheduler feature, sysctl and model constant of a run.
+// Fields tagged `feature:"NAME"` mirror kernel/sched/features.h and can be
+// changed by name like /sys/kernel/debug/sched/features ("NO_PLACE_LAG");
+// fields tagged `sysctl:"name"` mirror the debugfs/sysctl knobs. Each field's
+// comment gives its default per baseline.
+type Settings struct {
+	// Kernel is the baseline these settings started from.
+	Kernel string
+
+	// --- Algorithm family --------------------------------------------------
+
+	// EEVDF selects the EEVDF pick/placement/preemption of v6.6+; false
+	// selects CFS (v5.10–v6.5): vruntime, sched_latency, buddies.
+	EEVDF bool
+
+	// --- Timing ------------------------------------------------------------
+
+	// HZ is the tick rate (CONFIG_HZ): 100, 250, 300 or 1000. Default 250.
+	HZ int `sysctl:"hz"`
+
+	// --- sysctls (unscaled "normalized_sysctl_*" values, ns) ---------------
+
+	// BaseSlice is normalized_sysctl_sched_base_slice: 700000 (v6.19).
+	BaseSlice uint64 `sysctl:"base_slice_ns"`
+	// Latency is normalized_sysctl_sched_latency: 6 ms (CFS).
+	Latency uint64 `sysctl:"latency_ns"`
+	// MinGranularity is normalized_sysctl_sched_min_granularity: 0.75 ms (CFS).
+	MinGranularity uint64 `sysctl:"min_granularity_ns"`
+	// IdleMinGranularity is sysctl_sched_idle_min_granularity: 0.75 ms, not scaled (CFS v5.15+).
+	IdleMinGranularity uint64 `sysctl:"idle_min_granularity_ns"`
+	// WakeupGranularity is normalized_sysctl_sched_wakeup_granularity: 1 ms (CFS).
+	WakeupGranularity uint64 `sysctl:"wakeup_granularity_ns"`
+	// NrLatency is sched_nr_latency: 8 (CFS).
+	NrLatency uint64 `sysctl:"sched_nr_latency"`
+	// MigrationCost is sysctl_sched_migration_cost: 500000 ns.
+	MigrationCost uint64 `sysctl:"migration_cost_ns"`
+	// NrMigrate is sysctl_sched_nr_migrate: 32.
+	NrMigrate int `sysctl:"nr_migrate"`
+	// TunableScaling is sysctl_sched_tunable_scaling: 0 none, 1 log (default), 2 linear.
+	TunableScaling int `sysctl:"tunable_scaling"`
+	// ChildRunsFirst is sysctl_sched_child_runs_first (CFS): false.
+	ChildRunsFirst bool `sysctl:"child_runs_first"`
+
+	// --- sched_features ----------------------------------------------------
+
+	GentleFairSleepers bool `feature:"GENTLE_FAIR_SLEEPERS"` // CFS: on
+	StartDebit         bool `feature:"START_DEBIT"`          // CFS: on
+	PlaceLag           bool `feature:"PLACE_LAG"`            // EEVDF: on
+	PlaceDeadlineInit  bool `feature:"PLACE_DEADLINE_INITIAL"`
+	PlaceRelDeadline   bool `feature:"PLACE_REL_DEADLINE"` // v6.12+: on
+	RunToParity        bool `feature:"RUN_TO_PARITY"`      // EEVDF: on
+	PreemptShort       bool `feature:"PREEMPT_SHORT"`      // v6.12+: on
+	NextBuddy          bool `feature:"NEXT_BUDDY"`         // off
+	PickBuddy          bool `feature:"PICK_BUDDY"`         // v6.12+: on
+	LastBuddy          bool `feature:"LAST_BUDDY"`         // CFS: on
+	CacheHotBuddy      bool `feature:"CACHE_HOT_BUDDY"`    // on
+	DelayDequeue       bool `feature:"DELAY_DEQUEUE"`      // v6.12+: on
+	DelayZero          bool `feature:"DELAY_ZERO"`         // v6.12+: on
+	WakeupPreemption   bool `feature:"WAKEUP_PREEMPTION"`  // on
+	TTWUQueue          bool `feature:"TTWU_QUEUE"`         // on
+	SISProp            bool `feature:"SIS_PROP"`           // v5.19: off (present); v6.19: absent
+	SISUtil            bool `feature:"SIS_UTIL"`           // on
+	WAIdle             bool `feature:"WA_IDLE"`            // on
+	WAWeight           bool `feature:"WA_WEIGHT"`          // on
+	WABias             bool `feature:"WA_BIAS"`            // on
+	UtilEst            bool `feature:"UTIL_EST"`           // on
+	UtilEstFastup      bool `feature:"UTIL_EST_FASTUP"`    // v5.19: on; v6.19: absent
+	AttachAgeLoad      bool `feature:"ATTACH_AGE_LOAD"`    // on
+	AltPeriod          bool `feature:"ALT_PERIOD"`         // CFS: on
+	BaseSliceFeat      bool `feature:"BASE_SLICE"`         // CFS: on
+	NIRandom           bool `feature:"NI_RANDOM"`          // v6.19: on
+	NontaskCapacity    bool `feature:"NONTASK_CAPACITY"`   // on
+
+	// TgPropagate models the v4.10 series that propagates a sched_entity's
+	// attach/detach into its task group's entity at once (patches.md §4).
+	// Always on in real kernels since v4.10; the variant no-tg-propagate turns
+	// it off.
+	TgPropagate bool `feature:"TG_PROPAGATE"`
+
+	// --- Model constants (documented simplifications) ----------------------
+
+	// WakeupIPILatency is the delay, in ns, between a remote CPU being asked
+	// to reschedule (resched_curr, or a queued wakeup) and it doing so. A
+	// documented constant until the cost model (issue 5) supplies it.
+	WakeupIPILatency uint64 `sysctl:"model_ipi_latency_ns"`
+}
+
+// Baseline returns the default settings of a kernel baseline.
+func Baseline(kernel string) (Settings, error) {
+	s := Settings{
+		Kernel:             kernel,
+		HZ:                 250,
+		BaseSlice:          700000,
+		Latency:            6000000,
+		MinGranularity:     750000,
+		IdleMinGranularity: 750000,
+		WakeupGranularity:  1000000,
+		NrLatency:          8,
+		MigrationCost:      500000,
+		NrMigrate:          32,
+		TunableScaling:     1,
+		CacheHotBuddy:      true,
+		WakeupPreemption:   true,
+		TTWUQueue:          true,
+		SISUtil:            true,
+		WAIdle:             true,
+		WAWeight:           true,
+		WABias:             true,
+		UtilEst:            true,
+		AttachAgeLoad:      true,
+		NontaskCapacity:    true,
+		TgPropagate:        true,
+		WakeupIPILatency:   2000,
+	}
+	switch kernel {
+	case KernelV619:
+		s.EEVDF = true
+		s.PlaceLag = true
+		s.PlaceDeadlineInit = true
+		s.PlaceRelDeadline = true
+		s.RunToParity = true
+		s.PreemptShort = true
+		s.PickBuddy = true
+		s.DelayDequeue = true
+		s.DelayZero = true
+		s.NIRandom = true
+	case KernelV519:
+		s.EEVDF = false
+		s.GentleFairSleepers = true
+		s.StartDebit = true
+		s.LastBuddy = true
+		s.UtilEstFastup = true
+		s.AltPeriod = true
+		s.BaseSliceFeat = true
+		s.SISProp = false
+	default:
+		return Settings{}, fmt.Errorf("unknown kernel %q (known: %s)", kernel, strings.Join(Kernels, ", "))
+	}
+	return s, nil
+}
+
+// MustBaseline is Baseline for known-good names.
+func MustBaseline(kernel string) Settings {
+	s, err := Baseline(kernel)
+	if err != nil {
+		panic("sched: " + err.Error())
+	}
+	return s
+}
+
+// featuresNotIn lists, per baseline, the features its features.h lacks, so
+// that enabling one is reported as "not in vX" rather than silently accepted.
+var featuresNotIn = map[string][]string{
+	KernelV619: {"GENTLE_FAIR_SLEEPERS", "START_DEBIT", "LAST_BUDDY", "SIS_PROP", "UTIL_EST_FASTUP", "ALT_PERIOD", "BASE_SLICE"},
+	KernelV519: {"PLACE_LAG", "PLACE_DEADLINE_INITIAL", "PLACE_REL_DEADLINE", "RUN_TO_PARITY", "PREEMPT_SHORT", "PICK_BUDDY", "DELAY_DEQUEUE", "DELAY_ZERO", "NI_RANDOM"},
+}
+
+// UnsupportedFeatureError reports a feature a baseline does not have.
+type UnsupportedFeatureError struct {
+	Feature, Kernel string
+}
+
+func (e *UnsupportedFeatureError) Error() string {
+	return fmt.Sprintf("feature %s is not in %s", e.Feature, e.Kernel)
+}
+
+// Feature is one sched_feature with its current value.
+type Feature struct {
+	Name    string
+	Enabled bool
+}
+
+// Features lists the baseline's sched_features in name order.
+func (s *Settings) Features() []Feature {
+	v := reflect.ValueOf(s).Elem()
+	t := v.Type()
+	absent := map[string]bool{}
+	for _, n := range featuresNotIn[s.Kernel] {
+		absent[n] = true
+	}
+	var out []Feature
+	for i := 0; i < t.NumField(); i++ {
+		name := t.Field(i).Tag.Get("feature")
+		if name == "" || absent[name] {
+			continue
+		}
+		out = append(out, Feature{name, v.Field(i).Bool()})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// SetFeature sets a feature by its kernel name; "NO_X" clears X, as writing
+// to the debugfs features file does.
+func (s *Settings) SetFeature(spec string) error {
+	name, val := spec, true
+	if strings.HasPrefix(spec, "NO_") {
+		name, val = spec[3:], false
+	}
+	for _, n := range featuresNotIn[s.Kernel] {
+		if n == name && val {
+			return &UnsupportedFeatureError{name, s.Kernel}
+		}
+	}
+	v := reflect.ValueOf(s).Elem()
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		if t.Field(i).Tag.Get("feature") == name {
+			v.Field(i).SetBool(val)
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown sched feature %q", name)
+}
+
+// SetSysctl sets a sysctl-tagged field by name from its text value.
+func (s *Settings) SetSysctl(name, value string) error {
+	v := reflect.ValueOf(s).Elem()
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		if t.Field(i).Tag.Get("sysctl") != name {
+			continue
+		}
+		f := v.Field(i)
+		switch f.Kind() {
+		case reflect.Bool:
+			b, err := strconv.ParseBool(value)
+			if err != nil {
+				return fmt.Errorf("%s: %q is not a boolean", name, value)
+			}
+			f.SetBool(b)
+		case reflect.Int:
+			n, err := strconv.Atoi(value)
+			if err != nil {
+				return fmt.Errorf("%s: %q is not an integer", name, value)
+			}
+			f.SetInt(int64(n))
+		case reflect.Uint64:
+			n, err := strconv.ParseUint(value, 10, 64)
+			if err != nil {
+				return fmt.Errorf("%s: %q is not a non-negative integer", name, value)
+			}
+			f.SetUint(n)
+		}
+		return s.Validate()
+	}
+	return fmt.Errorf("unknown sysctl %q", name)
+}
+
+// Validate checks values the kernel would refuse.
+func (s *Settings) Validate() error {
+	switch s.HZ {
+	case 100, 250, 300, 1000:
+	default:
+		return fmt.Errorf("hz must be 100, 250, 300 or 1000, not %d", s.HZ)
+	}
+	if s.TunableScaling < 0 || s.TunableScaling > 2 {
+		return fmt.Errorf("tunable_scaling must be 0, 1 or 2")
+	}
+	if s.BaseSlice < 100000 || s.BaseSlice > 100000000 {
+		return fmt.Errorf("base_slice_ns must be between 100000 and 100000000")
+	}
+	if s.NrMigrate < 1 {
+		return fmt.Errorf("nr_migrate must be positive")
+	}
+	return nil
+}
+
+// tunableFactor mirrors fair.c:get_update_sysctl_factor for ncpus online CPUs.
+func tunableFactor(scaling, ncpus int) uint64 {
+	cpus := ncpus
+	if cpus > 8 {
+		cpus = 8
+	}
+	switch scaling {
+	case 0:
+		return 1
+	case 2:
+		return uint64(cpus)
+	default:
+		f := uint64(1)
+		for c := cpus; c > 1; c >>= 1 {
+			f++
+		}
+		return f
+	}
+}

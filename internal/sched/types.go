@@ -1,0 +1,409 @@
+package sched
+
+import (
+	"fmt"
+
+	"github.com/schedlab/schedlab/internal/cpumask"
+	"github.com/schedlab/schedlab/internal/engine"
+)
+
+// PID is a simulated task id; 0 is each CPU's idle task (swapper/N).
+type PID int
+
+func (p PID) String() string { return fmt.Sprintf("%d", int(p)) }
+
+// TaskState mirrors the subset of task_struct::__state the fair class sees.
+type TaskState int
+
+const (
+	TaskRunning         TaskState = iota // TASK_RUNNING (queued or on a CPU)
+	TaskInterruptible                    // TASK_INTERRUPTIBLE (sleeping, "S")
+	TaskUninterruptible                  // TASK_UNINTERRUPTIBLE ("D")
+	TaskNew                              // TASK_NEW: forked, not yet woken
+	TaskDead                             // TASK_DEAD / EXIT_DEAD
+)
+
+// String gives the state letter ftrace prints.
+func (s TaskState) String() string {
+	switch s {
+	case TaskRunning:
+		return "R"
+	case TaskInterruptible:
+		return "S"
+	case TaskUninterruptible:
+		return "D"
+	case TaskNew:
+		return "N"
+	default:
+		return "X"
+	}
+}
+
+// Policy mirrors the fair-class scheduling policies.
+type Policy int
+
+const (
+	SchedNormal Policy = 0
+	SchedBatch  Policy = 3
+	SchedIdle   Policy = 5
+)
+
+// task_on_rq values (sched.h).
+const (
+	taskOnRqQueued    = 1
+	taskOnRqMigrating = 2
+)
+
+// Enqueue/dequeue flags (sched.h, v6.19 values; only their identity matters).
+const (
+	dequeueSleep     = 0x01
+	dequeueSave      = 0x02
+	dequeueMove      = 0x04
+	dequeueNoclock   = 0x08
+	dequeueSpecial   = 0x10
+	dequeueMigrating = 0x100
+	dequeueDelayed   = 0x200
+	dequeueThrottle  = 0x800
+
+	enqueueWakeup     = 0x01
+	enqueueRestore    = 0x02
+	enqueueMove       = 0x04
+	enqueueNoclock    = 0x08
+	enqueueMigrating  = 0x100
+	enqueueDelayed    = 0x200
+	enqueueHead       = 0x10000
+	enqueueReplenish  = 0x20000
+	enqueueMigrated   = 0x40000
+	enqueueInitial    = 0x80000
+	enqueueRqSelected = 0x100000
+)
+
+// Wake flags (sched.h, v6.19 values).
+const (
+	WFExec       = 0x02
+	WFFork       = 0x04
+	WFTTWU       = 0x08
+	WFSync       = 0x10
+	WFMigrated   = 0x20
+	WFCurrentCPU = 0x40
+	WFRqSelected = 0x80
+)
+
+// update_load_avg flags (fair.c).
+const (
+	updateTG    = 0x1
+	skipAgeLoad = 0x2
+	doAttach    = 0x4
+	doDetach    = 0x8
+)
+
+// SchedEntity mirrors struct sched_entity (v6.19). Group entities have MyQ set.
+type SchedEntity struct {
+	Load               LoadWeight
+	OnRq               bool
+	ExecStart          uint64
+	SumExecRuntime     uint64
+	PrevSumExecRuntime uint64
+	Vruntime           uint64
+	Deadline           uint64
+	Slice              uint64
+	// Vlag is the virtual lag saved at dequeue (EEVDF); Vprot the end of
+	// the protected slice while the entity is current (they share storage
+	// in the kernel; here they are two fields).
+	Vlag         int64
+	Vprot        uint64
+	SchedDelayed bool
+	RelDeadline  bool
+	CustomSlice  bool
+	NrMigrations uint64
+
+	Depth          int
+	Parent         *SchedEntity
+	CfsRq          *CfsRq // the queue this entity is (or would be) queued on
+	MyQ            *CfsRq // the queue this group entity owns; nil for tasks
+	RunnableWeight uint64
+
+	Avg SchedAvg
+
+	// DurAvg mirrors se.dur_avg of the short-task patches: a 1/8 EWMA of
+	// the run time between being switched in and sleeping voluntarily.
+	DurAvg uint64
+
+	// Statistics (struct sched_statistics).
+	Stats SchedStatistics
+
+	task *Task
+	// rq->cfs_tasks membership (group_node).
+	groupPrev, groupNext *SchedEntity
+	onCfsTasks           bool
+}
+
+// SchedStatistics mirrors the parts of struct sched_statistics schedlab keeps.
+type SchedStatistics struct {
+	WaitStart          uint64
+	WaitMax            uint64
+	WaitCount          uint64
+	WaitSum            uint64
+	SleepStart         uint64
+	BlockStart         uint64
+	ExecMax            uint64
+	SliceMax           uint64
+	NrWakeups          uint64
+	NrWakeupsSync      uint64
+	NrWakeupsMigrate   uint64
+	NrWakeupsLocal     uint64
+	NrWakeupsRemote    uint64
+	NrWakeupsAffine    uint64
+	NrWakeupsAffineAtt uint64
+	NrWakeupsPassive   uint64
+	NrWakeupsIdle      uint64
+	NrMigrationsCold   uint64
+	NrForcedMigrations uint64
+}
+
+// IsTask reports whether the entity is a task's.
+func (se *SchedEntity) IsTask() bool { return se.MyQ == nil }
+
+// Task returns the task of a task entity (nil for group entities).
+func (se *SchedEntity) Task() *Task { return se.task }
+
+// Removed mirrors cfs_rq->removed: load removed asynchronously (a task woken
+// onto another CPU, or exited) that the queue subtracts at its next update.
+type Removed struct {
+	Nr          int
+	LoadAvg     uint64
+	UtilAvg     uint64
+	RunnableAvg uint64
+}
+
+// CfsRq mirrors struct cfs_rq (v6.19 names; CFS-era fields noted).
+type CfsRq struct {
+	Load        LoadWeight
+	NrQueued    int
+	HNrQueued   int
+	HNrRunnable int
+	HNrIdle     int
+
+	// ZeroVruntime is v6.19's zero_vruntime (the reference for
+	// SumWVruntime); in CFS mode the same field holds min_vruntime.
+	ZeroVruntime uint64
+	SumWVruntime int64
+	SumWeight    uint64
+
+	// timeline is the rb-tree as a sorted slice (see tree.go).
+	timeline []*SchedEntity
+
+	Curr, Next, Last, Skip *SchedEntity
+
+	Avg                    SchedAvg
+	Removed                Removed
+	TgLoadAvgContrib       uint64
+	LastUpdateTgLoadAvg    uint64
+	Propagate              bool
+	PropRunnableSum        int64
+	HLoad                  uint64
+	LastHLoadUpdate        uint64
+	HLoadNext              *SchedEntity
+	OnList                 bool
+	ThrottledClockPeltTime uint64
+
+	rq *Rq
+	tg *TaskGroup
+}
+
+// Rq returns the runqueue (CPU) the cfs_rq belongs to.
+func (c *CfsRq) Rq() *Rq { return c.rq }
+
+// TG returns the task group owning the cfs_rq.
+func (c *CfsRq) TG() *TaskGroup { return c.tg }
+
+// Entities returns the queued entities in pick order (tree order), with curr
+// first if it is queued.
+func (c *CfsRq) Entities() []*SchedEntity {
+	out := make([]*SchedEntity, 0, len(c.timeline)+1)
+	if c.Curr != nil && c.Curr.OnRq {
+		out = append(out, c.Curr)
+	}
+	return append(out, c.timeline...)
+}
+
+// TaskGroup mirrors struct task_group (CONFIG_FAIR_GROUP_SCHED): a cgroup v2
+// directory with cpu.weight.
+type TaskGroup struct {
+	Name     string // path, "/" for the root
+	Parent   *TaskGroup
+	Children []*TaskGroup
+	Shares   uint64 // scaled, like tg->shares
+	Weight   int    // cpu.weight (1..10000)
+	LoadAvg  int64  // tg->load_avg
+	SE       []*SchedEntity
+	CfsRq    []*CfsRq
+	depth    int
+}
+
+// IsRoot reports whether tg is the root task group.
+func (tg *TaskGroup) IsRoot() bool { return tg.Parent == nil }
+
+// RqSchedstat mirrors the per-rq schedstat counters (/proc/schedstat cpu lines).
+type RqSchedstat struct {
+	YldCount    uint64
+	SchedCount  uint64
+	SchedGoidle uint64
+	TTWUCount   uint64
+	TTWULocal   uint64
+	RqCPUTime   uint64 // sched_info.run_time: total time tasks ran, ns
+	RunDelay    uint64 // sched_info.run_delay: total time tasks waited, ns
+	Pcount      uint64 // timeslices (sched_info.pcount)
+}
+
+// Rq mirrors struct rq for one CPU.
+type Rq struct {
+	CPU        cpumask.CPU
+	NrRunning  int
+	NrSwitches uint64
+	CFS        *CfsRq
+	Curr       *Task
+	Idle       *Task
+
+	Clock         uint64
+	ClockTask     uint64
+	ClockPelt     uint64
+	ClockIdle     uint64
+	ClockPeltIdle uint64
+	LostIdleTime  uint64
+
+	CPUCapacity     uint64 // capacity_of()
+	CPUCapacityOrig uint64 // arch_scale_cpu_capacity()
+	FreqScale       uint64 // arch_scale_freq_capacity(), 1024 = max
+
+	AvgIdle                   uint64
+	IdleStamp                 uint64
+	MaxIdleBalanceCost        uint64
+	NextBalance               uint64
+	IdleBalance               bool
+	NohzTickStopped           bool
+	HasBlockedLoad            bool
+	LastBlockedLoadUpdateTick uint64
+	TTWUPending               int
+	MisfitTaskLoad            uint64
+
+	Schedstat RqSchedstat
+	// CpufreqUpdates counts cpufreq_update_util calls from the fair class.
+	CpufreqUpdates uint64
+	// BlockedUpdates counts sched_balance_update_blocked_averages calls
+	// and BlockedCfsRqsWalked the leaf cfs_rqs they visited.
+	BlockedUpdates      uint64
+	BlockedCfsRqsWalked uint64
+
+	needResched bool
+
+	// cfs_tasks: queued fair tasks, most recently picked at the head.
+	cfsTasksHead *SchedEntity
+	// leaf_cfs_rq_list: cfs_rqs with load, children before parents.
+	leafCfsRqs []*CfsRq
+
+	k *Kernel
+	// timers
+	tickTimer    *engine.Timer
+	segTimer     *engine.Timer
+	reschedTimer *engine.Timer
+	segStart     engine.Time // when the current task's work segment was last accounted
+}
+
+// IdleCPU mirrors core.c:idle_cpu: curr is idle, nothing queued, no pending
+// wakeups.
+func (rq *Rq) IdleCPU() bool {
+	return rq.Curr == rq.Idle && rq.NrRunning == 0 && rq.TTWUPending == 0
+}
+
+// CfsTasks returns rq->cfs_tasks from head (most recently picked) to tail.
+func (rq *Rq) CfsTasks() []*Task {
+	var out []*Task
+	for se := rq.cfsTasksHead; se != nil; se = se.groupNext {
+		out = append(out, se.task)
+	}
+	return out
+}
+
+func (rq *Rq) cfsTasksAdd(se *SchedEntity) {
+	se.groupPrev = nil
+	se.groupNext = rq.cfsTasksHead
+	if rq.cfsTasksHead != nil {
+		rq.cfsTasksHead.groupPrev = se
+	}
+	rq.cfsTasksHead = se
+	se.onCfsTasks = true
+}
+
+func (rq *Rq) cfsTasksDel(se *SchedEntity) {
+	if !se.onCfsTasks {
+		return
+	}
+	if se.groupPrev != nil {
+		se.groupPrev.groupNext = se.groupNext
+	} else {
+		rq.cfsTasksHead = se.groupNext
+	}
+	if se.groupNext != nil {
+		se.groupNext.groupPrev = se.groupPrev
+	}
+	se.groupPrev, se.groupNext, se.onCfsTasks = nil, nil, false
+}
+
+// TaskSchedInfo mirrors struct sched_info (delay accounting for schedstat).
+type TaskSchedInfo struct {
+	Pcount      uint64
+	RunDelay    uint64
+	LastArrival uint64
+	LastQueued  uint64
+}
+
+// Task mirrors the scheduler-relevant part of task_struct.
+type Task struct {
+	PID           PID
+	Comm          string
+	SE            SchedEntity
+	State         TaskState
+	OnRq          int
+	OnCPU         bool
+	cpu           cpumask.CPU
+	WakeCPU       cpumask.CPU
+	RecentUsedCPU cpumask.CPU
+
+	CPUsAllowed   cpumask.Mask
+	NrCPUsAllowed int
+	Policy        Policy
+	StaticPrio    int
+	Nice          int
+
+	TG *TaskGroup
+
+	WakeeFlips       uint64
+	WakeeFlipDecayTs uint64
+	LastWakee        *Task
+
+	Nvcsw, Nivcsw uint64
+	SchedInfo     TaskSchedInfo
+
+	Parent *Task
+	Prog   Program
+
+	// Work model: CPU time left in the current operation, ns at full speed.
+	workLeft         engine.Time
+	sleepTimer       *engine.Timer
+	sleepCPU         cpumask.CPU
+	wakeTimer        *engine.Timer
+	pendingWakeFlags int
+	waking           bool
+	// lastSwitchIn is when the task last started running (for dur_avg).
+	lastSwitchIn uint64
+	exitCode     int
+	// Created/Exited record lifetime for reports.
+	Created, Exited engine.Time
+}
+
+// CPU mirrors task_cpu(p).
+func (t *Task) CPU() cpumask.CPU { return t.cpu }
+
+// IsIdleTask reports whether t is a CPU's idle task.
+func (t *Task) IsIdleTask() bool { return t.PID == 0 }
