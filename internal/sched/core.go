@@ -309,10 +309,9 @@ func (k *Kernel) updateDurAvg(p *Task) {
 // (update_idle_core, the PELT idle clock) and the NOHZ tick stop.
 func (k *Kernel) enterIdle(rq *Rq) {
 	updateIdleRqClockPelt(rq)
-	if k.Hooks.EnterIdle != nil {
-		k.Hooks.EnterIdle(rq)
-	}
+	k.updateIdleCore(rq)
 	if !rq.NohzTickStopped {
+		k.nohzBalanceEnterIdle(rq)
 		rq.NohzTickStopped = true
 		k.Eng.Cancel(rq.tickTimer)
 	}
@@ -321,6 +320,7 @@ func (k *Kernel) enterIdle(rq *Rq) {
 // exitIdle restarts the tick on the next jiffy boundary (tick_nohz_idle_exit).
 func (k *Kernel) exitIdle(rq *Rq) {
 	if rq.NohzTickStopped {
+		k.nohzBalanceExitIdle(rq)
 		rq.NohzTickStopped = false
 		now := uint64(k.Eng.Now())
 		next := (now/k.tickNsec + 1) * k.tickNsec
@@ -337,27 +337,11 @@ func (k *Kernel) schedTick(rq *Rq) {
 		k.taskTickFair(rq, curr)
 	}
 	rq.IdleBalance = rq.IdleCPU()
-	if k.Hooks.Tick != nil {
-		k.Hooks.Tick(rq)
-	}
+	k.schedBalanceTrigger(rq)
 	if !rq.NohzTickStopped {
 		k.Eng.Schedule(rq.tickTimer, k.Eng.Now()+engine.Time(k.tickNsec))
 	}
 	k.afterEvent()
-}
-
-// schedBalanceNewidle stands for fair.c:sched_balance_newidle until load
-// balancing is modelled: it records idle_stamp, as the kernel does before
-// balancing, and pulls nothing.
-func (k *Kernel) schedBalanceNewidle(rq *Rq) int {
-	if rq.TTWUPending != 0 {
-		return 0
-	}
-	rq.IdleStamp = rq.Clock
-	if k.Hooks.NewidleBalance != nil {
-		return k.Hooks.NewidleBalance(rq)
-	}
-	return 0
 }
 
 // TaskSpec describes a task to create.
@@ -703,8 +687,11 @@ func (k *Kernel) ttwuStat(p *Task, cpu cpumask.CPU, wakeFlags int) {
 		p.SE.Stats.NrWakeupsLocal++
 	} else {
 		p.SE.Stats.NrWakeupsRemote++
-		if k.Hooks.TTWUWakeRemote != nil {
-			k.Hooks.TTWUWakeRemote(rq.CPU, cpu)
+		for _, sd := range k.dom.SD[rq.CPU] {
+			if sd.T.Span.Test(cpu) {
+				sd.Stats.TTWUWakeRemote++
+				break
+			}
 		}
 	}
 	if wakeFlags&WFMigrated != 0 {

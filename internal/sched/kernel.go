@@ -84,29 +84,21 @@ type Kernel struct {
 	// one); the wakeup path installs select_task_rq_fair.
 	SelectTaskRq func(k *Kernel, p *Task, prevCPU cpumask.CPU, wakeFlags *int) cpumask.CPU
 
+	dom domainState
+
 	invariantsChecked uint64
 }
 
 // Hooks are called at the kernel's tracepoints. Any may be nil.
 type Hooks struct {
-	Switch    func(cpu cpumask.CPU, prev *Task, prevState TaskState, next *Task)
-	Waking    func(p *Task)
-	Wakeup    func(p *Task, cpu cpumask.CPU)
-	WakeupNew func(p *Task, cpu cpumask.CPU)
-	Migrate   func(p *Task, orig, dest cpumask.CPU)
-	Fork      func(parent, child *Task)
-	Exit      func(p *Task)
-	// EnterIdle runs when a CPU switches to its idle task (set_next_task_idle).
-	EnterIdle func(rq *Rq)
-	// Tick runs at the end of sched_tick (sched_balance_trigger's place).
-	Tick func(rq *Rq)
-	// NewidleBalance stands for sched_balance_newidle's balancing; it
-	// returns the number of tasks pulled.
-	NewidleBalance func(rq *Rq) int
-	// TTWUWakeRemote counts a remote wakeup in the waker's domains
-	// (sd->ttwu_wake_remote).
-	TTWUWakeRemote func(thisCPU, taskCPU cpumask.CPU)
-	AfterEvent     func(k *Kernel)
+	Switch     func(cpu cpumask.CPU, prev *Task, prevState TaskState, next *Task)
+	Waking     func(p *Task)
+	Wakeup     func(p *Task, cpu cpumask.CPU)
+	WakeupNew  func(p *Task, cpu cpumask.CPU)
+	Migrate    func(p *Task, orig, dest cpumask.CPU)
+	Fork       func(parent, child *Task)
+	Exit       func(p *Task)
+	AfterEvent func(k *Kernel)
 }
 
 // New builds a kernel for topo with settings s, on engine eng. Every CPU
@@ -123,7 +115,7 @@ func New(eng *engine.Engine, topo *topology.Topology, s Settings) (*Kernel, erro
 	k.minGranularity = s.MinGranularity * factor
 	k.wakeupGranularity = s.WakeupGranularity * factor
 	k.tickNsec = (1000000000 + uint64(s.HZ)/2) / uint64(s.HZ)
-	k.SelectTaskRq = selectTaskRqDefault
+	k.SelectTaskRq = selectTaskRqFair
 
 	root := &TaskGroup{Name: "/", Shares: NiceZeroLoad, Weight: 100}
 	k.RootTG = root
@@ -152,6 +144,7 @@ func New(eng *engine.Engine, topo *topology.Topology, s Settings) (*Kernel, erro
 		rq.NohzTickStopped = true
 		k.Rqs[i] = rq
 	}
+	k.buildDomainState()
 	return k, nil
 }
 
@@ -257,10 +250,3 @@ func cfsRqClockPelt(c *CfsRq) uint64 { return rqClockPelt(c.rq) }
 
 // rqClockTask mirrors rq_clock_task().
 func rqClockTask(rq *Rq) uint64 { return rq.ClockTask }
-
-func selectTaskRqDefault(k *Kernel, p *Task, prev cpumask.CPU, wakeFlags *int) cpumask.CPU {
-	if p.CPUsAllowed.Test(prev) {
-		return prev
-	}
-	return p.CPUsAllowed.First()
-}

@@ -1,0 +1,133 @@
+package sched
+
+import (
+	"github.com/schedlab/schedlab/internal/topology"
+)
+
+// CPU idle types of load balancing (enum cpu_idle_type, v6.19 order).
+const (
+	CPUIdle         = 0 // CPU_IDLE
+	CPUNotIdle      = 1 // __CPU_NOT_IDLE
+	CPUNewlyIdle    = 2 // CPU_NEWLY_IDLE
+	CPUMaxIdleTypes = 3
+)
+
+// SdSchedstat mirrors the schedstat counters of struct sched_domain.
+type SdSchedstat struct {
+	LbCount           [CPUMaxIdleTypes]uint64
+	LbFailed          [CPUMaxIdleTypes]uint64
+	LbBalanced        [CPUMaxIdleTypes]uint64
+	LbImbalanceLoad   [CPUMaxIdleTypes]uint64
+	LbImbalanceUtil   [CPUMaxIdleTypes]uint64
+	LbImbalanceTask   [CPUMaxIdleTypes]uint64
+	LbImbalanceMisfit [CPUMaxIdleTypes]uint64
+	LbGained          [CPUMaxIdleTypes]uint64
+	LbHotGained       [CPUMaxIdleTypes]uint64
+	LbNoBusyq         [CPUMaxIdleTypes]uint64
+	LbNoBusyg         [CPUMaxIdleTypes]uint64
+	AlbCount          uint64
+	AlbFailed         uint64
+	AlbPushed         uint64
+	SbeCount          uint64
+	SbeBalanced       uint64
+	SbePushed         uint64
+	SbfCount          uint64
+	SbfBalanced       uint64
+	SbfPushed         uint64
+	TTWUWakeRemote    uint64
+	TTWUMoveAffine    uint64
+	TTWUMoveBalance   uint64
+}
+
+// SchedDomain is the mutable half of struct sched_domain for one CPU's
+// domain; T is the read-only topology built by the machine model.
+type SchedDomain struct {
+	T                  *topology.Domain
+	Parent, Child      *SchedDomain
+	BalanceInterval    uint64 // ms
+	LastBalance        uint64 // jiffies
+	NrBalanceFailed    int
+	MaxNewidleLbCost   uint64
+	LastDecayMaxLbCost uint64
+	// v6.19 newidle sampling (NI_RANDOM).
+	NewidleCall, NewidleSuccess, NewidleRatio uint64
+	Stats                                     SdSchedstat
+}
+
+// SchedDomainShared mirrors struct sched_domain_shared (one per LLC).
+type SchedDomainShared struct {
+	NrBusyCPUs   int
+	HasIdleCores bool
+	NrIdleScan   int
+}
+
+// SchedGroupCapacity mirrors struct sched_group_capacity.
+type SchedGroupCapacity struct {
+	Capacity, MinCapacity, MaxCapacity uint64
+	NextUpdate                         uint64
+	Imbalance                          int
+}
+
+// domainState is the kernel's runtime copy of the sched domain hierarchy.
+type domainState struct {
+	// SD[cpu] is the CPU's domains bottom-up (rq->sd, ->parent, ...).
+	SD     [][]*SchedDomain
+	byID   []*SchedDomain
+	Shared []*SchedDomainShared
+	SGC    []*SchedGroupCapacity
+}
+
+// buildDomainState mirrors what build_sched_domains initialises at boot
+// (sd_init's balance_interval and last_balance, sched_domain_shared's
+// nr_busy_cpus = sd_weight, group capacities of 1024 per CPU).
+func (k *Kernel) buildDomainState() {
+	t := k.Topo
+	ds := &k.dom
+	ds.byID = make([]*SchedDomain, len(t.AllDomains))
+	ds.SD = make([][]*SchedDomain, t.NrCPUs)
+	jiff := k.Jiffies()
+	for cpu, chain := range t.Domains {
+		var prev *SchedDomain
+		for _, d := range chain {
+			sd := &SchedDomain{T: d, BalanceInterval: uint64(d.BalanceInterval), LastBalance: jiff,
+				NewidleCall: uint64(d.NewidleCall), NewidleSuccess: uint64(d.NewidleSuccess), NewidleRatio: uint64(d.NewidleRatio)}
+			ds.byID[d.ID] = sd
+			ds.SD[cpu] = append(ds.SD[cpu], sd)
+			if prev != nil {
+				prev.Parent = sd
+				sd.Child = prev
+			}
+			prev = sd
+		}
+	}
+	ds.Shared = make([]*SchedDomainShared, t.NrShared)
+	for i := range ds.Shared {
+		ds.Shared[i] = &SchedDomainShared{}
+	}
+	for i, sh := range t.Shared {
+		ds.Shared[i].NrBusyCPUs = sh.NrBusyCPUs
+	}
+	ds.SGC = make([]*SchedGroupCapacity, len(t.Groups))
+	for i, g := range t.Groups {
+		ds.SGC[i] = &SchedGroupCapacity{Capacity: uint64(g.Capacity), MinCapacity: uint64(g.MinCapacity), MaxCapacity: uint64(g.MaxCapacity)}
+	}
+}
+
+// Domains returns cpu's runtime domains, bottom-up.
+func (k *Kernel) Domains(cpu int) []*SchedDomain { return k.dom.SD[cpu] }
+
+// DomainByID returns the runtime domain of a topology domain.
+func (k *Kernel) DomainByID(id int) *SchedDomain { return k.dom.byID[id] }
+
+// SdLLCShared mirrors per_cpu(sd_llc_shared, cpu); nil if the CPU has no LLC
+// domain.
+func (k *Kernel) SdLLCShared(cpu int) *SchedDomainShared {
+	i := k.Topo.SdLLCShared[cpu]
+	if i < 0 {
+		return nil
+	}
+	return k.dom.Shared[i]
+}
+
+// SGC returns the capacity state of a topology group.
+func (k *Kernel) SGC(g *topology.Group) *SchedGroupCapacity { return k.dom.SGC[g.ID] }
