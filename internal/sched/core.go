@@ -501,7 +501,7 @@ func (k *Kernel) migrateSEPeltLag(se *SchedEntity) {
 	if now < lut {
 		now = lut
 	} else {
-		now += uint64(k.Eng.Now()) - rq.ClockIdle
+		now += k.schedClock() - rq.ClockIdle
 	}
 	updateLoadAvgBlockedSE(now, se)
 }

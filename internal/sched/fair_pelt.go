@@ -274,7 +274,7 @@ func (k *Kernel) updateTgLoadAvg(c *CfsRq) {
 	if c.tg.IsRoot() {
 		return
 	}
-	now := uint64(k.Eng.Now()) // sched_clock_cpu
+	now := k.schedClock()
 	if now-c.LastUpdateTgLoadAvg < 1000000 {
 		return
 	}

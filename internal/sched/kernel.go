@@ -125,7 +125,8 @@ func New(eng *engine.Engine, topo *topology.Topology, s Settings) (*Kernel, erro
 	k.Rqs = make([]*Rq, n)
 	for i := 0; i < n; i++ {
 		cpu := cpumask.CPU(i)
-		rq := &Rq{CPU: cpu, k: k, FreqScale: SchedCapacityScale}
+		rq := &Rq{CPU: cpu, k: k, FreqScale: SchedCapacityScale,
+			Clock: ClockBase, ClockTask: ClockBase, ClockPelt: ClockBase, ClockIdle: ClockBase, ClockPeltIdle: ClockBase}
 		rq.CPUCapacityOrig = uint64(topo.Spec.CPUs[i].Capacity)
 		rq.CPUCapacity = rq.CPUCapacityOrig
 		cfs := newCfsRq(rq, root)
@@ -200,10 +201,19 @@ func parentEntity(se *SchedEntity) *SchedEntity { return se.Parent }
 // taskOf mirrors task_of(se).
 func taskOf(se *SchedEntity) *Task { return se.task }
 
+// ClockBase is sched_clock() at engine time 0: the simulated machine has
+// been up for 2^30 ns (1024 PELT periods) when a run starts, so that no
+// clock or PELT timestamp is ever 0 (PELT reads last_update_time == 0 as
+// "not attached").
+const ClockBase = 1 << 30
+
+// schedClock mirrors sched_clock_cpu(): the CPU clock in ns.
+func (k *Kernel) schedClock() uint64 { return uint64(k.Eng.Now()) + ClockBase }
+
 // updateRqClock mirrors core.c:update_rq_clock (no IRQ or steal time, so
 // clock_task == clock) followed by pelt.h:update_rq_clock_pelt.
 func (k *Kernel) updateRqClock(rq *Rq) {
-	now := uint64(k.Eng.Now())
+	now := k.schedClock()
 	if now <= rq.Clock {
 		return
 	}
@@ -250,3 +260,23 @@ func cfsRqClockPelt(c *CfsRq) uint64 { return rqClockPelt(c.rq) }
 
 // rqClockTask mirrors rq_clock_task().
 func rqClockTask(rq *Rq) uint64 { return rq.ClockTask }
+
+// ApplySettings re-derives the values the kernel computes from its settings
+// (the scaled sysctls and TICK_NSEC), as writing a debugfs knob does. Call
+// it after changing k.S.
+func (k *Kernel) ApplySettings() error {
+	if err := k.S.Validate(); err != nil {
+		return err
+	}
+	factor := tunableFactor(k.S.TunableScaling, k.NrCPUs())
+	k.baseSlice = k.S.BaseSlice * factor
+	k.latency = k.S.Latency * factor
+	k.minGranularity = k.S.MinGranularity * factor
+	k.wakeupGranularity = k.S.WakeupGranularity * factor
+	k.tickNsec = (1000000000 + uint64(k.S.HZ)/2) / uint64(k.S.HZ)
+	return nil
+}
+
+// SetThisCPU sets the CPU on which the next externally driven action (a
+// scenario's wake, a fork) executes, as if it ran there.
+func (k *Kernel) SetThisCPU(cpu cpumask.CPU) { k.thisCPU = cpu }

@@ -236,6 +236,12 @@ func (k *Kernel) CreateGroup(parent *TaskGroup, name string, weight int) (*TaskG
 	}
 	parent.Children = append(parent.Children, tg)
 	k.TGs = append(k.TGs, tg)
+	// online_fair_sched_group: attach every group entity to its parent
+	// queue, so that it starts with a PELT window (last_update_time != 0).
+	for i := 0; i < n; i++ {
+		k.updateRqClock(k.Rqs[i])
+		k.attachEntityCfsRq(tg.SE[i])
+	}
 	if err := k.SetGroupWeight(tg, weight); err != nil {
 		return nil, err
 	}
