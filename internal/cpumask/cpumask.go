@@ -273,23 +273,30 @@ func (m Mask) String() string {
 	return b.String()
 }
 
-// Hex prints the mask as the kernel's cpumask hex form ("ffff,0000ffff"),
-// 32-bit groups separated by commas, most significant first, as in
-// /proc/schedstat domain lines.
+// Hex prints the mask as the kernel's %*pb bitmap form, as in
+// /proc/schedstat domain lines: 32-bit chunks, most significant first,
+// separated by commas; the first chunk is as wide as the bits it holds
+// ("ff" for 8 CPUs, "3,ffffffff" for 34).
 func (m Mask) Hex() string {
-	groups := (m.n + 31) / 32
-	if groups == 0 {
-		groups = 1
+	n := m.n
+	if n == 0 {
+		return ""
 	}
-	parts := make([]string, groups)
-	for g := 0; g < groups; g++ {
-		var v uint32
-		if g/2 < len(m.words) {
-			v = uint32(m.words[g/2] >> (uint(g%2) * 32))
+	chunks := (n + 31) / 32
+	var b strings.Builder
+	for g := chunks - 1; g >= 0; g-- {
+		v := uint32(m.words[g/2] >> (uint(g%2) * 32))
+		width := 8
+		if g == chunks-1 {
+			bitsHere := n - 32*g
+			width = (bitsHere + 3) / 4
 		}
-		parts[groups-1-g] = fmt.Sprintf("%08x", v)
+		if g != chunks-1 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "%0*x", width, v)
 	}
-	return strings.Join(parts, ",")
+	return b.String()
 }
 
 // Parse reads a cpulist ("0-3,8,10-11") for a machine of n CPUs.

@@ -54,11 +54,19 @@ func TestForEachWrap(t *testing.T) {
 }
 
 func TestHex(t *testing.T) {
-	if got := Range(8, 0, 3).Hex(); got != "0000000f" {
-		t.Errorf("Hex = %q", got)
-	}
-	if got := Of(64, 0, 32).Hex(); got != "00000001,00000001" {
-		t.Errorf("Hex = %q", got)
+	for _, tc := range []struct {
+		m    Mask
+		want string
+	}{
+		{Range(8, 0, 3), "0f"},
+		{Full(8), "ff"},
+		{Of(64, 0, 32), "00000001,00000001"},
+		{Of(34, 33, 0), "2,00000001"},
+		{Range(256, 0, 255), "ffffffff,ffffffff,ffffffff,ffffffff,ffffffff,ffffffff,ffffffff,ffffffff"},
+	} {
+		if got := tc.m.Hex(); got != tc.want {
+			t.Errorf("Hex(%v) = %q, want %q", tc.m, got, tc.want)
+		}
 	}
 }
 
