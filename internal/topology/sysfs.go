@@ -1,0 +1,374 @@
+package topology
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"reflect"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/schedlab/schedlab/internal/cpumask"
+)
+
+// HostArch is the Arch of the machine schedlab runs on.
+func HostArch() Arch {
+	switch runtime.GOARCH {
+	case "amd64", "386":
+		return ArchX86
+	}
+	return ArchARM64
+}
+
+// ReadHost reads the machine schedlab runs on from /sys.
+func ReadHost() (*MachineSpec, error) {
+	return ReadSysfs(os.DirFS("/sys"), HostArch())
+}
+
+// ReadSysfs builds a spec from a sysfs tree: fsys is rooted where /sys is
+// mounted (it holds devices/system/cpu and devices/system/node). It reads
+//
+//	devices/system/cpu/online
+//	devices/system/cpu/cpuN/topology/{thread_siblings_list,cluster_cpus_list,physical_package_id}
+//	devices/system/cpu/cpuN/cache/indexK/{level,type,shared_cpu_list} (the highest level is the LLC)
+//	devices/system/cpu/cpuN/cpu_capacity
+//	devices/system/cpu/cpuN/cpufreq/{related_cpus,cpuinfo_max_freq}
+//	devices/system/cpu/cpuN/cpuidle/stateK/{name,latency,residency}
+//	devices/system/node/{online,nodeN/cpulist,nodeN/distance}
+//
+// Missing files fall back to: no SMT, clusters equal to cores, the package
+// as LLC, capacity 1024, a frequency domain per CPU, no idle states, one
+// node. Nodes without CPUs are dropped and the others renumbered densely
+// (the kernel builds NUMA levels from nodes with CPUs only). Capacities are
+// rescaled so that the largest is 1024. The online CPUs must be 0..N-1.
+func ReadSysfs(fsys fs.FS, arch Arch) (*MachineSpec, error) {
+	r := &sysReader{fsys: fsys}
+	online, err := r.list("devices/system/cpu/online", MaxCPUs)
+	if err != nil {
+		return nil, err
+	}
+	n := online.Weight()
+	if n == 0 {
+		return nil, fmt.Errorf("sysfs: no online CPUs in devices/system/cpu/online")
+	}
+	if !online.Equal(cpumask.Range(MaxCPUs, 0, cpumask.CPU(n-1))) {
+		return nil, fmt.Errorf("sysfs: online CPUs are %s; schedlab needs them numbered 0..N-1 (bring the others online)", online)
+	}
+	s := &MachineSpec{
+		Name:        HostName,
+		Description: "this machine, as read from sysfs",
+		Source:      "host:/sys",
+		Arch:        arch,
+		CPUs:        make([]CPUSpec, n),
+	}
+	idle := make([][]IdleState, n)
+	maxCap := 0
+	for c := range n {
+		dir := fmt.Sprintf("devices/system/cpu/cpu%d", c)
+		cs := CPUSpec{CPU: cpumask.CPU(c), Capacity: 1024, FreqDomain: c}
+		self := cpumask.Of(n, cpumask.CPU(c))
+		smt, err := r.listOr(n, self, dir+"/topology/thread_siblings_list", dir+"/topology/core_cpus_list")
+		if err != nil {
+			return nil, err
+		}
+		cs.Core = int(smt.First())
+		cluster, err := r.listOr(n, smt, dir+"/topology/cluster_cpus_list")
+		if err != nil {
+			return nil, err
+		}
+		// A cluster or cache list that leaves out an SMT sibling (arm64
+		// reports a lone CPU when there is no cluster) is widened to the
+		// whole core.
+		cluster = cluster.Or(smt)
+		cs.Cluster = int(cluster.First())
+		if v, ok, err := r.int(dir + "/topology/physical_package_id"); err != nil {
+			return nil, err
+		} else if ok && v > 0 {
+			cs.Package = v
+		}
+		pkg, err := r.listOr(n, cpumask.Full(n), dir+"/topology/package_cpus_list", dir+"/topology/core_siblings_list")
+		if err != nil {
+			return nil, err
+		}
+		llc, err := r.llc(n, dir, pkg)
+		if err != nil {
+			return nil, err
+		}
+		cs.LLC = int(llc.Or(smt).First())
+		if v, ok, err := r.int(dir + "/cpu_capacity"); err != nil {
+			return nil, err
+		} else if ok {
+			cs.Capacity = v
+		}
+		maxCap = max(maxCap, cs.Capacity)
+		if rel, ok, err := r.optList(n, dir+"/cpufreq/related_cpus"); err != nil {
+			return nil, err
+		} else if ok && !rel.Empty() {
+			cs.FreqDomain = int(rel.First())
+		}
+		if v, ok, err := r.int(dir + "/cpufreq/cpuinfo_max_freq"); err != nil {
+			return nil, err
+		} else if ok {
+			cs.MaxFreqKHz = v
+		}
+		if idle[c], err = r.idle(dir); err != nil {
+			return nil, err
+		}
+		s.CPUs[c] = cs
+	}
+	if maxCap <= 0 {
+		return nil, fmt.Errorf("sysfs: cpu_capacity values are not positive")
+	}
+	for i := range s.CPUs {
+		c := &s.CPUs[i]
+		c.Capacity = max(1, c.Capacity*1024/maxCap)
+	}
+	same := true
+	for c := 1; c < n; c++ {
+		if !reflect.DeepEqual(idle[c], idle[0]) {
+			same = false
+			break
+		}
+	}
+	if same {
+		s.IdleStates = idle[0]
+	} else {
+		for c := range n {
+			s.CPUs[c].IdleStates = idle[c]
+		}
+	}
+	if err := r.nodes(s); err != nil {
+		return nil, err
+	}
+	if err := s.Validate(); err != nil {
+		return nil, fmt.Errorf("sysfs: %w", err)
+	}
+	return s, nil
+}
+
+type sysReader struct{ fsys fs.FS }
+
+func (r *sysReader) read(name string) (string, bool, error) {
+	b, err := fs.ReadFile(r.fsys, name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("sysfs: %w", err)
+	}
+	return strings.TrimSpace(string(b)), true, nil
+}
+
+func (r *sysReader) int(name string) (int, bool, error) {
+	v, ok, err := r.read(name)
+	if err != nil || !ok {
+		return 0, false, err
+	}
+	x, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, false, fmt.Errorf("sysfs: %s: %q is not an integer", name, v)
+	}
+	return x, true, nil
+}
+
+// parseList reads a cpulist ("0-3,8") or a space-separated list of numbers
+// (cpufreq's related_cpus).
+func parseList(n int, v string) (cpumask.Mask, error) {
+	v = strings.Join(strings.Fields(v), ",")
+	return cpumask.Parse(n, v)
+}
+
+func (r *sysReader) optList(n int, name string) (cpumask.Mask, bool, error) {
+	v, ok, err := r.read(name)
+	if err != nil || !ok {
+		return cpumask.Mask{}, false, err
+	}
+	m, err := parseList(n, v)
+	if err != nil {
+		return cpumask.Mask{}, false, fmt.Errorf("sysfs: %s: %v", name, err)
+	}
+	return m, true, nil
+}
+
+func (r *sysReader) list(name string, n int) (cpumask.Mask, error) {
+	m, ok, err := r.optList(n, name)
+	if err != nil {
+		return m, err
+	}
+	if !ok {
+		return m, fmt.Errorf("sysfs: %s not found", name)
+	}
+	return m, nil
+}
+
+// listOr reads the first of names that exists, else returns def.
+func (r *sysReader) listOr(n int, def cpumask.Mask, names ...string) (cpumask.Mask, error) {
+	for _, name := range names {
+		m, ok, err := r.optList(n, name)
+		if err != nil {
+			return m, err
+		}
+		if ok && !m.Empty() {
+			return m, nil
+		}
+	}
+	return def, nil
+}
+
+// llc returns the shared_cpu_list of the CPU's highest-level data or
+// unified cache, or def when there is no cache information.
+func (r *sysReader) llc(n int, dir string, def cpumask.Mask) (cpumask.Mask, error) {
+	best, bestLevel := def, -1
+	entries, err := fs.ReadDir(r.fsys, dir+"/cache")
+	if errors.Is(err, fs.ErrNotExist) {
+		return def, nil
+	}
+	if err != nil {
+		return def, fmt.Errorf("sysfs: %w", err)
+	}
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), "index") {
+			continue
+		}
+		idx := dir + "/cache/" + e.Name()
+		typ, _, err := r.read(idx + "/type")
+		if err != nil {
+			return def, err
+		}
+		if typ == "Instruction" {
+			continue
+		}
+		level, ok, err := r.int(idx + "/level")
+		if err != nil || !ok {
+			return def, err
+		}
+		m, ok, err := r.optList(n, idx+"/shared_cpu_list")
+		if err != nil {
+			return def, err
+		}
+		if ok && level > bestLevel && !m.Empty() {
+			best, bestLevel = m, level
+		}
+	}
+	return best, nil
+}
+
+func (r *sysReader) idle(dir string) ([]IdleState, error) {
+	var out []IdleState
+	for k := 0; ; k++ {
+		sd := fmt.Sprintf("%s/cpuidle/state%d", dir, k)
+		name, ok, err := r.read(sd + "/name")
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return out, nil
+		}
+		lat, _, err := r.int(sd + "/latency")
+		if err != nil {
+			return nil, err
+		}
+		res, _, err := r.int(sd + "/residency")
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, IdleState{Name: name, ExitLatencyNs: int64(lat) * 1000, TargetResidencyNs: int64(res) * 1000})
+	}
+}
+
+// nodes fills Node and Distance from devices/system/node.
+func (r *sysReader) nodes(s *MachineSpec) error {
+	n := len(s.CPUs)
+	entries, err := fs.ReadDir(r.fsys, "devices/system/node")
+	if errors.Is(err, fs.ErrNotExist) {
+		s.Distance = [][]int{{10}}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("sysfs: %w", err)
+	}
+	var ids []int // kernel node ids present as nodeN
+	for _, e := range entries {
+		if id, err := strconv.Atoi(strings.TrimPrefix(e.Name(), "node")); err == nil && strings.HasPrefix(e.Name(), "node") {
+			ids = append(ids, id)
+		}
+	}
+	sort.Ints(ids)
+	// The distance file's columns are the online nodes.
+	cols := ids
+	if m, ok, err := r.optList(1<<16, "devices/system/node/online"); err != nil {
+		return err
+	} else if ok {
+		cols = nil
+		for _, c := range m.CPUs() {
+			cols = append(cols, int(c))
+		}
+	}
+	colOf := map[int]int{}
+	for i, id := range cols {
+		colOf[id] = i
+	}
+	var withCPUs []int
+	assigned := cpumask.New(n)
+	nodeOf := make([]int, n)
+	for _, id := range ids {
+		m, ok, err := r.optList(n, path.Join("devices/system/node", fmt.Sprintf("node%d", id), "cpulist"))
+		if err != nil {
+			return err
+		}
+		if !ok || m.Empty() {
+			continue
+		}
+		dense := len(withCPUs)
+		withCPUs = append(withCPUs, id)
+		m.ForEach(func(c cpumask.CPU) bool {
+			if !assigned.Test(c) {
+				assigned.Set(c)
+				nodeOf[c] = dense
+			}
+			return true
+		})
+	}
+	if len(withCPUs) == 0 {
+		s.Distance = [][]int{{10}}
+		return nil
+	}
+	for c := range n {
+		s.CPUs[c].Node = nodeOf[c] // CPUs in no node list stay on node 0
+	}
+	s.Distance = make([][]int, len(withCPUs))
+	for a, id := range withCPUs {
+		name := fmt.Sprintf("devices/system/node/node%d/distance", id)
+		v, ok, err := r.read(name)
+		if err != nil {
+			return err
+		}
+		row := make([]int, len(withCPUs))
+		if !ok {
+			for b := range row {
+				row[b] = 20
+			}
+			row[a] = 10
+			s.Distance[a] = row
+			continue
+		}
+		fields := strings.Fields(v)
+		for b, other := range withCPUs {
+			col, ok := colOf[other]
+			if !ok || col >= len(fields) {
+				return fmt.Errorf("sysfs: %s has no column for node %d", name, other)
+			}
+			x, err := strconv.Atoi(fields[col])
+			if err != nil {
+				return fmt.Errorf("sysfs: %s: %q is not an integer", name, fields[col])
+			}
+			row[b] = x
+		}
+		s.Distance[a] = row
+	}
+	return nil
+}
