@@ -1,0 +1,66 @@
+package cli
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func run(args ...string) (string, string, int) {
+	var out, errb bytes.Buffer
+	code := Main(&out, &errb, args)
+	return out.String(), errb.String(), code
+}
+
+func TestUnknownCommandAndFlag(t *testing.T) {
+	for _, args := range [][]string{{"bogus"}, {"version", "--nope"}, {"scenario"}} {
+		_, stderr, code := run(args...)
+		if code != 2 {
+			t.Errorf("%v: exit %d, want 2", args, code)
+		}
+		if strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "schedlab: ") {
+			t.Errorf("%v: stderr %q is not one line", args, stderr)
+		}
+	}
+}
+
+func TestScenarioCommand(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "s.txt")
+	text := "machine name=hikey\n----\n\ntask name=a cpu=0 affinity=0\nrun 10ms\n----\n\nadvance by=5ms\n----\n\ntasks\n----\n"
+	os.WriteFile(f, []byte(text), 0o644)
+	out, stderr, code := run("scenario", f)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(out, "a/1 state=R cpu=0 cgroup=/ on_rq=1 running=1 sum_exec_runtime=4000000") {
+		t.Fatalf("output:\n%s", out)
+	}
+	// The printed file is its own expectation: --check on it passes.
+	os.WriteFile(f, []byte(out), 0o644)
+	out2, _, code := run("scenario", "--check", f)
+	if code != 0 || !strings.Contains(out2, "all as expected") {
+		t.Fatalf("check: exit %d\n%s", code, out2)
+	}
+	// A changed expectation fails with exit 1.
+	os.WriteFile(f, []byte(strings.Replace(out, "running=1", "running=0", 1)), 0o644)
+	if _, _, code := run("scenario", "--check", f); code != 1 {
+		t.Fatalf("check of a wrong expectation: exit %d", code)
+	}
+}
+
+func TestScenarioErrors(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "bad.txt")
+	os.WriteFile(f, []byte("machine name=hikey\n----\n\ntask name=a\nrun 3 parsecs\n----\n"), 0o644)
+	_, stderr, code := run("scenario", f)
+	if code != 2 || stderr != "schedlab: "+f+":5: run takes one duration\n" {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	_, stderr, code = run("scenario", filepath.Join(dir, "missing.txt"))
+	if code != 2 || !strings.Contains(stderr, "missing.txt: no such file or directory") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+}
