@@ -91,13 +91,35 @@ func (k *Kernel) checkCfsRq(c *CfsRq) {
 	if k.S.EEVDF && (sumW != c.SumWVruntime || sumWeight != c.SumWeight) {
 		panic(fmt.Sprintf("sched: invariant: %s sum_w_vruntime/sum_weight %d/%d, recomputed %d/%d", where, c.SumWVruntime, c.SumWeight, sumW, sumWeight))
 	}
-	if c.Avg.LoadSum < c.Avg.LoadAvg*PeltMinDivider && uint32(c.Avg.LoadSum) == uint32(c.Avg.LoadAvg*PeltMinDivider) {
-		// only the 32-bit truncated bound is enforced by the kernel
-	}
+	// PELT: the relations the kernel maintains between sums and averages.
+	// A queue's average is its sum over a divider of at most LOAD_AVG_MAX,
+	// so the sum is at least avg × PELT_MIN_DIVIDER (the kernel enforces
+	// it after every subtraction, with a 32-bit truncation that we
+	// respect), and no signal can exceed what every task at full weight
+	// could produce.
 	if uint64(c.Avg.UtilSum) < c.Avg.UtilAvg*PeltMinDivider && c.Avg.UtilAvg*PeltMinDivider < 1<<32 {
 		panic(fmt.Sprintf("sched: invariant: %s util_sum %d below util_avg %d × PELT_MIN_DIVIDER", where, c.Avg.UtilSum, c.Avg.UtilAvg))
+	}
+	if c.Avg.PeriodContrib >= 1024 {
+		panic(fmt.Sprintf("sched: invariant: %s period_contrib %d", where, c.Avg.PeriodContrib))
 	}
 	if c.Avg.UtilAvg > SchedCapacityScale*uint64(len(k.Tasks)+1) {
 		panic(fmt.Sprintf("sched: invariant: %s util_avg %d impossible", where, c.Avg.UtilAvg))
 	}
+	for _, se := range ents {
+		if !se.IsTask() {
+			continue
+		}
+		a := &se.Avg
+		if a.UtilAvg > SchedCapacityScale || a.RunnableAvg > SchedCapacityScale || a.LoadAvg > seWeight(se) {
+			panic(fmt.Sprintf("sched: invariant: %s task %d PELT out of range: %s", where, se.task.PID, fmtAvgShort(a)))
+		}
+		if a.PeriodContrib >= 1024 || a.LastUpdateTime == 0 {
+			panic(fmt.Sprintf("sched: invariant: %s queued task %d has no PELT window (%s)", where, se.task.PID, fmtAvgShort(a)))
+		}
+	}
+}
+
+func fmtAvgShort(a *SchedAvg) string {
+	return fmt.Sprintf("load %d runnable %d util %d lut %d contrib %d", a.LoadAvg, a.RunnableAvg, a.UtilAvg, a.LastUpdateTime, a.PeriodContrib)
 }
