@@ -142,3 +142,88 @@ func TestRandStreamsDeterministicAndIndependent(t *testing.T) {
 		t.Fatalf("same=%v diffName=%v diffSeed=%v", same, diffName, diffSeed)
 	}
 }
+
+// refEngine is a brute-force event list with the engine's ordering rule.
+type refEngine struct {
+	now  Time
+	seq  uint64
+	when map[int]Time
+	sq   map[int]uint64
+}
+
+func (r *refEngine) schedule(id int, at Time) { r.seq++; r.when[id] = at; r.sq[id] = r.seq }
+func (r *refEngine) cancel(id int)            { delete(r.when, id); delete(r.sq, id) }
+func (r *refEngine) next() (int, bool) {
+	best := -1
+	for id, w := range r.when {
+		if best < 0 || w < r.when[best] || (w == r.when[best] && r.sq[id] < r.sq[best]) {
+			best = id
+		}
+	}
+	if best < 0 {
+		return 0, false
+	}
+	r.now = r.when[best]
+	r.cancel(best)
+	return best, true
+}
+
+// TestReentrantAgainstReference fires timers that arm, re-arm and cancel
+// other timers (many for the current instant) and checks the firing order
+// against the brute-force reference.
+func TestReentrantAgainstReference(t *testing.T) {
+	const n = 64
+	e := New(1)
+	ref := &refEngine{when: map[int]Time{}, sq: map[int]uint64{}}
+	r := rand.New(rand.NewPCG(3, 4))
+	var got []int
+	timers := make([]*Timer, n)
+	var actions [][]int // per firing: ops drawn up front so both engines see the same
+	for i := range timers {
+		id := i
+		timers[i] = NewTimer("t", func() {
+			got = append(got, id)
+			for k := 0; k < 3; k++ {
+				j := r.IntN(n)
+				switch r.IntN(4) {
+				case 0:
+					e.Cancel(timers[j])
+					actions = append(actions, []int{0, j, 0})
+				case 1:
+					e.Schedule(timers[j], e.Now())
+					actions = append(actions, []int{1, j, int(e.Now())})
+				default:
+					at := e.Now() + Time(r.IntN(5))
+					e.Schedule(timers[j], at)
+					actions = append(actions, []int{1, j, int(at)})
+				}
+			}
+		})
+	}
+	for i := 0; i < 8; i++ {
+		e.Schedule(timers[i], Time(i%3))
+		ref.schedule(i, Time(i%3))
+	}
+	for steps := 0; steps < 5000 && e.Step(); steps++ {
+	}
+	// Replay the same actions on the reference and compare the order.
+	ai := 0
+	for k, id := range got {
+		rid, ok := ref.next()
+		if !ok || rid != id {
+			t.Fatalf("firing %d: engine fired %d, reference %d (ok=%v)", k, id, rid, ok)
+		}
+		for j := 0; j < 3 && ai < len(actions); j++ {
+			a := actions[ai]
+			ai++
+			if a[0] == 0 {
+				ref.cancel(a[1])
+			} else {
+				ref.schedule(a[1], Time(a[2]))
+			}
+		}
+	}
+	if len(got) < 1000 {
+		t.Fatalf("only %d firings", len(got))
+	}
+}
