@@ -32,6 +32,14 @@ type Options struct {
 // SD_BALANCE_FORK and SD_WAKE_AFFINE (node_reclaim_distance default).
 const reclaimDistance = 30
 
+// reclaimDist is node_reclaim_distance for the spec's machine.
+func (s *MachineSpec) reclaimDist() int {
+	if s.ReclaimDistance > 0 {
+		return s.ReclaimDistance
+	}
+	return reclaimDistance
+}
+
 // Topology is a built machine: the spec plus Linux's sched domains and groups
 // for it, and the per-CPU shortcuts the fair class reads. It is read-only
 // after Build, masks included; the scheduler keeps its mutable per-domain,
@@ -460,7 +468,7 @@ func (b *builder) sdInit(tl int, child *rawDomain, cpu cpumask.CPU) *rawDomain {
 	if sd.flags&SDNuma != 0 {
 		sd.flags &^= SDPreferSibling
 		sd.flags |= SDSerialize
-		if l.Distance > reclaimDistance {
+		if l.Distance > b.spec.reclaimDist() {
 			sd.flags &^= SDBalanceExec | SDBalanceFork | SDWakeAffine
 		}
 	}

@@ -192,7 +192,7 @@ func TestZen3NPS1(t *testing.T) {
 			{"SMT", tc.smt, fSMT, 0},
 			{"MC", tc.mc, fMC, 0},
 			{"PKG", tc.pkg, fPKG, pkgImb},
-			{"NUMA", "0-255", fNUMAFar, numaImb},
+			{"NUMA", "0-255", fNUMA, numaImb}, // 32 <= Zen's node_reclaim_distance
 		})
 		if topo.SdLLCSize[tc.cpu] != 16 || topo.SdLLCID[tc.cpu] != tc.wantSdLLCID {
 			t.Errorf("cpu%d: sd_llc_size %d sd_llc_id %d, want 16, %d", tc.cpu, topo.SdLLCSize[tc.cpu], topo.SdLLCID[tc.cpu], tc.wantSdLLCID)
@@ -280,7 +280,7 @@ func TestZen3NPS4(t *testing.T) {
 			{"MC", tc.mc, fMC, imb[2]},
 			{"NODE", tc.node, fPKG, imb[3]},
 			{"NUMA", tc.numaSocket, fNUMA, imb[4]},
-			{"NUMA", "0-255", fNUMAFar, imb[5]},
+			{"NUMA", "0-255", fNUMA, imb[5]}, // 32 <= Zen's node_reclaim_distance
 		})
 	}
 	if imb[3] != 2 || imb[4] != 2 || imb[5] != 4 {
@@ -517,8 +517,8 @@ func TestBaselineNaming(t *testing.T) {
 	}{
 		{v6, 0, "SD_BALANCE_NEWIDLE|SD_BALANCE_EXEC|SD_BALANCE_FORK|SD_WAKE_AFFINE|SD_SHARE_CPUCAPACITY|SD_SHARE_LLC|SD_PREFER_SIBLING", 0x1297},
 		{v5, 0, "SD_BALANCE_NEWIDLE|SD_BALANCE_EXEC|SD_BALANCE_FORK|SD_WAKE_AFFINE|SD_SHARE_CPUCAPACITY|SD_SHARE_PKG_RESOURCES|SD_PREFER_SIBLING", 0x997},
-		{v6, 3, "SD_BALANCE_NEWIDLE|SD_SERIALIZE|SD_NUMA", 0x2401},
-		{v5, 3, "SD_BALANCE_NEWIDLE|SD_SERIALIZE|SD_OVERLAP|SD_NUMA", 0x3201},
+		{v6, 3, "SD_BALANCE_NEWIDLE|SD_BALANCE_EXEC|SD_BALANCE_FORK|SD_WAKE_AFFINE|SD_SERIALIZE|SD_NUMA", 0x2417},
+		{v5, 3, "SD_BALANCE_NEWIDLE|SD_BALANCE_EXEC|SD_BALANCE_FORK|SD_WAKE_AFFINE|SD_SERIALIZE|SD_OVERLAP|SD_NUMA", 0x3217},
 	} {
 		d := tc.topo.Domains[0][tc.depth]
 		if got := FlagsString(d.Flags, tc.topo.Kernel); got != tc.names {
@@ -673,5 +673,34 @@ func BenchmarkBuild1024(b *testing.B) {
 		if _, err := Build(s, Options{}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestReclaimDistance: NUMA levels beyond node_reclaim_distance lose
+// SD_BALANCE_EXEC, SD_BALANCE_FORK and SD_WAKE_AFFINE. The kernel default
+// is RECLAIM_DISTANCE = 30; AMD Zen sets 32 (arch/x86/kernel/cpu/amd.c), so
+// the zen3 presets keep them at SLIT 32, and the same machine with the
+// default loses them.
+// Reference: topology.c:sd_init (v6.19).
+func TestReclaimDistance(t *testing.T) {
+	zen := mustPreset(t, "zen3-2s-nps1")
+	if zen.ReclaimDistance != 32 {
+		t.Fatalf("zen3 preset reclaim distance %d", zen.ReclaimDistance)
+	}
+	generic := zen.Clone()
+	generic.ReclaimDistance = 0
+	for _, tc := range []struct {
+		spec  *MachineSpec
+		flags Flags
+	}{{zen, fNUMA}, {generic, fNUMAFar}} {
+		topo := mustBuild(t, tc.spec, KernelV619)
+		d := topo.Domains[0][len(topo.Domains[0])-1]
+		if d.Name != "NUMA" || d.Flags != tc.flags {
+			t.Errorf("reclaim distance %d: %s flags %s, want %s", tc.spec.ReclaimDistance, d.Name, d.Flags, tc.flags)
+		}
+	}
+	// YAML: reclaim_distance is read, and range-checked.
+	if _, err := ParseYAML("r.yaml", []byte("name: r\nsockets: 2\ncores_per_llc: 2\ndistance: [[10, 32], [32, 10]]\nreclaim_distance: 5\n")); err == nil || !strings.Contains(err.Error(), "reclaim_distance") {
+		t.Errorf("reclaim_distance 5 accepted: %v", err)
 	}
 }

@@ -91,6 +91,8 @@ func zen3(nps int) *MachineSpec {
 	if err != nil {
 		panic("topology: zen3 preset: " + err.Error())
 	}
+	// AMD Zen: node_reclaim_distance = 32 (init_amd_zen_common).
+	s.ReclaimDistance = 32
 	return s
 }
 

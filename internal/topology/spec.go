@@ -40,6 +40,16 @@ type MachineSpec struct {
 	// IdleStates are the cpuidle states of every CPU whose own IdleStates
 	// is nil, shallowest first.
 	IdleStates []IdleState
+	// ReclaimDistance is node_reclaim_distance: NUMA levels farther than
+	// this lose SD_BALANCE_EXEC, SD_BALANCE_FORK and SD_WAKE_AFFINE. 0
+	// means the kernel's default RECLAIM_DISTANCE, 30; x86 sets 32 on AMD
+	// Zen (arch/x86/kernel/cpu/amd.c, since v5.4), so that the two sockets
+	// of an EPYC (SLIT 32) still balance forks and affine wakeups.
+	ReclaimDistance int
+	// Costs is the machine file's costs: section (nil if none): settings
+	// of the cost model's parameters, which package costmodel applies on
+	// top of its defaults.
+	Costs *CostsSpec
 }
 
 // CPUSpec is one logical CPU. The ids are machine-wide: two CPUs share a
@@ -325,6 +335,7 @@ func (s *MachineSpec) Clone() *MachineSpec {
 		c.Distance[i] = append([]int(nil), row...)
 	}
 	c.IdleStates = cloneIdle(s.IdleStates)
+	c.Costs = s.Costs.Clone()
 	return &c
 }
 

@@ -52,7 +52,7 @@ func ParseYAML(name string, data []byte) (*MachineSpec, error) {
 
 // Keys of the two forms.
 var (
-	commonKeys   = []string{"name", "description", "arch", "distance", "idle_states"}
+	commonKeys   = []string{"name", "description", "arch", "distance", "idle_states", "costs", "reclaim_distance"}
 	regularKeys  = []string{"sockets", "nodes_per_socket", "llcs_per_node", "clusters_per_llc", "cores_per_cluster", "cores_per_llc", "threads_per_core", "numbering", "capacity", "max_freq_khz", "freq_domains"}
 	explicitKeys = []string{"cpus"}
 	cpuKeys      = []string{"cpu", "core", "cluster", "llc", "package", "node", "capacity", "freq_domain", "max_freq_khz", "idle_states"}
@@ -181,6 +181,13 @@ func (p *yparser) parse(data []byte) (*MachineSpec, error) {
 		}
 		s.Description = str
 	}
+	if v := vals["reclaim_distance"]; v != nil {
+		d, err := p.integer(v, "reclaim_distance", 10, 255)
+		if err != nil {
+			return nil, err
+		}
+		s.ReclaimDistance = d
+	}
 	if v := vals["arch"]; v != nil {
 		str, err := p.str(v, "arch")
 		if err != nil {
@@ -212,6 +219,12 @@ func (p *yparser) parse(data []byte) (*MachineSpec, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if v := vals["costs"]; v != nil {
+		// The cost model's parameters (package costmodel; docs/costs.md).
+		if s.Costs, err = p.costs(v); err != nil {
+			return nil, err
+		}
 	}
 	return s, nil
 }
