@@ -1,0 +1,543 @@
+package costmodel
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/schedlab/schedlab/internal/cpumask"
+	"github.com/schedlab/schedlab/internal/engine"
+	"github.com/schedlab/schedlab/internal/topology"
+)
+
+var update = flag.Bool("update", false, "rewrite docs/costs.md's generated tables")
+
+func preset(t *testing.T, name string) *topology.MachineSpec {
+	t.Helper()
+	s, ok := topology.Preset(name)
+	if !ok {
+		t.Fatalf("no preset %s", name)
+	}
+	return s
+}
+
+func mustFor(t *testing.T, s *topology.MachineSpec) *Params {
+	t.Helper()
+	p, err := For(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// Every machine preset has its own defaults, and every default of every
+// preset says where it comes from.
+func TestPresetsComplete(t *testing.T) {
+	for _, mp := range topology.Presets() {
+		if _, ok := presetTables[mp.Name]; !ok {
+			t.Errorf("machine preset %s has no cost defaults", mp.Name)
+		}
+	}
+	for _, name := range PresetNames() {
+		p, ok := Defaults(name)
+		if !ok {
+			t.Fatalf("Defaults(%s)", name)
+		}
+		for _, q := range All() {
+			if strings.TrimSpace(p.Source(q.Key)) == "" {
+				t.Errorf("%s: %s has no source", name, q.Key)
+			}
+			if err := Check(q.Key, p.Get(q.Key)); err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+		}
+	}
+	if got := mustFor(t, preset(t, "hikey")).Name; got != "hikey" {
+		t.Errorf("For(hikey) used %s", got)
+	}
+}
+
+// Every field of Params but Name and Sources is a parameter.
+func TestEveryFieldIsAParameter(t *testing.T) {
+	typ := reflect.TypeFor[Params]()
+	n := 0
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		if f.Name == "Name" || f.Name == "Sources" {
+			continue
+		}
+		if f.Tag.Get("cost") == "" {
+			t.Errorf("field %s has no cost tag", f.Name)
+		}
+		n++
+	}
+	if n != len(All()) {
+		t.Errorf("%d fields, %d parameters", n, len(All()))
+	}
+}
+
+// fieldDocs reads the first sentence of each parameter field's doc comment
+// from params.go.
+func fieldDocs(t *testing.T) map[string]string {
+	t.Helper()
+	fs := token.NewFileSet()
+	f, err := parser.ParseFile(fs, "params.go", nil, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	ast.Inspect(f, func(n ast.Node) bool {
+		ts, ok := n.(*ast.TypeSpec)
+		if !ok || ts.Name.Name != "Params" {
+			return true
+		}
+		for _, fld := range ts.Type.(*ast.StructType).Fields.List {
+			if fld.Tag == nil || len(fld.Names) != 1 {
+				continue
+			}
+			tag := reflect.StructTag(strings.Trim(fld.Tag.Value, "`"))
+			key := tag.Get("cost")
+			if key == "" {
+				continue
+			}
+			doc := strings.Join(strings.Fields(fld.Doc.Text()), " ")
+			doc = strings.TrimPrefix(doc, fld.Names[0].Name+" ")
+			doc = strings.TrimPrefix(strings.TrimPrefix(doc, "is "), "are ")
+			if i := strings.Index(doc, ". "); i >= 0 {
+				doc = doc[:i+1]
+			}
+			out[key] = strings.ToUpper(doc[:1]) + doc[1:]
+		}
+		return false
+	})
+	return out
+}
+
+const (
+	genBegin = "<!-- BEGIN GENERATED: go test ./internal/costmodel -run TestDocUpToDate -update -->\n"
+	genEnd   = "<!-- END GENERATED -->\n"
+)
+
+// docs/costs.md's tables are generated from the code; this test fails when
+// they are stale (rewrite them with -update).
+func TestDocUpToDate(t *testing.T) {
+	docs := fieldDocs(t)
+	for _, q := range All() {
+		if docs[q.Key] == "" {
+			t.Errorf("parameter %s (%s) has no doc comment", q.Key, q.Field)
+		}
+	}
+	var gen bytes.Buffer
+	if err := WriteDocTables(&gen, docs); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join("..", "..", "docs", "costs.md")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(data)
+	i, j := strings.Index(s, genBegin), strings.Index(s, genEnd)
+	if i < 0 || j < i {
+		t.Fatalf("%s has no generated section markers", path)
+	}
+	want := s[:i+len(genBegin)] + gen.String() + s[j:]
+	if want == s {
+		return
+	}
+	if *update {
+		if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	t.Errorf("%s is out of date: run go test ./internal/costmodel -run TestDocUpToDate -update", path)
+}
+
+func TestMachineFileCosts(t *testing.T) {
+	s, err := topology.LoadFile(filepath.Join("testdata", "box.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := mustFor(t, s)
+	if p.Name != "zen3-2s-nps1" {
+		t.Errorf("base %s, want zen3-2s-nps1 from the file's base", p.Name)
+	}
+	if p.ContextSwitch != 750 || p.Source("context_switch_ns") != filepath.Join("testdata", "box.yaml")+":8" {
+		t.Errorf("context_switch_ns = %d from %q", p.ContextSwitch, p.Source("context_switch_ns"))
+	}
+	if p.SMTFactor != 0.7 || !strings.HasPrefix(p.Source("smt_factor"), "my measurement (") {
+		t.Errorf("smt_factor = %g from %q", p.SMTFactor, p.Source("smt_factor"))
+	}
+	if p.MemBWLLC != 51.2 {
+		t.Errorf("unset parameter changed: mem_bw_llc_gbps = %g", p.MemBWLLC)
+	}
+	// A costs file on top: its base and settings win.
+	q, err := Resolve(s, filepath.Join("testdata", "costs.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.Name != "hikey" || q.ContextSwitch != 750 || q.SISScanCPU != 99 {
+		t.Errorf("Resolve: base %s, context_switch %d, sis_scan %d", q.Name, q.ContextSwitch, q.SISScanCPU)
+	}
+	if src := q.Source("context_switch_ns"); src != filepath.Join("testdata", "box.yaml")+":8" {
+		t.Errorf("the machine file's setting is attributed to %q", src)
+	}
+	if src := q.Source("sis_scan_cpu_ns"); src != filepath.Join("testdata", "costs.yaml")+":3" {
+		t.Errorf("the costs file's setting is attributed to %q", src)
+	}
+	// A plain host spec uses the generic defaults.
+	h := preset(t, "hikey")
+	h.Source = "host:/sys"
+	if got := mustFor(t, h).Name; got != GenericName {
+		t.Errorf("host-like spec got %s defaults", got)
+	}
+}
+
+// User mistakes in costs name the file and line.
+func TestCostsErrors(t *testing.T) {
+	for _, tc := range []struct{ body, want string }{
+		{"costs:\n  context_swich_ns: 5\n", `box.yaml:9: unknown cost parameter "context_swich_ns"`},
+		{"costs:\n  smt_factor: 1.5\n", "box.yaml:9: smt_factor must be in 0.05..1 ×, not 1.5"},
+		{"costs:\n  syscall_ns: fast\n", "box.yaml:9: syscall_ns must be a number"},
+		{"costs:\n  syscall_ns: {value: 3, src: x}\n", `box.yaml:9: unknown key "src" in cost parameter syscall_ns`},
+		{"costs:\n  syscall_ns: 1\n  syscall_ns: 2\n", `box.yaml:10: duplicate cost parameter "syscall_ns" (first at line 9)`},
+		{"costs: [1, 2]\n", "box.yaml:8: costs must be a mapping"},
+		{"costs:\n  base: zen9\n", `box.yaml:9: unknown costs base "zen9"`},
+	} {
+		head := "name: box\nsockets: 1\ncores_per_llc: 4\nthreads_per_core: 2\n#\n#\n#\n"
+		_, err := func() (*Params, error) {
+			s, err := topology.ParseYAML("box.yaml", []byte(head+tc.body))
+			if err != nil {
+				return nil, err
+			}
+			return For(s)
+		}()
+		var fe *topology.FileError
+		if !errors.As(err, &fe) || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%q: got %v, want %s", tc.body, err, tc.want)
+		}
+	}
+	_, err := Resolve(preset(t, "hikey"), filepath.Join("testdata", "bad-base.yaml"))
+	if err == nil || !strings.HasPrefix(err.Error(), filepath.Join("testdata", "bad-base.yaml")+`:2: unknown costs base "zen5"`) {
+		t.Errorf("bad base: %v", err)
+	}
+	_, err = Resolve(preset(t, "hikey"), filepath.Join("testdata", "bad-costs.yaml"))
+	if err == nil || !strings.HasPrefix(err.Error(), filepath.Join("testdata", "bad-costs.yaml")+":3: ") {
+		t.Errorf("bad costs file: %v", err)
+	}
+}
+
+// Reference: docs/costs.md, "Cache refill".
+func TestCacheRefill(t *testing.T) {
+	s := preset(t, "zen3-2s-nps1")
+	p := mustFor(t, s)
+	const mb = 1 << 20
+	same, llc, xllc, xnode := cpumask.CPU(0), cpumask.CPU(1), cpumask.CPU(8), cpumask.CPU(64)
+	if DistanceOf(s, 0, 128) != SameCore || DistanceOf(s, 0, llc) != SameLLC || DistanceOf(s, 0, xllc) != OtherLLC || DistanceOf(s, 0, xnode) != OtherNode {
+		t.Fatal("distances")
+	}
+	short := 10 * engine.Microsecond
+	r := func(to cpumask.CPU, fp int64, away engine.Time) engine.Time { return p.CacheRefill(s, 0, to, fp, away) }
+	// A large footprint right after a move: the farther, the longer.
+	a, b, c, d := r(same, 8*mb, short), r(llc, 8*mb, short), r(xllc, 8*mb, short), r(xnode, 8*mb, short)
+	if !(a < b && b < c && c < d) {
+		t.Errorf("8 MiB after 10 µs: same cpu %v, same llc %v, other llc %v, other node %v", a, b, c, d)
+	}
+	// Same LLC: only the private cache refills from the L3: 512 KiB / 60 GB/s.
+	if want := engine.Time(512*1024/60.0 + 8*mb*(1-math.Exp(-1e4*10/(32*mb)))/20); b < want-1 || b > want+1 {
+		t.Errorf("same-LLC refill %v, want about %v", b, want)
+	}
+	// Other LLC: the surviving footprint at 13 GB/s: about 8 MiB / 13 GB/s.
+	if want := engine.Time(8 * mb / 13); c < want*9/10 || c > want*11/10 {
+		t.Errorf("other-LLC refill %v, want about %v", c, want)
+	}
+	// After a long absence every cache is cold wherever the task goes
+	// (within the node): the distance stops mattering.
+	long := 10 * engine.Second
+	if x, y := r(llc, 8*mb, long), r(xllc, 8*mb, long); x != y {
+		t.Errorf("after 10 s: same llc %v, other llc %v", x, y)
+	}
+	if r(xnode, 0, short) != 0 || r(same, 8*mb, 0) != 0 {
+		t.Error("no footprint or no time away must cost nothing")
+	}
+}
+
+// The _other_node parameters are for the farthest nodes; a node of the
+// same socket under NPS4 (SLIT 12) sits near the other-LLC value.
+func TestNodeInterpolation(t *testing.T) {
+	s := preset(t, "zen3-2s-nps4")
+	p := mustFor(t, s)
+	sameSocket, otherSocket := cpumask.CPU(16), cpumask.CPU(64)
+	if s.CPUs[sameSocket].Node == s.CPUs[0].Node || s.Distance[0][s.CPUs[sameSocket].Node] != 12 {
+		t.Fatal("cpu 16 should be on a same-socket node at distance 12")
+	}
+	wantNear := float64(p.IPIOtherLLC) + float64(p.IPIOtherNode-p.IPIOtherLLC)*2/22
+	if got := p.IPILatency(s, 0, sameSocket); math.Abs(float64(got)-wantNear) > 1 {
+		t.Errorf("IPI to a same-socket node: %v, want %v", got, wantNear)
+	}
+	if got := p.IPILatency(s, 0, otherSocket); got != p.IPIOtherNode {
+		t.Errorf("IPI to the other socket: %v", got)
+	}
+	if got := p.SharedLineRead(s, 0, 1); got != p.LineSameLLC {
+		t.Errorf("line in the LLC: %v", got)
+	}
+	if got := p.SharedLineRead(s, 0, 0); got != 0 {
+		t.Errorf("own line: %v", got)
+	}
+	if got := p.RemoteMemFactorFor(s, 0, s.CPUs[otherSocket].Node); got != p.RemoteMemFactor {
+		t.Errorf("remote factor %v", got)
+	}
+}
+
+// STREAM-like tasks on one LLC share its bandwidth; spread over LLCs they
+// are limited by their own core, then by the node.
+func TestMemShares(t *testing.T) {
+	s := preset(t, "zen3-2s-nps1")
+	p := mustFor(t, s)
+	var one []MemDemand
+	for c := range 8 {
+		one = append(one, MemDemand{CPU: cpumask.CPU(c), Demand: 100})
+	}
+	for i, g := range p.MemShares(s, one) {
+		if math.Abs(g-p.MemBWLLC/8) > 1e-9 {
+			t.Errorf("task %d on a shared LLC got %g GB/s, want %g", i, g, p.MemBWLLC/8)
+		}
+	}
+	var spread []MemDemand
+	for l := range 4 { // 4 × 28 GB/s fit in the node's 170
+		spread = append(spread, MemDemand{CPU: cpumask.CPU(8 * l), Demand: 100})
+	}
+	for i, g := range p.MemShares(s, spread) {
+		if math.Abs(g-p.MemBWCore) > 1e-9 {
+			t.Errorf("task %d alone on its LLC got %g, want the core limit %g", i, g, p.MemBWCore)
+		}
+	}
+	// 64 tasks on node 0's 64 cores: the node's 170 GB/s, 2.66 each.
+	var full []MemDemand
+	for c := range 64 {
+		full = append(full, MemDemand{CPU: cpumask.CPU(c), Demand: 100})
+	}
+	sum := 0.0
+	for _, g := range p.MemShares(s, full) {
+		sum += g
+	}
+	if math.Abs(sum-p.MemBWNode) > 1e-6 {
+		t.Errorf("node total %g, want %g", sum, p.MemBWNode)
+	}
+	// Small demands are met in full; the rest share what is left.
+	mixed := []MemDemand{{CPU: 0, Demand: 1}, {CPU: 1, Demand: 100}, {CPU: 2, Demand: 0}}
+	g := p.MemShares(s, mixed)
+	if g[0] != 1 || g[2] != 0 || math.Abs(g[1]-p.MemBWCore) > 1e-9 {
+		t.Errorf("mixed demands: %v", g)
+	}
+}
+
+// Reference: sched's lbWorkTime; arch_scale_cpu_capacity and
+// arch_scale_freq_capacity.
+func TestScaleWork(t *testing.T) {
+	if got := ScaleWork(415, 415, 0); got != 1024 {
+		t.Errorf("capacity 415: %v", got)
+	}
+	if got := ScaleWork(1000, 1024, 512); got != 2000 {
+		t.Errorf("half frequency: %v", got)
+	}
+	if got := ScaleWork(1000, 1024, 1024); got != 1000 {
+		t.Errorf("full speed: %v", got)
+	}
+	p := mustFor(t, preset(t, "zen3-2s-nps1"))
+	if p.SMTSpeed(true) != 0.62 || p.SMTSpeed(false) != 1 {
+		t.Error("SMTSpeed")
+	}
+	if p.PipeWriteCost(100) != 575+35 || p.UnixRecvCost(1000) != 1530+115 {
+		t.Errorf("IPC costs %v %v", p.PipeWriteCost(100), p.UnixRecvCost(1000))
+	}
+	if p.BlockedAverages(100) != 500+100*200 || p.CpufreqUpdateCost(6) != 300+6*100 || p.SISScan(4) != 120 {
+		t.Error("scheduler path costs")
+	}
+}
+
+// Reference: drivers/cpuidle/governors/menu.c (simplified).
+func TestIdleGovernor(t *testing.T) {
+	s := preset(t, "hikey")
+	states := s.IdleStatesOf(0) // WFI 1/1 µs, cpu-sleep 250/1000, cluster-sleep 700/2700
+	for _, tc := range []struct {
+		pred, limit engine.Time
+		want        int
+	}{
+		{500 * engine.Microsecond, 0, 0},
+		{1500 * engine.Microsecond, 0, 1},
+		{5 * engine.Millisecond, 0, 2},
+		{5 * engine.Millisecond, 300 * engine.Microsecond, 1},
+		{0, 0, 0},
+	} {
+		if got := SelectIdleState(states, tc.pred, tc.limit); got != tc.want {
+			t.Errorf("predicted %v, limit %v: state %d, want %d", tc.pred, tc.limit, got, tc.want)
+		}
+	}
+	if SelectIdleState(nil, engine.Second, 0) != -1 {
+		t.Error("no states")
+	}
+	if PredictIdle(3*engine.Millisecond, engine.Millisecond) != engine.Millisecond || PredictIdle(0, 5) != 5 || PredictIdle(7, 0) != 7 {
+		t.Error("PredictIdle")
+	}
+	if UpdateIdleAverage(0, 800) != 800 || UpdateIdleAverage(800, 0) != 700 {
+		t.Error("UpdateIdleAverage")
+	}
+	p := mustFor(t, s)
+	if p.IdleExitLatency(s, 3, 2) != 700*engine.Microsecond {
+		t.Error("spec states win")
+	}
+	h := preset(t, "hikey")
+	h.IdleStates = nil
+	p.IdleExit = 42
+	if p.IdleExitLatency(h, 3, 2) != 42 {
+		t.Error("IdleExit for a CPU without states")
+	}
+}
+
+func fakeMeasurements() *Measurements {
+	return &Measurements{
+		Host: "testhost", Kernel: "6.1.0", Date: "2025-01-02", CPUModel: "Test CPU",
+		Syscall: 95,
+		Pipe:    map[int]IOCost{100: {Write: 600, Read: 620}, 1000: {Write: 900, Read: 1100}},
+		Unix:    map[int]IOCost{100: {Write: 1500, Read: 1400}},
+		PingPong: []PingPong{
+			{Dist: SameCPU, A: 0, B: 0, RoundTrip: 4000},
+			{Dist: SameLLC, A: 0, B: 1, RoundTrip: 9000},
+		},
+		Lines:           []LineBounce{{Dist: SameLLC, A: 0, B: 1, OneWay: 42.4}},
+		MemBW:           []MemPoint{{"llc", 1, 20.5}, {"llc", 2, 33.3}},
+		PrivateCacheKiB: 512, LLCKiB: 32768,
+	}
+}
+
+// Reference: the rules on Derive.
+func TestDerive(t *testing.T) {
+	spec := preset(t, "chromebook-7c") // one LLC, one node, idle states
+	got := map[string]float64{}
+	for _, s := range Derive(fakeMeasurements(), spec) {
+		got[s.Key] = s.Value
+		if !strings.HasPrefix(s.Source, "calibration on testhost (2025-01-02): ") {
+			t.Errorf("%s: source %q", s.Key, s.Source)
+		}
+	}
+	perByte := ((900 - 600) + (1100 - 620)) / 2 / 900.0
+	want := map[string]float64{
+		"syscall_ns":        95,
+		"pipe_ns_per_byte":  roundSig3(perByte),
+		"pipe_write_ns":     math.Round(600 - 100*perByte),
+		"pipe_read_ns":      math.Round(620 - 100*perByte),
+		"unix_send_ns":      1500,
+		"unix_recv_ns":      1400,
+		"context_switch_ns": 2000 - 1220,
+		// 4500 − 1220 − 780 − WFI's 1 µs exit (the governor's pick for 4.5 µs)
+		"ipi_same_llc_ns":   4500 - 1220 - 780 - 1000,
+		"line_same_llc_ns":  42,
+		"mem_bw_core_gbps":  20.5,
+		"mem_bw_llc_gbps":   33.3,
+		"mem_bw_node_gbps":  33.3,
+		"private_cache_kib": 512,
+		"llc_kib":           32768,
+	}
+	for k, v := range want {
+		if g, ok := got[k]; !ok || math.Abs(g-v) > 1e-9 {
+			t.Errorf("%s = %v (present %v), want %v", k, g, ok, v)
+		}
+	}
+	if _, ok := got["unix_ns_per_byte"]; ok {
+		t.Error("unix_ns_per_byte derived without a second message size")
+	}
+	if _, ok := got["smt_factor"]; ok {
+		t.Error("smt_factor derived without an SMT measurement")
+	}
+}
+
+// The calibrated machine file reads back as the same machine with the
+// measured costs.
+func TestWriteMachineRoundTrip(t *testing.T) {
+	for _, name := range []string{"chromebook-7c", "zen3-2s-nps4"} {
+		spec := preset(t, name)
+		spec.Name, spec.Description = "cal-"+name, `a "quoted" description`
+		settings := Derive(fakeMeasurements(), spec)
+		var b bytes.Buffer
+		if err := WriteMachine(&b, spec, settings, []string{"test file"}); err != nil {
+			t.Fatal(err)
+		}
+		back, err := topology.ParseYAML("cal.yaml", b.Bytes())
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", name, err, b.String())
+		}
+		if back.Name != spec.Name || back.Description != spec.Description || !reflect.DeepEqual(back.CPUs, spec.CPUs) ||
+			!reflect.DeepEqual(back.Distance, spec.Distance) || !reflect.DeepEqual(back.IdleStates, spec.IdleStates) ||
+			back.ReclaimDistance != spec.ReclaimDistance {
+			t.Errorf("%s: the machine does not read back the same", name)
+		}
+		p := mustFor(t, back)
+		if p.Name != GenericName {
+			t.Errorf("calibrated file based on %s", p.Name)
+		}
+		for _, s := range settings {
+			if p.Get(s.Key) != s.Value || !strings.HasPrefix(p.Source(s.Key), s.Source+" (cal.yaml:") {
+				t.Errorf("%s = %v from %q, want %v from %q", s.Key, p.Get(s.Key), p.Source(s.Key), s.Value, s.Source)
+			}
+		}
+	}
+}
+
+func TestParseHackbenchTime(t *testing.T) {
+	out := "Running in threaded mode with 2 groups using 40 file descriptors each (== 80 tasks)\n" +
+		"Each sender will pass 200 messages of 100 bytes\nTime: 0.123\n"
+	if v, err := ParseHackbenchTime([]byte(out)); err != nil || v != 0.123 {
+		t.Errorf("got %v, %v", v, err)
+	}
+	if _, err := ParseHackbenchTime([]byte("No measurements available\n")); err == nil {
+		t.Error("no Time: line accepted")
+	}
+}
+
+// Golden: the validation table's layout.
+func TestValidationTableFormat(t *testing.T) {
+	res := []HackbenchResult{
+		{HackbenchCase: HackbenchCase{"-T", 1, 200}, Real: []float64{0.05, 0.04, 0.06}, Sim: 0.045},
+		{HackbenchCase: HackbenchCase{"-P", 4, 200}, Real: []float64{0.2, 0.3}, SimErr: errors.New("x")},
+	}
+	var b bytes.Buffer
+	if err := WriteValidationTable(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	want := "  hackbench  groups  loops  real (s)  simulated (s)  sim/real\n" +
+		"      -p -T       1    200     0.050          0.045      0.90\n" +
+		"      -p -P       4    200     0.250              -         -\n"
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+	if got := (HackbenchCase{"-P", 2, 10}).Args(); strings.Join(got, " ") != "-p -P -g 2 -l 10" {
+		t.Errorf("args %v", got)
+	}
+}
+
+// The costs table lists every parameter with its value and source.
+func TestWriteTable(t *testing.T) {
+	p := mustFor(t, preset(t, "hikey960"))
+	var b bytes.Buffer
+	if err := WriteTable(&b, p, "hikey960"); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range All() {
+		re := regexp.MustCompile(`(?m)^` + q.Key + `\s+` + regexp.QuoteMeta(p.FormatValue(q.Key)) + `\s+\S+\s+\S`)
+		if !re.MatchString(b.String()) {
+			t.Errorf("no row for %s", q.Key)
+		}
+	}
+}

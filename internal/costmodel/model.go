@@ -1,0 +1,399 @@
+package costmodel
+
+import (
+	"math"
+
+	"github.com/schedlab/schedlab/internal/cpumask"
+	"github.com/schedlab/schedlab/internal/engine"
+	"github.com/schedlab/schedlab/internal/topology"
+)
+
+// Distance classifies two CPUs by the closest thing they share.
+type Distance int
+
+const (
+	SameCPU   Distance = iota
+	SameCore           // SMT siblings: they share the private caches
+	SameLLC            // the same last-level cache (a cluster counts as the LLC's)
+	OtherLLC           // another LLC of the same NUMA node
+	OtherNode          // another NUMA node
+)
+
+var distanceNames = [...]string{"same-cpu", "same-core", "same-llc", "other-llc", "other-node"}
+
+func (d Distance) String() string {
+	if d < 0 || int(d) >= len(distanceNames) {
+		return "distance?"
+	}
+	return distanceNames[d]
+}
+
+// DistanceOf classifies CPUs a and b of spec.
+func DistanceOf(spec *topology.MachineSpec, a, b cpumask.CPU) Distance {
+	ca, cb := &spec.CPUs[a], &spec.CPUs[b]
+	switch {
+	case a == b:
+		return SameCPU
+	case ca.Core == cb.Core:
+		return SameCore
+	case ca.LLC == cb.LLC:
+		return SameLLC
+	case ca.Node == cb.Node:
+		return OtherLLC
+	}
+	return OtherNode
+}
+
+// nodeFrac places the node distance of CPUs a and b between a local access
+// (0, SLIT 10) and the machine's farthest pair of nodes (1). The
+// _other_node parameters are given for the farthest pair; nearer pairs
+// interpolate linearly in SLIT distance from the _other_llc value.
+func nodeFrac(spec *topology.MachineSpec, a, b cpumask.CPU) float64 {
+	na, nb := spec.CPUs[a].Node, spec.CPUs[b].Node
+	return nodeFracNodes(spec, na, nb)
+}
+
+// NodeFrac places the distance between nodes na and nb between the local
+// distance (0) and the machine's largest distance (1): the fraction by
+// which "other node" parameters are interpolated from "other LLC" ones.
+func NodeFrac(spec *topology.MachineSpec, na, nb int) float64 { return nodeFracNodes(spec, na, nb) }
+
+func nodeFracNodes(spec *topology.MachineSpec, na, nb int) float64 {
+	if na == nb {
+		return 0
+	}
+	dmax := 10
+	for _, row := range spec.Distance {
+		for _, d := range row {
+			dmax = max(dmax, d)
+		}
+	}
+	if dmax <= 10 {
+		return 1
+	}
+	return float64(spec.Distance[na][nb]-10) / float64(dmax-10)
+}
+
+func lerp(a, b, f float64) float64 { return a + (b-a)*f }
+
+func ns(v float64) engine.Time { return engine.Time(math.Round(v)) }
+
+// IPILatency is the time from sending a reschedule IPI on from to the
+// handler running on to, when to is not in an idle state (add
+// IdleExitLatency for one that is).
+func (p *Params) IPILatency(spec *topology.MachineSpec, from, to cpumask.CPU) engine.Time {
+	switch d := DistanceOf(spec, from, to); d {
+	case SameCPU:
+		return 0
+	case SameCore, SameLLC:
+		return p.IPISameLLC
+	default:
+		return ns(lerp(float64(p.IPIOtherLLC), float64(p.IPIOtherNode), nodeFrac(spec, from, to)))
+	}
+}
+
+// SharedLineRead is the time for reader to load a cache line that writer
+// (any CPU, typically the last to update it) has modified: the cost of
+// reading sd_llc_shared and friends. Zero when the reader wrote it itself.
+func (p *Params) SharedLineRead(spec *topology.MachineSpec, reader, writer cpumask.CPU) engine.Time {
+	switch d := DistanceOf(spec, reader, writer); d {
+	case SameCPU, SameCore:
+		return 0
+	case SameLLC:
+		return p.LineSameLLC
+	default:
+		return ns(lerp(float64(p.LineOtherLLC), float64(p.LineOtherNode), nodeFrac(spec, reader, writer)))
+	}
+}
+
+// CacheRefill is the time a task spends refetching its working set when it
+// resumes on CPU to after last running on CPU from, its footprint being
+// footprint bytes and away the time other work ran on from's caches while
+// it was off the CPU (the wall time away is an upper bound). The formula
+// (docs/costs.md, "Cache refill"):
+//
+//	P = min(footprint, private cache), L = min(footprint, LLC)
+//	warmP = P·exp(−away·cache_fill / private cache)   what survived in the old core's private cache
+//	warmL = L·exp(−away·cache_fill / LLC)             what survived in the old LLC
+//	cold  = L − warmL                                  must come from memory wherever the task runs
+//	same CPU or SMT sibling:  (min(P, warmL) − warmP)/refill_llc + cold/refill_memory
+//	same LLC:                 min(P, warmL)/refill_llc           + cold/refill_memory
+//	other LLC or node:        warmL/refill_far                   + cold·remote/refill_memory
+//
+// The private working set (P) must reach the new core's private cache and
+// the rest of the footprint (up to the LLC's size) the new LLC; a line
+// costs according to where it still is. After a long absence every cache is
+// cold and the distance no longer matters. refill_far interpolates (in time per byte) from refill_other_llc to
+// refill_other_node by SLIT distance, and remote is the remote-memory
+// factor for the new CPU's node against the old one's (the task's memory
+// stays where it was first touched). GB/s equals bytes per ns. warmP ⊆
+// warmL is assumed (an inclusive LLC; Zen3's victim L3 is not modelled).
+func (p *Params) CacheRefill(spec *topology.MachineSpec, from, to cpumask.CPU, footprint int64, away engine.Time) engine.Time {
+	if footprint <= 0 {
+		return 0
+	}
+	if away < 0 {
+		away = 0
+	}
+	priv := float64(p.PrivateCacheKiB) * 1024
+	llc := float64(p.LLCKiB) * 1024
+	P := math.Min(float64(footprint), priv)
+	L := math.Min(float64(footprint), llc)
+	a := float64(away)
+	warmP := P * math.Exp(-a*p.CacheFillBW/priv)
+	warmL := L * math.Exp(-a*p.CacheFillBW/llc)
+	cold := L - warmL
+	var t float64
+	switch d := DistanceOf(spec, from, to); d {
+	case SameCPU, SameCore:
+		t = math.Max(0, math.Min(P, warmL)-warmP)/p.RefillLLCBW + cold/p.RefillMemoryBW
+	case SameLLC:
+		t = math.Min(P, warmL)/p.RefillLLCBW + cold/p.RefillMemoryBW
+	default:
+		f := nodeFrac(spec, from, to)
+		perByte := lerp(1/p.RefillOtherLLCBW, 1/p.RefillOtherNodeBW, f)
+		remote := lerp(1, p.RemoteMemFactor, f)
+		t = warmL*perByte + cold*remote/p.RefillMemoryBW
+	}
+	return ns(t)
+}
+
+// RemoteMemFactor is the factor by which memory-bound work on cpu slows
+// down when its memory is on node memNode: 1 locally, RemoteMemFactor for
+// the farthest node, interpolated in SLIT distance between.
+func (p *Params) RemoteMemFactorFor(spec *topology.MachineSpec, cpu cpumask.CPU, memNode int) float64 {
+	return lerp(1, p.RemoteMemFactor, nodeFracNodes(spec, spec.CPUs[cpu].Node, memNode))
+}
+
+// SMTSpeed is a thread's speed relative to running alone on its core:
+// SMTFactor while its sibling runs a task, 1 otherwise.
+func (p *Params) SMTSpeed(siblingBusy bool) float64 {
+	if siblingBusy {
+		return p.SMTFactor
+	}
+	return 1
+}
+
+// ScaleWork converts work w, in ns at capacity 1024 and maximum frequency,
+// into time on a CPU of capacity capacityOrig (arch_scale_cpu_capacity)
+// running at freqScale/1024 of its maximum frequency
+// (arch_scale_freq_capacity; 0 means 1024). It is the rule for every
+// parameter marked scaled: kernel and user work take longer on a smaller
+// or slower CPU in proportion, time = w × 1024/capacity × 1024/freq_scale.
+// Latencies (IPIs, idle exits, cache-line transfers) and bandwidths are
+// not scaled. This is the same rule as sched's lbWorkTime.
+func ScaleWork(w engine.Time, capacityOrig, freqScale uint64) engine.Time {
+	if w <= 0 {
+		return 0
+	}
+	if capacityOrig == 0 {
+		capacityOrig = 1024
+	}
+	t := w * 1024 / engine.Time(capacityOrig)
+	if freqScale != 0 && freqScale != 1024 {
+		t = t * 1024 / engine.Time(freqScale)
+	}
+	return t
+}
+
+// PipeWriteCost is the CPU work of writing n bytes to a pipe.
+func (p *Params) PipeWriteCost(n int) engine.Time {
+	return p.PipeWrite + ns(float64(n)*p.PipeByte)
+}
+
+// PipeReadCost is the CPU work of reading n bytes from a pipe.
+func (p *Params) PipeReadCost(n int) engine.Time {
+	return p.PipeRead + ns(float64(n)*p.PipeByte)
+}
+
+// UnixSendCost is the CPU work of sending n bytes on an AF_UNIX stream.
+func (p *Params) UnixSendCost(n int) engine.Time {
+	return p.UnixSend + ns(float64(n)*p.UnixByte)
+}
+
+// UnixRecvCost is the CPU work of receiving n bytes from an AF_UNIX stream.
+func (p *Params) UnixRecvCost(n int) engine.Time {
+	return p.UnixRecv + ns(float64(n)*p.UnixByte)
+}
+
+// SISScan is the work of a select_idle_cpu scan that examined n CPUs.
+func (p *Params) SISScan(n int) engine.Time { return engine.Time(n) * p.SISScanCPU }
+
+// BlockedAverages is the work of one update_blocked_averages call that
+// walked n leaf cfs_rqs.
+func (p *Params) BlockedAverages(n int) engine.Time {
+	return p.BlockedAvgBase + engine.Time(n)*p.BlockedAvgCfsRq
+}
+
+// CpufreqUpdateCost is the work of one cpufreq_update_util call whose
+// frequency domain has n CPUs.
+func (p *Params) CpufreqUpdateCost(n int) engine.Time {
+	return p.CpufreqUpdate + engine.Time(n)*p.CpufreqUpdateCPU
+}
+
+// LoadBalanceStats is the work of update_sd_lb_stats over groups groups
+// holding cpus CPUs in all.
+func (p *Params) LoadBalanceStats(groups, cpus int) engine.Time {
+	return engine.Time(groups)*p.LBGroup + engine.Time(cpus)*p.LBCPU
+}
+
+// --- Idle states -----------------------------------------------------------
+
+// SelectIdleState is the idle governor: a simplified menu governor
+// (drivers/cpuidle/governors/menu.c) that picks the deepest state whose
+// target residency is at most the predicted idle time and whose exit
+// latency is at most latencyLimit (0: no limit, as without a PM QoS
+// request). States are shallowest first; the first state is taken when
+// none qualifies. It returns -1 for an empty list.
+func SelectIdleState(states []topology.IdleState, predicted, latencyLimit engine.Time) int {
+	if len(states) == 0 {
+		return -1
+	}
+	best := 0
+	for i, st := range states {
+		if engine.Time(st.TargetResidencyNs) > predicted {
+			continue
+		}
+		if latencyLimit > 0 && engine.Time(st.ExitLatencyNs) > latencyLimit {
+			continue
+		}
+		best = i
+	}
+	return best
+}
+
+// PredictIdle is the governor's prediction of the next idle period: the
+// time to the next timer if one is armed (nextTimer > 0), capped by the
+// running average of recent idle periods (avg, see UpdateIdleAverage) when
+// that average is known (avg > 0). The menu governor's correction factors
+// and pattern detection are not modelled.
+func PredictIdle(nextTimer, avg engine.Time) engine.Time {
+	switch {
+	case nextTimer <= 0:
+		return avg
+	case avg <= 0:
+		return nextTimer
+	}
+	return min(nextTimer, avg)
+}
+
+// UpdateIdleAverage folds the idle period that just ended into the running
+// average with weight 1/8 (the first period seeds it).
+func UpdateIdleAverage(avg, last engine.Time) engine.Time {
+	if avg <= 0 {
+		return last
+	}
+	return avg + (last-avg)/8
+}
+
+// IdleExitLatency is the exit latency of state idx of cpu's idle states.
+// The machine spec's states win; a CPU that lists none uses IdleExit (idx
+// is then ignored).
+func (p *Params) IdleExitLatency(spec *topology.MachineSpec, cpu cpumask.CPU, idx int) engine.Time {
+	states := spec.IdleStatesOf(cpu)
+	if len(states) == 0 {
+		return p.IdleExit
+	}
+	idx = max(0, min(idx, len(states)-1))
+	return engine.Time(states[idx].ExitLatencyNs)
+}
+
+// --- Memory bandwidth sharing ----------------------------------------------
+
+// MemDemand is one running task's use of memory bandwidth.
+type MemDemand struct {
+	CPU cpumask.CPU
+	// Demand is the bandwidth the task would draw at its current CPU
+	// speed with no contention, in GB/s (its demand at full speed times
+	// its CPU speed factor).
+	Demand float64
+	// MemNode is the node its memory is on (first touch).
+	MemNode int
+}
+
+// MemShares divides memory bandwidth among running tasks by max-min
+// fairness (progressive filling) under three kinds of limit: each task
+// gets at most its demand and MemBWCore; the tasks on one LLC together at
+// most MemBWLLC; the tasks whose memory is on one node together at most
+// MemBWNode. It returns each task's granted bandwidth; a task's speed
+// factor for memory-bound work is granted/Demand (1 for Demand 0),
+// divided by RemoteMemFactorFor when its memory is remote. Tasks are
+// treated in the order given, so the result is deterministic.
+func (p *Params) MemShares(spec *topology.MachineSpec, tasks []MemDemand) []float64 {
+	n := len(tasks)
+	rate := make([]float64, n)
+	frozen := make([]bool, n)
+	type limit struct {
+		cap     float64
+		members []int
+	}
+	var limits []*limit
+	byLLC, byNode := map[int]*limit{}, map[int]*limit{}
+	for i, t := range tasks {
+		if t.Demand <= 0 {
+			frozen[i] = true
+			continue
+		}
+		llc := spec.CPUs[t.CPU].LLC
+		if byLLC[llc] == nil {
+			byLLC[llc] = &limit{cap: p.MemBWLLC}
+			limits = append(limits, byLLC[llc])
+		}
+		byLLC[llc].members = append(byLLC[llc].members, i)
+		if byNode[t.MemNode] == nil {
+			byNode[t.MemNode] = &limit{cap: p.MemBWNode}
+			limits = append(limits, byNode[t.MemNode])
+		}
+		byNode[t.MemNode].members = append(byNode[t.MemNode].members, i)
+	}
+	own := func(i int) float64 { return math.Min(tasks[i].Demand, p.MemBWCore) }
+	const eps = 1e-9
+	for {
+		level := math.Inf(1)
+		active := false
+		for i := range tasks {
+			if !frozen[i] {
+				active = true
+				level = math.Min(level, own(i))
+			}
+		}
+		if !active {
+			break
+		}
+		for _, l := range limits {
+			used, free := 0.0, 0
+			for _, i := range l.members {
+				if frozen[i] {
+					used += rate[i]
+				} else {
+					free++
+				}
+			}
+			if free > 0 {
+				level = math.Min(level, math.Max(0, l.cap-used)/float64(free))
+			}
+		}
+		for i := range tasks {
+			if !frozen[i] {
+				rate[i] = level
+			}
+		}
+		for i := range tasks {
+			if !frozen[i] && own(i) <= level+eps {
+				frozen[i] = true
+			}
+		}
+		for _, l := range limits {
+			used := 0.0
+			for _, i := range l.members {
+				used += rate[i]
+			}
+			if used >= l.cap-eps {
+				for _, i := range l.members {
+					frozen[i] = true
+				}
+			}
+		}
+	}
+	return rate
+}

@@ -1,0 +1,329 @@
+package costmodel
+
+import (
+	"fmt"
+	"sort"
+)
+
+// GenericName is the defaults used for "host" and for YAML machines whose
+// costs section names no base.
+const GenericName = "generic"
+
+// entry is one default: a parameter, its value in the parameter's unit, and
+// where the value comes from.
+type entry struct {
+	key string
+	v   float64
+	src string
+}
+
+// Citations used by several defaults. Each names the published figure it
+// rests on; "estimate" marks a number derived from them by the reasoning
+// given, "[unverified]" one that we could not check against a source.
+const (
+	citeKobj = "measured on the project's development VM (AMD EPYC family 25 model 1, i.e. Milan vCPUs) with " +
+		"taskset -c 0 hackbench -p/-T -g 1 -f 1 -l 400000 at 100 and 1000 bytes (internal/workload/kobj/costs.go)"
+	citeCtx = "pipe ping-pong between two pinned threads: 2140 ns per round trip, 4820 ns between processes " +
+		"(Linux 6.6, Intel 11th-gen Core; ddumbying.vercel.app/experiments/ctx-switch-overhead)"
+	citeC2C = "AnandTech Ryzen 9 7950X review, core-to-core latency page: Zen3 (5950X) 15–19 ns inside a CCX, " +
+		"up to 79.5 ns between CCDs"
+	citeHBv3 = "Azure HBv3 (2× EPYC Milan, DDR4-3200) STREAM Triad 330–350 GB/s " +
+		"(learn.microsoft.com/azure/high-performance-computing/performance-benchmarking/stream-benchmark)"
+	citeRome = "STREAM on 2× EPYC 7742 (Rome, NPS4): 28 GB/s with 1 thread, 148 GB/s with 32 " +
+		"(gist.github.com/v0dro/0559e1d9b205ca9ac0ad1a29fe10377b)"
+	citeBalance = "sched.DefaultBalanceCosts: assumed order of magnitude for a ~3 GHz core " +
+		"(a cache miss ≈ 100 ns, a short function on hot data ≈ 20–50 ns)"
+	citeUBA = "fitted to patches.md §3 (Joel Fernandes): single update_blocked_averages calls of 33–67 µs on a " +
+		"Snapdragon 7c little CPU; 100 leaf cfs_rqs × 200 ns × 1024/415 ≈ 49 µs (the cgroup count is our assumption)"
+	citeTaiShan = "WikiChip, TaiShan v110: 64 KiB L1D, 512 KiB private L2 and 1 MiB of L3 per core, " +
+		"8 channels of DDR4-2933 per socket, 4 per die"
+	citeA53BW = "TI SPRADG0A (AM62P, Cortex-A53 with LPDDR4): lmbench bw_mem bcopy 1957 MB/s with 1 thread, " +
+		"3606 MB/s with 4"
+	citeSpecIdle = "not used: the machine spec lists cpuidle states (internal/topology/presets.go), whose exit latencies win"
+)
+
+// zen3 is the dual-socket EPYC 7763 (Milan) of patches.md; nps selects the
+// node bandwidth.
+func zen3(nps int) []entry {
+	e := []entry{
+		{"context_switch_ns", 600, "estimate from " + citeCtx + ": 1070 ns per half round trip less a pipe write and read (≈ 500 ns)"},
+		{"context_switch_mm_ns", 1300, "estimate from " + citeCtx + ": (4820 − 2140) / 2 per switch"},
+		{"syscall_ns", 100, "estimate [unverified]: getppid on bare-metal Zen3 with the default Spectre mitigations; the development VM (Milan vCPUs, Linux 6.18 guest) measures 260–320 ns with schedlab calibrate and with a C loop"},
+		{"pipe_write_ns", 575, citeKobj + ": 1.22 µs per 100-byte message, split evenly"},
+		{"pipe_read_ns", 575, citeKobj + ": 1.22 µs per 100-byte message, split evenly"},
+		{"pipe_ns_per_byte", 0.345, citeKobj + ": slope 0.69 ns/B between 100 and 1000 bytes, half per side"},
+		{"unix_send_ns", 2290, citeKobj + ": 3.82 µs per message, 60 % to the send (skb allocation) [split assumed]"},
+		{"unix_recv_ns", 1530, citeKobj + ": 3.82 µs per message, 40 % to the receive [split assumed]"},
+		{"unix_ns_per_byte", 0.115, citeKobj + ": slope 0.23 ns/B, half per side"},
+		{"remote_enqueue_ns", 300, "estimate: about four cache-line transfers inside a CCX (17 ns each, " + citeC2C + ") plus the x2APIC ICR write of the IPI"},
+		{"ipi_same_llc_ns", 1000, "estimate: an x86 IPI round trip takes ≈ 1–3 µs (newsletter.onedfrk.com/archive/220a711c-df2e-42a2-bdbd-c880ac9c418e, on the local APIC); one way with the interrupt entry ≈ 1 µs [not measured on Milan]"},
+		{"ipi_other_llc_ns", 1100, "estimate [unverified]: ipi_same_llc plus a crossing of the I/O die"},
+		{"ipi_other_node_ns", 1500, "estimate [unverified]: ipi_same_llc plus a socket crossing"},
+		{"idle_exit_ns", 0, citeSpecIdle},
+		{"private_cache_kib", 512, "AMD EPYC 7003 datasheet: 512 KiB L2 per core"},
+		{"llc_kib", 32768, "patches.md: 8 cores of a CCX share a 32 MB L3"},
+		{"cache_fill_gbps", 10, "estimate: a busy core brings in new lines at ≈ 10 GB/s (half its single-thread memory bandwidth)"},
+		{"refill_llc_gbps", 60, "estimate: the L3 delivers 32 B/cycle to a core (≈ 110 GB/s at 3.5 GHz); demand misses reach about half"},
+		{"refill_other_llc_gbps", 13, "estimate: lines from another CCX cross the I/O die at ≈ 80 ns (" + citeC2C + ") with ≈ 16 misses in flight: 16 × 64 B / 80 ns"},
+		{"refill_other_node_gbps", 5.5, "estimate: as refill_other_llc at ≈ 190 ns (line_other_node_ns)"},
+		{"refill_memory_gbps", 20, "estimate from " + citeRome + ": STREAM counts read and write, demand refill reads ≈ 20 GB/s"},
+		{"line_same_llc_ns", 17, citeC2C + " (middle of the range)"},
+		{"line_other_llc_ns", 80, citeC2C},
+		{"line_other_node_ns", 190, "estimate [unverified]: a socket crossing on 2P Milan, ≈ 2.4× the cross-CCD figure"},
+		{"smt_factor", 0.62, "estimate: Zen3's SMT2 adds about a fifth to a quarter to multi-threaded throughput (AnandTech, " +
+			"'Investigating Performance of Multi-Threading on Zen 3 and AMD Ryzen 5000', Dec 2020) [average not verified]; 1.24 / 2"},
+		{"mem_bw_core_gbps", 28, citeRome + " (Rome; Milan's single-thread figure is similar [unverified])"},
+		{"mem_bw_llc_gbps", 51.2, "datasheet-derived: a CCD's GMI2 link reads 32 B per fabric cycle at 1600 MHz (DDR4-3200, FCLK 1:1)"},
+		{"mem_bw_node_gbps", 170, citeHBv3 + ": half per socket (NPS1: one node per socket)"},
+		{"remote_mem_factor", 1.7, "estimate [unverified]: remote-socket DRAM latency ≈ 1.7× local on 2P EPYC (local ≈ 113–122 ns, AnandTech EPYC Rome review)"},
+		{"sis_scan_cpu_ns", 30, "estimate: one remote rq line inside the CCX (17 ns, " + citeC2C + ") plus the loop"},
+	}
+	if nps == 4 {
+		for i := range e {
+			if e[i].key == "mem_bw_node_gbps" {
+				e[i] = entry{"mem_bw_node_gbps", 42.5, citeHBv3 + ": an eighth per node (NPS4: 4 nodes per socket, 2 channels each)"}
+			}
+		}
+	}
+	return append(e, balanceDefaults(1, "")...)
+}
+
+// balanceDefaults are sched.DefaultBalanceCosts' values, times f for a
+// slower core.
+func balanceDefaults(f float64, why string) []entry {
+	base := []entry{
+		{"lb_base_ns", 300, citeBalance},
+		{"lb_group_ns", 100, citeBalance},
+		{"lb_cpu_ns", 60, citeBalance},
+		{"lb_find_busiest_cpu_ns", 30, citeBalance},
+		{"lb_task_ns", 150, citeBalance},
+		{"lb_migrate_ns", 1500, citeBalance + "; ftrace timings of enqueue_task_fair on desktop CPUs are 0.5–1 µs"},
+		{"nohz_cpu_ns", 50, citeBalance},
+		{"stopper_switch_ns", 3000, citeBalance + "; two context switches"},
+		{"uba_base_ns", 500, citeBalance},
+		{"uba_cfs_rq_ns", 200, citeUBA},
+		{"cpufreq_update_ns", 300, citeBalance},
+		{"cpufreq_update_cpu_ns", 100, citeBalance},
+	}
+	if f == 1 {
+		return base
+	}
+	for i := range base {
+		base[i].v *= f
+		base[i].src = fmt.Sprintf("the Zen3 value × %g (%s) [estimate]; Zen3: %s", f, why, base[i].src)
+	}
+	return base
+}
+
+// scaledFrom returns the work parameters of from, times f, that set does
+// not give, with f's reason.
+func scaledFrom(from []entry, set []entry, f float64, why string) []entry {
+	have := map[string]bool{}
+	for _, e := range set {
+		have[e.key] = true
+	}
+	var out []entry
+	for _, e := range from {
+		p := paramByKey[e.key]
+		if have[e.key] || !p.Scaled {
+			continue
+		}
+		out = append(out, entry{e.key, roundSig(e.v * f), fmt.Sprintf("the Zen3 value × %g (%s) [estimate]; Zen3: %s", f, why, e.src)})
+	}
+	return out
+}
+
+func roundSig(v float64) float64 {
+	if v >= 100 {
+		return float64(int64(v/10+0.5)) * 10
+	}
+	if v >= 10 {
+		return float64(int64(v + 0.5))
+	}
+	return roundSig3(v)
+}
+
+func kunpeng920(coresPerDie int) []entry {
+	const why = "TaiShan v110 at 2.6 GHz against Zen3 at 3.5 GHz, similar IPC on kernel paths"
+	e := []entry{
+		{"ipi_same_llc_ns", 1400, "estimate [unverified]: GICv3 SGI send and delivery inside a die"},
+		{"ipi_other_llc_ns", 1500, "estimate [unverified]: unused, a die is one LLC and one node"},
+		{"ipi_other_node_ns", 2200, "estimate [unverified]: an SGI to the other socket"},
+		{"idle_exit_ns", 0, citeSpecIdle},
+		{"private_cache_kib", 512, citeTaiShan},
+		{"llc_kib", float64(coresPerDie) * 1024, citeTaiShan + fmt.Sprintf(": %d cores per die", coresPerDie)},
+		{"cache_fill_gbps", 8, "estimate: as Zen3's, for a slower core"},
+		{"refill_llc_gbps", 40, "estimate [unverified]: the L3 is spread over the die's clusters"},
+		{"refill_other_llc_gbps", 12, "estimate [unverified]: unused, a die is one LLC and one node"},
+		{"refill_other_node_gbps", 6, "estimate [unverified]: lines from the other socket at ≈ 200 ns"},
+		{"refill_memory_gbps", 12, "estimate [unverified]: from mem_bw_core"},
+		{"line_same_llc_ns", 45, "estimate [unverified]: a line held in another cluster of the die"},
+		{"line_other_llc_ns", 100, "estimate [unverified]: unused, a die is one LLC and one node"},
+		{"line_other_node_ns", 200, "estimate [unverified]: a line held on the other socket"},
+		{"smt_factor", 1, "no SMT: TaiShan v110 runs one thread per core"},
+		{"mem_bw_core_gbps", 15, "estimate [unverified]: one core of a 24- or 32-core die"},
+		{"mem_bw_llc_gbps", 70, "derived: a die drives 4 channels of DDR4-2933 (93.9 GB/s peak; " + citeTaiShan + "), ≈ 75 % sustained"},
+		{"mem_bw_node_gbps", 70, "derived: as mem_bw_llc (a die is one LLC and one node)"},
+		{"remote_mem_factor", 1.8, "estimate [unverified]: other-socket DRAM at SLIT distance 24"},
+		{"sis_scan_cpu_ns", 50, "estimate [unverified]: one remote rq line from another cluster of the die (line_same_llc) plus the loop"},
+	}
+	z := zen3(1)
+	return append(e, scaledFrom(z, e, 1.4, why)...)
+}
+
+func hikey() []entry {
+	const why = "in-order Cortex-A53 at 1.2 GHz against Zen3 at 3.5 GHz"
+	e := []entry{
+		{"ipi_same_llc_ns", 2000, "estimate [unverified]: GIC-400 SGI on a 1.2 GHz A53"},
+		{"ipi_other_llc_ns", 2500, "estimate [unverified]: SGI to the other cluster"},
+		{"ipi_other_node_ns", 2500, "unused: one node"},
+		{"idle_exit_ns", 0, citeSpecIdle},
+		{"private_cache_kib", 32, "Hi6220: 32 KiB L1D per A53 core, no private L2 [unverified]"},
+		{"llc_kib", 512, "Hi6220: 512 KiB L2 per cluster (hi6220.dtsi CLUSTER0_L2, CLUSTER1_L2) [size unverified]"},
+		{"cache_fill_gbps", 1.5, "estimate: a 1.2 GHz A53 streams ≈ 1.5–2 GB/s"},
+		{"refill_llc_gbps", 4, "estimate [unverified]: L2 to L1 on a 1.2 GHz A53"},
+		{"refill_other_llc_gbps", 1.5, "estimate [unverified]: through CCI-400 from the other cluster's L2, as slow as memory"},
+		{"refill_other_node_gbps", 1.5, "unused: one node"},
+		{"refill_memory_gbps", 1.5, "estimate from " + citeA53BW + " (a faster memory system than the HiKey's)"},
+		{"line_same_llc_ns", 40, "estimate [unverified]: a snoop inside the cluster, ≈ 50 cycles at 1.2 GHz"},
+		{"line_other_llc_ns", 150, "estimate [unverified]: a snoop through CCI-400 to the other cluster"},
+		{"line_other_node_ns", 150, "unused: one node"},
+		{"smt_factor", 1, "no SMT"},
+		{"mem_bw_core_gbps", 1.8, "estimate from " + citeA53BW},
+		{"mem_bw_llc_gbps", 2.8, "estimate: a cluster of four A53s, below " + citeA53BW},
+		{"mem_bw_node_gbps", 3.5, "estimate [unverified]: LPDDR3-800 on a 32-bit bus (6.4 GB/s peak, 96Boards HiKey), ≈ 55 % sustained"},
+		{"remote_mem_factor", 1, "one node"},
+	}
+	return append(e, scaledFrom(zen3(1), e, 4, why)...)
+}
+
+func hikey960() []entry {
+	const why = "Cortex-A73 at 2.36 GHz (the capacity-1024 CPUs) against Zen3 at 3.5 GHz"
+	e := []entry{
+		{"ipi_same_llc_ns", 1500, "estimate [unverified]: GIC-400 SGI on a 2.4 GHz A73"},
+		{"ipi_other_llc_ns", 2000, "estimate [unverified]: SGI to the other cluster"},
+		{"ipi_other_node_ns", 2000, "unused: one node"},
+		{"idle_exit_ns", 0, citeSpecIdle},
+		{"private_cache_kib", 64, "Cortex-A73: 64 KiB L1D, no private L2"},
+		{"llc_kib", 2048, "Hi3660: 2 MiB L2 on the A73 cluster (1 MiB on the A53 cluster; one value per machine) [unverified]"},
+		{"cache_fill_gbps", 4, "estimate: as cache_fill on Zen3, for a phone core"},
+		{"refill_llc_gbps", 15, "estimate [unverified]: L2 to L1 on an A73"},
+		{"refill_other_llc_gbps", 4, "estimate [unverified]: through CCI-500 from the other cluster"},
+		{"refill_other_node_gbps", 4, "unused: one node"},
+		{"refill_memory_gbps", 5, "estimate [unverified]: from mem_bw_core"},
+		{"line_same_llc_ns", 30, "estimate [unverified]: a snoop inside the cluster"},
+		{"line_other_llc_ns", 120, "estimate [unverified]: a snoop through CCI-500"},
+		{"line_other_node_ns", 120, "unused: one node"},
+		{"smt_factor", 1, "no SMT"},
+		{"mem_bw_core_gbps", 6, "estimate [unverified]: one A73"},
+		{"mem_bw_llc_gbps", 10, "estimate [unverified]: one cluster"},
+		{"mem_bw_node_gbps", 15, "estimate [unverified]: LPDDR4-1866 on 4×16 bits (29.9 GB/s peak), ≈ 50 % sustained"},
+		{"remote_mem_factor", 1, "one node"},
+	}
+	return append(e, scaledFrom(zen3(1), e, 1.8, why)...)
+}
+
+func chromebook7c() []entry {
+	const why = "Cortex-A76 (Kryo 468 Gold) at 2.4 GHz against Zen3 at 3.5 GHz"
+	e := []entry{
+		{"ipi_same_llc_ns", 1500, "estimate [unverified]: GICv3 SGI inside the DSU cluster"},
+		{"ipi_other_llc_ns", 1500, "unused: one LLC"},
+		{"ipi_other_node_ns", 1500, "unused: one node"},
+		{"idle_exit_ns", 0, citeSpecIdle},
+		{"private_cache_kib", 256, "sc7180: 256 KiB L2 per Gold core (64 KiB per Silver core; one value per machine) [unverified]"},
+		{"llc_kib", 1024, "sc7180: 1 MiB L3 shared by all eight cores (sc7180.dtsi l3_0) [size unverified]"},
+		{"cache_fill_gbps", 4, "estimate: as cache_fill on Zen3, for a phone core"},
+		{"refill_llc_gbps", 20, "estimate [unverified]: DSU L3 to an A76's L2"},
+		{"refill_other_llc_gbps", 5, "unused: one LLC"},
+		{"refill_other_node_gbps", 5, "unused: one node"},
+		{"refill_memory_gbps", 6, "estimate [unverified]: from mem_bw_core"},
+		{"line_same_llc_ns", 35, "estimate [unverified]: a snoop through the DSU"},
+		{"line_other_llc_ns", 35, "unused: one LLC"},
+		{"line_other_node_ns", 35, "unused: one node"},
+		{"smt_factor", 1, "no SMT"},
+		{"mem_bw_core_gbps", 7, "estimate [unverified]: one A76"},
+		{"mem_bw_llc_gbps", 11, "estimate: the whole chip (one LLC), as mem_bw_node"},
+		{"mem_bw_node_gbps", 11, "estimate: LPDDR4X-4266 on 2×16 bits (17 GB/s peak; nanoreview, Snapdragon 768G's memory, the same Kryo 4xx generation) ≈ 65 % sustained [unverified]"},
+		{"remote_mem_factor", 1, "one node"},
+		{"uba_cfs_rq_ns", 200, citeUBA},
+	}
+	return append(e, scaledFrom(zen3(1), e, 1.6, why)...)
+}
+
+func generic() []entry {
+	const est = "generic default: a round figure of the right order for a current x86 server core [estimate]; `schedlab calibrate` measures it"
+	z := zen3(1)
+	over := map[string]entry{
+		"ipi_same_llc_ns":        {"ipi_same_llc_ns", 1000, est},
+		"ipi_other_llc_ns":       {"ipi_other_llc_ns", 1200, est},
+		"ipi_other_node_ns":      {"ipi_other_node_ns", 1500, est},
+		"idle_exit_ns":           {"idle_exit_ns", 0, "generic default: only used when the machine lists no idle states; `schedlab calibrate` folds the halt exit of a VM into ipi_same_llc_ns"},
+		"private_cache_kib":      {"private_cache_kib", 1024, est},
+		"llc_kib":                {"llc_kib", 32768, est},
+		"refill_other_llc_gbps":  {"refill_other_llc_gbps", 12, est},
+		"refill_other_node_gbps": {"refill_other_node_gbps", 6, est},
+		"line_same_llc_ns":       {"line_same_llc_ns", 30, est},
+		"line_other_llc_ns":      {"line_other_llc_ns", 90, est},
+		"line_other_node_ns":     {"line_other_node_ns", 180, est},
+		"smt_factor":             {"smt_factor", 0.6, est},
+		"mem_bw_core_gbps":       {"mem_bw_core_gbps", 15, est},
+		"mem_bw_llc_gbps":        {"mem_bw_llc_gbps", 50, est},
+		"mem_bw_node_gbps":       {"mem_bw_node_gbps", 100, est},
+		"remote_mem_factor":      {"remote_mem_factor", 1.5, est},
+	}
+	out := make([]entry, 0, len(z))
+	for _, e := range z {
+		if o, ok := over[e.key]; ok {
+			out = append(out, o)
+			continue
+		}
+		out = append(out, entry{e.key, e.v, "generic default, the Zen3 value: " + e.src})
+	}
+	return out
+}
+
+// presetTables builds each preset's full list of defaults.
+var presetTables = map[string]func() []entry{
+	GenericName:      generic,
+	"zen3-2s-nps1":   func() []entry { return zen3(1) },
+	"zen3-2s-nps4":   func() []entry { return zen3(4) },
+	"kunpeng920-96":  func() []entry { return kunpeng920(24) },
+	"kunpeng920-128": func() []entry { return kunpeng920(32) },
+	"hikey":          hikey,
+	"hikey960":       hikey960,
+	"chromebook-7c":  chromebook7c,
+}
+
+// PresetNames lists the presets with defaults: generic first, then the
+// machine presets sorted by name.
+func PresetNames() []string {
+	var out []string
+	for n := range presetTables {
+		if n != GenericName {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return append([]string{GenericName}, out...)
+}
+
+// Defaults returns the default parameters of a preset ("generic" for the
+// generic default).
+func Defaults(name string) (*Params, bool) {
+	f, ok := presetTables[name]
+	if !ok {
+		return nil, false
+	}
+	p := &Params{Name: name, Sources: map[string]string{}}
+	for _, e := range f() {
+		if err := p.Set(e.key, e.v, e.src); err != nil {
+			panic(fmt.Sprintf("costmodel: preset %s: %v", name, err))
+		}
+	}
+	for _, q := range params {
+		if _, ok := p.Sources[q.Key]; !ok {
+			panic(fmt.Sprintf("costmodel: preset %s has no value for %s", name, q.Key))
+		}
+	}
+	return p, true
+}
