@@ -12,7 +12,14 @@ import (
 // tick, plus the work model that turns a task's program into CPU time.
 
 // addNrRunning mirrors sched.h:add_nr_running.
-func (k *Kernel) addNrRunning(rq *Rq, n int) { rq.NrRunning += n }
+func (k *Kernel) addNrRunning(rq *Rq, n int) {
+	prev := rq.NrRunning
+	rq.NrRunning += n
+	// load balancing (issue 4): a second runnable task overloads the root domain.
+	if prev < 2 && rq.NrRunning >= 2 {
+		k.setRdOverloaded(true)
+	}
+}
 
 // subNrRunning mirrors sched.h:sub_nr_running.
 func (k *Kernel) subNrRunning(rq *Rq, n int) { rq.NrRunning -= n }
@@ -113,7 +120,12 @@ func (k *Kernel) reschedCurr(rq *Rq) {
 	rq.needResched = true
 	at := k.Eng.Now()
 	if rq.CPU != k.thisCPU {
-		at += engine.Time(k.S.WakeupIPILatency)
+		at += k.ipiLatency(k.thisCPU, rq.CPU)
+	}
+	at += k.idleExitLatency(rq)
+	// load balancing (issue 4): balancing work on this CPU or its rq lock delays it.
+	if at < rq.LBBusyUntil {
+		at = rq.LBBusyUntil
 	}
 	if !rq.reschedTimer.Armed() || rq.reschedTimer.When() > at {
 		k.Eng.Schedule(rq.reschedTimer, at)
@@ -132,98 +144,6 @@ func (k *Kernel) reschedule(rq *Rq) {
 	}
 	k.schedule(rq, true)
 	k.afterEvent()
-}
-
-// capacitySpeed converts between work (ns at capacity 1024) and wall time on
-// rq's CPU.
-func workToTime(rq *Rq, w engine.Time) engine.Time {
-	c := engine.Time(rq.CPUCapacityOrig)
-	return (w*SchedCapacityScale + c - 1) / c
-}
-
-func timeToWork(rq *Rq, d engine.Time) engine.Time {
-	return d * engine.Time(rq.CPUCapacityOrig) / SchedCapacityScale
-}
-
-// accountSegment charges the running task's progress since the segment
-// (re)started and disarms its completion timer.
-func (k *Kernel) accountSegment(rq *Rq) {
-	t := rq.Curr
-	if t.IsIdleTask() {
-		return
-	}
-	now := k.Eng.Now()
-	if t.workLeft > 0 {
-		done := timeToWork(rq, now-rq.segStart)
-		if done > t.workLeft {
-			done = t.workLeft
-		}
-		t.workLeft -= done
-	}
-	rq.segStart = now
-	k.Eng.Cancel(rq.segTimer)
-}
-
-// startSegment arms the completion of the current task's operation.
-func (k *Kernel) startSegment(rq *Rq) {
-	t := rq.Curr
-	if t.IsIdleTask() {
-		return
-	}
-	rq.segStart = k.Eng.Now()
-	k.Eng.Schedule(rq.segTimer, rq.segStart+workToTime(rq, t.workLeft))
-}
-
-// segmentDone runs when the current task finished its operation: its
-// program decides what it does next.
-func (k *Kernel) segmentDone(rq *Rq) {
-	k.thisCPU = rq.CPU
-	t := rq.Curr
-	t.workLeft = 0
-	rq.segStart = k.Eng.Now()
-	k.runProgram(rq, t)
-	k.afterEvent()
-}
-
-// runProgram asks t's program for its next operation and carries it out.
-// Zero-length runs are passed over without a new event, up to a bound that
-// catches programs that never block.
-func (k *Kernel) runProgram(rq *Rq, t *Task) {
-	for i := 0; ; i++ {
-		if i > 1000000 {
-			panic(fmt.Sprintf("sched: program of %s[%d] returns zero-length operations forever", t.Comm, t.PID))
-		}
-		op := t.Prog.Next(k, t)
-		switch op.Kind {
-		case OpRun:
-			if op.D <= 0 {
-				continue
-			}
-			t.workLeft = op.D
-			k.startSegment(rq)
-			return
-		case OpSleep:
-			t.State = TaskInterruptible
-			k.Eng.Schedule(t.sleepTimer, k.Eng.Now()+op.D)
-			t.sleepCPU = rq.CPU
-			k.schedule(rq, false)
-			return
-		case OpBlock:
-			t.State = TaskInterruptible
-			k.schedule(rq, false)
-			return
-		case OpYield:
-			rq.Schedstat.YldCount++
-			k.yieldTaskFair(rq)
-			k.schedule(rq, false)
-			return
-		case OpExit:
-			k.doExit(rq, t)
-			return
-		default:
-			panic(fmt.Sprintf("sched: unknown operation %d", op.Kind))
-		}
-	}
 }
 
 // schedule mirrors core.c:__schedule on rq's CPU. preempt is true for an
@@ -280,6 +200,7 @@ func (k *Kernel) schedule(rq *Rq, preempt bool) {
 		if prev.State == TaskDead {
 			k.finishTaskDead(rq, prev)
 		}
+		k.switchCosts(rq, prev, next)
 	}
 	if !next.IsIdleTask() {
 		if next.workLeft > 0 {
@@ -290,16 +211,22 @@ func (k *Kernel) schedule(rq *Rq, preempt bool) {
 			rq.segStart = k.Eng.Now()
 			k.Eng.Schedule(rq.segTimer, rq.segStart)
 		}
+		k.lbDelayNext(rq) // load balancing (issue 4): wait for balancing work in progress
 	}
 }
 
 // updateDurAvg keeps se.dur_avg of the short-task patches: the run time
 // from switch-in to a voluntary switch-out, averaged with weight 1/8.
+// Wakeup path (issue 3): as the patches define it (and v6.4's
+// dur_avg_update), the sample runs from the previous voluntary sleep to this
+// one, so a task preempted in between is measured whole (1 ms + preemption
+// + 0.5 ms counts 1.5 ms), not from its last switch-in.
 func (k *Kernel) updateDurAvg(p *Task) {
 	if p.IsIdleTask() {
 		return
 	}
-	dur := p.SE.SumExecRuntime - p.SE.PrevSumExecRuntime
+	dur := p.SE.SumExecRuntime - p.SE.PrevSleepSumRuntime
+	p.SE.PrevSleepSumRuntime = p.SE.SumExecRuntime
 	// update_avg(&se->dur_avg, dur): avg += (sample - avg) / 8
 	diff := int64(dur) - int64(p.SE.DurAvg)
 	p.SE.DurAvg = uint64(int64(p.SE.DurAvg) + diff/8)
@@ -309,7 +236,9 @@ func (k *Kernel) updateDurAvg(p *Task) {
 // (update_idle_core, the PELT idle clock) and the NOHZ tick stop.
 func (k *Kernel) enterIdle(rq *Rq) {
 	updateIdleRqClockPelt(rq)
+	k.costsEnterIdle(rq)
 	k.updateIdleCore(rq)
+	k.nohzRunIdleBalance(rq) // load balancing (issue 4): do_idle's blocked-load refresh
 	if !rq.NohzTickStopped {
 		k.nohzBalanceEnterIdle(rq)
 		rq.NohzTickStopped = true
@@ -319,8 +248,10 @@ func (k *Kernel) enterIdle(rq *Rq) {
 
 // exitIdle restarts the tick on the next jiffy boundary (tick_nohz_idle_exit).
 func (k *Kernel) exitIdle(rq *Rq) {
+	k.costsExitIdle(rq)
 	if rq.NohzTickStopped {
-		k.nohzBalanceExitIdle(rq)
+		// load balancing (issue 4): the CPU leaves the NOHZ idle set at its
+		// first busy tick (nohz_balancer_kick), not here.
 		rq.NohzTickStopped = false
 		now := uint64(k.Eng.Now())
 		next := (now/k.tickNsec + 1) * k.tickNsec
@@ -355,6 +286,11 @@ type TaskSpec struct {
 	// CPU is where the parent runs (the fork's smp_processor_id).
 	CPU  cpumask.CPU
 	Prog Program
+	// Footprint is the task's cache footprint in bytes (cost model).
+	Footprint int64
+	// MM is the address space (threads of a process share one); 0 gives
+	// the task its own.
+	MM int64
 }
 
 // Fork creates a task as sched_fork + wake_up_new_task do, from the current
@@ -396,11 +332,18 @@ func (k *Kernel) Fork(spec TaskSpec) (*Task, error) {
 		Prog:          spec.Prog,
 		Created:       k.Eng.Now(),
 		RecentUsedCPU: cpumask.None,
+		Footprint:     spec.Footprint,
+		MM:            spec.MM,
+		lastRanCPU:    cpumask.None,
+		homeNode:      -1,
 	}
 	if !parent.IsIdleTask() {
 		p.Parent = parent
 	}
 	k.nextPID++
+	if p.MM == 0 {
+		p.MM = -int64(p.PID) // its own address space
+	}
 	p.SE.task = p
 	p.sleepTimer = engine.NewTimer("sleep", func() { k.sleepTimerFired(p) })
 	p.wakeTimer = engine.NewTimer("ttwu", func() { k.ttwuPendingFired(p) })
@@ -569,6 +512,7 @@ func (k *Kernel) TryToWakeUp(p *Task, wakeFlags int) bool {
 		if k.Hooks.Wakeup != nil {
 			k.Hooks.Wakeup(p, p.cpu)
 		}
+		k.ttwuStat(p, p.cpu, wakeFlags) // wakeup path (issue 3): core.c counts self-wakeups too
 		return true
 	}
 	if p.State != TaskInterruptible && p.State != TaskUninterruptible {
@@ -629,7 +573,7 @@ func (k *Kernel) ttwuQueue(p *Task, cpu cpumask.CPU, wakeFlags int) {
 	if k.S.TTWUQueue && k.ttwuQueueCond(p, cpu) {
 		rq.TTWUPending++
 		p.pendingWakeFlags = wakeFlags
-		k.Eng.Schedule(p.wakeTimer, k.Eng.Now()+engine.Time(k.S.WakeupIPILatency))
+		k.Eng.Schedule(p.wakeTimer, k.Eng.Now()+k.ipiLatency(k.thisCPU, cpu))
 		return
 	}
 	k.updateRqClock(rq)
@@ -668,6 +612,7 @@ func (k *Kernel) ttwuDoActivate(rq *Rq, p *Task, wakeFlags int) {
 		if rq.AvgIdle > maxCost {
 			rq.AvgIdle = maxCost
 		}
+		k.updateWakeAvgIdle(rq) // wakeup path (issue 3): SIS_PROP's wake_avg_idle/wake_stamp
 		rq.IdleStamp = 0
 	}
 }

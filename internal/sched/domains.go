@@ -4,10 +4,11 @@ import (
 	"github.com/schedlab/schedlab/internal/topology"
 )
 
-// CPU idle types of load balancing (enum cpu_idle_type, v6.19 order).
+// CPU idle types of load balancing (enum cpu_idle_type, v6.19 values:
+// __CPU_NOT_IDLE is 0 since v6.10; before, CPU_IDLE was 0).
 const (
-	CPUIdle         = 0 // CPU_IDLE
-	CPUNotIdle      = 1 // __CPU_NOT_IDLE
+	CPUNotIdle      = 0 // __CPU_NOT_IDLE
+	CPUIdle         = 1 // CPU_IDLE
 	CPUNewlyIdle    = 2 // CPU_NEWLY_IDLE
 	CPUMaxIdleTypes = 3
 )
@@ -52,6 +53,11 @@ type SchedDomain struct {
 	// v6.19 newidle sampling (NI_RANDOM).
 	NewidleCall, NewidleSuccess, NewidleRatio uint64
 	Stats                                     SdSchedstat
+
+	// --- wakeup path (issue 3) ---
+	// AvgScanCost mirrors sd->avg_scan_cost (SIS_PROP, v5.x–v6.9): a 1/8
+	// EWMA of select_idle_cpu's scan time, kept on the waker's LLC domain.
+	AvgScanCost uint64
 }
 
 // SchedDomainShared mirrors struct sched_domain_shared (one per LLC).

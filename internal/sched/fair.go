@@ -790,6 +790,7 @@ func (k *Kernel) setNextTaskFairTail(rq *Rq, p *Task) {
 		rq.cfsTasksDel(&p.SE)
 		rq.cfsTasksAdd(&p.SE)
 	}
+	k.updateMisfitStatus(p, rq) // load balancing (issue 4): __set_next_task_fair does
 }
 
 // findMatchingSE mirrors fair.c:find_matching_se: walk both entities up to
@@ -930,11 +931,13 @@ func (k *Kernel) updateMisfitStatus(p *Task, rq *Rq) {
 		rq.MisfitTaskLoad = 0
 		return
 	}
-	if k.taskFitsCPU(p, rq.CPU) {
+	// load balancing (issue 4): already on the biggest CPU it may use
+	// (p->max_allowed_capacity) is not misfit; the load is task_h_load.
+	if k.taskFitsCPU(p, rq.CPU) || k.archScaleCPUCapacity(rq.CPU) == k.maxAllowedCapacity(p) {
 		rq.MisfitTaskLoad = 0
 		return
 	}
-	l := taskH(p)
+	l := k.taskHLoad(p)
 	if l < 1 {
 		l = 1
 	}

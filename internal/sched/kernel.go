@@ -2,6 +2,7 @@ package sched
 
 import (
 	"fmt"
+	"math/rand/v2"
 
 	"github.com/schedlab/schedlab/internal/cpumask"
 	"github.com/schedlab/schedlab/internal/engine"
@@ -39,13 +40,21 @@ const (
 type Op struct {
 	Kind OpKind
 	D    engine.Time
+	// BW is the memory bandwidth an OpRun draws at full speed, in bytes
+	// per µs (0: compute-bound). When the tasks running on an LLC or node
+	// ask for more than it delivers, they share it and slow down.
+	BW int64
 }
 
+// RunBW returns an operation that computes for d ns of CPU time while
+// streaming memory at bw bytes per µs.
+func RunBW(d engine.Time, bw int64) Op { return Op{Kind: OpRun, D: d, BW: bw} }
+
 // Run returns an operation that computes for d ns of CPU time.
-func Run(d engine.Time) Op { return Op{OpRun, d} }
+func Run(d engine.Time) Op { return Op{Kind: OpRun, D: d} }
 
 // Sleep returns an operation that sleeps for d ns.
-func Sleep(d engine.Time) Op { return Op{OpSleep, d} }
+func Sleep(d engine.Time) Op { return Op{Kind: OpSleep, D: d} }
 
 // Block returns an operation that sleeps until woken.
 func Block() Op { return Op{Kind: OpBlock} }
@@ -85,6 +94,27 @@ type Kernel struct {
 	SelectTaskRq func(k *Kernel, p *Task, prevCPU cpumask.CPU, wakeFlags *int) cpumask.CPU
 
 	dom domainState
+
+	// Costs are the cost model's parameters (work.go); the zero value
+	// charges nothing but the IPI latency of Settings.
+	Costs Costs
+	// bwLLC and bwNode are the bandwidth demands of the tasks running on
+	// each LLC (indexed by sd_llc_id) and NUMA node.
+	bwLLC, bwNode []int64
+	smtSiblings   [][]cpumask.CPU
+	// costsOn is set by ApplyCosts; costRand is the cost jitter's stream.
+	costsOn  bool
+	costRand *rand.Rand
+
+	// --- load balancing (issue 4) ---
+	bal balanceState
+	// BalanceStats counts the balancer's calls and time (the run report's
+	// "balance" section).
+	BalanceStats BalanceStats
+	// LBCosts are the modelled costs of balancing work (cost_params.go).
+	// Like Costs, the zero value charges nothing; DefaultBalanceCosts()
+	// gives the documented defaults, the cost model per-machine values.
+	LBCosts BalanceCosts
 
 	invariantsChecked uint64
 }
@@ -143,9 +173,13 @@ func New(eng *engine.Engine, topo *topology.Topology, s Settings) (*Kernel, erro
 		rq.segTimer = engine.NewTimer("segment", func() { k.segmentDone(rq) })
 		rq.reschedTimer = engine.NewTimer("resched", func() { k.reschedule(rq) })
 		rq.NohzTickStopped = true
+		// Idle since boot: the governor's history says "long".
+		rq.idleAvg = uint64(engine.Second)
+		rq.idleState = k.idleGovernorSelect(rq)
 		k.Rqs[i] = rq
 	}
 	k.buildDomainState()
+	k.initBalance() // load balancing (issue 4)
 	return k, nil
 }
 
@@ -274,6 +308,7 @@ func (k *Kernel) ApplySettings() error {
 	k.minGranularity = k.S.MinGranularity * factor
 	k.wakeupGranularity = k.S.WakeupGranularity * factor
 	k.tickNsec = (1000000000 + uint64(k.S.HZ)/2) / uint64(k.S.HZ)
+	k.updateMaxInterval() // load balancing (issue 4): max_load_balance_interval follows HZ
 	return nil
 }
 

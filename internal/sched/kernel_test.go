@@ -15,6 +15,12 @@ func newTestKernel(t testing.TB, machine, kernel string) *Kernel {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return newTestKernelSpec(t, spec, kernel)
+}
+
+// newTestKernelSpec builds a kernel on a machine spec.
+func newTestKernelSpec(t testing.TB, spec *topology.MachineSpec, kernel string) *Kernel {
+	t.Helper()
 	topo, err := topology.Build(spec, topology.Options{Kernel: kernel})
 	if err != nil {
 		t.Fatal(err)

@@ -240,7 +240,10 @@ func TestBlockedLoadHalves(t *testing.T) {
 	if math.Abs(float64(l1)-float64(l0)/2) > 2 || math.Abs(float64(u1)-float64(u0)/2) > 2 {
 		t.Errorf("after 32 periods load %d→%d util %d→%d: not halved", l0, l1, u0, u1)
 	}
-	if k.Rqs[2].BlockedUpdates != 2 || k.Rqs[2].BlockedCfsRqsWalked != 2 {
+	// Our two calls each walked the one leaf cfs_rq (the root); the NOHZ
+	// idle balancer may have made more calls in between, which only
+	// decays earlier (decay is the same however it is split).
+	if k.Rqs[2].BlockedUpdates < 2 || k.Rqs[2].BlockedCfsRqsWalked != k.Rqs[2].BlockedUpdates {
 		t.Errorf("update_blocked_averages calls %d walked %d", k.Rqs[2].BlockedUpdates, k.Rqs[2].BlockedCfsRqsWalked)
 	}
 }

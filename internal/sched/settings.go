@@ -104,6 +104,93 @@ type Settings struct {
 	// to reschedule (resched_curr, or a queued wakeup) and it doing so. A
 	// documented constant until the cost model (issue 5) supplies it.
 	WakeupIPILatency uint64 `sysctl:"model_ipi_latency_ns"`
+
+	// CostJitterPct spreads every cost the cost model charges (system
+	// calls, context switches, cache refills, IPI latencies) uniformly by
+	// up to ± this many percent, drawn from the run's seed: a real machine
+	// never repeats a run exactly (interrupts, cache and memory state), and
+	// without this spread runs with different seeds would often be
+	// identical. 0 makes every cost exact. Default 10.
+	CostJitterPct uint64 `sysctl:"model_cost_jitter_pct"`
+
+	// --- wakeup path (issue 3) ---
+
+	// SISScanCost is the time, in ns, select_idle_cpu is taken to spend per
+	// CPU it examines, which SIS_PROP measures with cpu_clock() and folds
+	// into avg_scan_cost and wake_avg_idle. A documented constant (25 ns)
+	// until the cost model supplies scan times.
+	SISScanCost uint64 `sysctl:"model_sis_scan_cost_ns"`
+
+	// ShortTaskAffine, ShortTaskScan and ShortTaskMetric select the
+	// short-task wakeup patches (patches.md §1, variants short-task-*):
+	// where wake_affine_idle and select_idle_cpu consult is_short_task, and
+	// how is_short_task decides. Off in both baselines.
+	ShortTaskAffine ShortAffineMode
+	ShortTaskScan   ShortScanMode
+	ShortTaskMetric ShortTaskMetric
+	// ShortTaskDurAvgFactor is the k of "dur_avg * k <= min_granularity"
+	// when ShortTaskMetric is ShortDurAvg: 8 as in RFC v3 (RFC v2 used 1).
+	ShortTaskDurAvgFactor uint64
+
+	// TestIdleCoresEveryScan models where v5.12–v5.13 called
+	// test_idle_cores: at the top of every select_idle_cpu, SMT or not
+	// (later kernels call it only under sched_smt_active()). On a machine
+	// without SMT its answer is always false (only SMT bookkeeping sets
+	// has_idle_cores), so it changes no decision; it only adds a read of
+	// sd_llc_shared per LLC scan. Off in both baselines.
+	TestIdleCoresEveryScan bool
+	// TestIdleCoresSMTCheck is Barry Song's "Optimize test_idle_cores() for
+	// !SMT" (v5.13): test_idle_cores answers its default without reading
+	// sd_llc_shared when sched_smt_present is false. Off in both baselines
+	// (v5.19 and v6.19 no longer call it on !SMT machines at all).
+	TestIdleCoresSMTCheck bool
+
+	// --- load balancing (issue 4) ---
+	// Differences between the baselines' load balancers (the v5.19
+	// balancer follows v6.0, the nearest release the reference read), and
+	// the blocked-load variants of patches.md §3. Each is a model switch,
+	// settable by its sysctl-style name.
+
+	// LBSerializeInBalanceRq: the SD_SERIALIZE token (NUMA levels) is taken
+	// in sched_balance_rq after should_we_balance, and a busy token counts
+	// as "balanced" (v6.19: on); off, rebalance_domains takes it and skips
+	// the domain when busy (v5.19).
+	LBSerializeInBalanceRq bool `sysctl:"model_lb_serialize_in_balance_rq"`
+	// LBSMTAware: the v6.6 SMT/cluster balancing changes (v6.19: on):
+	// should_we_balance prefers an idle CPU on a fully idle core, the
+	// group_smt_balance type, SMT-vs-non-SMT preferences in
+	// update_sd_pick_busiest, sibling_imbalance (tasks per core, 0 for a
+	// busy balancer) and prefer_sibling taken from the busiest group.
+	// Off: v6.0's first idle CPU, task-count difference and the child
+	// domain's SD_PREFER_SIBLING (v5.19).
+	LBSMTAware bool `sysctl:"model_lb_smt_aware"`
+	// LBLocalAboveAvg: calculate_imbalance gives up when the local group
+	// is already above the domain's average load (v6.6+; v6.19: on).
+	LBLocalAboveAvg bool `sysctl:"model_lb_local_above_avg"`
+	// LBUtilBoost: find_busiest_queue compares cpu_util_cfs_boost
+	// (utilisation raised to runnable) for migrate_util (v6.6+; v6.19: on).
+	LBUtilBoost bool `sysctl:"model_lb_util_boost"`
+	// LBMisfitNoFailCount: misfit migrations neither count balance
+	// failures nor back the interval off (v6.14+; v6.19: on).
+	LBMisfitNoFailCount bool `sysctl:"model_lb_misfit_no_fail_count"`
+	// NewidleStopOnNoContinue: newidle balance stops walking up when
+	// should_we_balance cleared continue_balancing (v6.19: on; v5.19
+	// stopped only when a task was pulled or arrived).
+	NewidleStopOnNoContinue bool `sysctl:"model_newidle_stop_on_no_continue"`
+	// NewidleNohzStats selects the blocked-load paths from before v5.13's
+	// "move update blocked load outside newidle_balance" (Vincent
+	// Guittot): a newly idle balance refreshes every idle CPU's blocked
+	// load it reads in update_sg_lb_stats (LBF_NOHZ_STATS), or right away
+	// when its gate fails (v5.10's nohz_newidle_balance), and the ILB
+	// forces its updates. Off in both baselines (both have the fix);
+	// the variants blocked-load-in-newidle and blocked-avg-ratelimit turn
+	// it on.
+	NewidleNohzStats bool `sysctl:"model_newidle_nohz_stats"`
+	// BlockedAvgRatelimit is Joel Fernandes' "Rate limit calls to
+	// update_blocked_averages() for NOHZ" (patches.md §3): update_nohz_stats
+	// refreshes a CPU at most once per HZ/20 jiffies unless forced. Off in
+	// both baselines.
+	BlockedAvgRatelimit bool `sysctl:"model_blocked_avg_ratelimit"`
 }
 
 // Baseline returns the default settings of a kernel baseline.
@@ -132,6 +219,10 @@ func Baseline(kernel string) (Settings, error) {
 		NontaskCapacity:    true,
 		TgPropagate:        true,
 		WakeupIPILatency:   2000,
+		CostJitterPct:      10,
+		// wakeup path (issue 3)
+		SISScanCost:           25,
+		ShortTaskDurAvgFactor: 8,
 	}
 	switch kernel {
 	case KernelV619:
@@ -145,6 +236,13 @@ func Baseline(kernel string) (Settings, error) {
 		s.DelayDequeue = true
 		s.DelayZero = true
 		s.NIRandom = true
+		// load balancing (issue 4)
+		s.LBSerializeInBalanceRq = true
+		s.LBSMTAware = true
+		s.LBLocalAboveAvg = true
+		s.LBUtilBoost = true
+		s.LBMisfitNoFailCount = true
+		s.NewidleStopOnNoContinue = true
 	case KernelV519:
 		s.EEVDF = false
 		s.GentleFairSleepers = true

@@ -132,6 +132,13 @@ type SchedEntity struct {
 	// Statistics (struct sched_statistics).
 	Stats SchedStatistics
 
+	// --- wakeup path (issue 3) ---
+	// PrevSleepSumRuntime is sum_exec_runtime when the task last slept
+	// voluntarily (prev_sleep_sum_runtime of the short-task series, v6.4
+	// dur_avg): dur_avg samples the run time between two sleeps, across
+	// any preemptions in between.
+	PrevSleepSumRuntime uint64
+
 	task *Task
 	// rq->cfs_tasks membership (group_node).
 	groupPrev, groupNext *SchedEntity
@@ -159,6 +166,13 @@ type SchedStatistics struct {
 	NrWakeupsIdle      uint64
 	NrMigrationsCold   uint64
 	NrForcedMigrations uint64
+
+	// --- load balancing (issue 4) ---
+	// Why can_migrate_task refused the task
+	// (nr_failed_migrations_affine/_running/_hot).
+	NrFailedMigrationsAffine  uint64
+	NrFailedMigrationsRunning uint64
+	NrFailedMigrationsHot     uint64
 }
 
 // IsTask reports whether the entity is a task's.
@@ -288,12 +302,64 @@ type Rq struct {
 	MisfitTaskLoad            uint64
 
 	Schedstat RqSchedstat
+
+	// --- cost model (issue 5) ---
+	// speed is the running task's progress per ns in units of 2^-20 ns of
+	// work: capacity, SMT sharing and memory-bandwidth sharing applied.
+	speed int64
+	// runBW is the bandwidth demand of the running task (0 when idle).
+	runBW int64
+	// idleState is the cpuidle state the governor chose at idle entry
+	// (-1 when running); idleAvg an average of past idle durations (ns).
+	idleState int
+	idleAvg   uint64
+	idleSince engine.Time
+	// Costs counts what the cost model charged on this CPU.
+	Costs CostCounters
+
+	// --- wakeup path (issue 3) ---
+	// WakeStamp (jiffies) and WakeAvgIdle (ns) mirror rq->wake_stamp and
+	// rq->wake_avg_idle (v5.15–v6.9, SIS_PROP): the idle time a waker on
+	// this CPU may still spend scanning, halved per jiffy of age.
+	WakeStamp   uint64
+	WakeAvgIdle uint64
+	// Wakeup counts what the wakeup path did on this CPU, for the cost model.
+	Wakeup WakeupCounters
+
 	// CpufreqUpdates counts cpufreq_update_util calls from the fair class.
 	CpufreqUpdates uint64
 	// BlockedUpdates counts sched_balance_update_blocked_averages calls
 	// and BlockedCfsRqsWalked the leaf cfs_rqs they visited.
 	BlockedUpdates      uint64
 	BlockedCfsRqsWalked uint64
+
+	// --- load balancing (issue 4) ---
+	// NohzIdle mirrors rq->nohz_tick_stopped as the balancer keeps it:
+	// set by nohz_balance_enter_idle when the idle CPU stops its tick,
+	// cleared by nohz_balance_exit_idle at its first busy tick.
+	// (NohzTickStopped above is the tick's own state.)
+	NohzIdle bool
+	// NohzFlags mirrors rq->nohz_flags (pending NOHZ_*_KICK bits) and
+	// NohzIdleBalance rq->nohz_idle_balance (the kick being served).
+	NohzFlags       int
+	NohzIdleBalance int
+	// ActiveBalance and PushCPU mirror rq->active_balance and
+	// rq->push_cpu.
+	ActiveBalance bool
+	PushCPU       cpumask.CPU
+	// LBBusyUntil is the engine time until which balancing work occupies
+	// this CPU or holds its rq lock: the running task's work, the start
+	// of the next task and any reschedule wait for it (balance.go).
+	LBBusyUntil engine.Time
+	// BlockedUpdatesIdle counts the BlockedUpdates made while the CPU was
+	// idle; BlockedUpdatesBy splits BlockedUpdates by caller.
+	BlockedUpdatesIdle uint64
+	BlockedUpdatesBy   [NrBlockedOrigins]uint64
+	// sdLLCNohzIdle mirrors per_cpu(sd_llc)->nohz_idle.
+	sdLLCNohzIdle bool
+	// ilbTimer delivers a NOHZ kick's IPI (nohz_csd); stopperTimer runs
+	// the active-balance stopper.
+	ilbTimer, stopperTimer *engine.Timer
 
 	needResched bool
 
@@ -400,6 +466,28 @@ type Task struct {
 	exitCode     int
 	// Created/Exited record lifetime for reports.
 	Created, Exited engine.Time
+
+	// --- cost model (issue 5) ---
+	// Footprint is the task's cache footprint in bytes: what it must
+	// refill after a migration.
+	Footprint int64
+	// lastRanCPU is the CPU the task last ran on (cpumask.None before it
+	// first ran); homeNode the NUMA node of its memory (first touch).
+	lastRanCPU cpumask.CPU
+	homeNode   int
+	// overhead is kernel time charged to the task (syscalls, scans) that
+	// it spends before carrying out pendingOp.
+	overhead   engine.Time
+	pendingOp  Op
+	hasPending bool
+	// opBW is the memory bandwidth the current operation draws at full
+	// speed, in bytes per µs.
+	opBW int64
+	// lastStopped is when the task last left a CPU.
+	lastStopped engine.Time
+	// MM identifies the task's address space: a switch between tasks of
+	// different MMs costs ContextSwitchMM. Threads share their parent's.
+	MM int64
 }
 
 // CPU mirrors task_cpu(p).

@@ -1,19 +1,624 @@
 package sched
 
-import "github.com/schedlab/schedlab/internal/cpumask"
+import (
+	"math"
 
-// Wakeup and fork placement (select_task_rq_fair and friends) live here.
-// Until that path is modelled, a task stays on its previous CPU.
+	"github.com/schedlab/schedlab/internal/cpumask"
+	"github.com/schedlab/schedlab/internal/topology"
+)
 
-// selectTaskRqFair mirrors fair.c:select_task_rq_fair.
-// PLACEHOLDER: keeps prev_cpu (or the first allowed CPU).
-func selectTaskRqFair(k *Kernel, p *Task, prev cpumask.CPU, wakeFlags *int) cpumask.CPU {
-	if p.CPUsAllowed.Test(prev) {
-		return prev
-	}
-	return p.CPUsAllowed.First()
+// Wakeup and fork placement: select_task_rq_fair and the fast path
+// (wake_affine, select_idle_sibling) as v6.19 has them, with the v5.19-era
+// differences (SIS_PROP) and the short-task and idle-core variants selected
+// by Settings. The slow path (sched_balance_find_dst_cpu) is in
+// wakeup_fork.go, the signals it reads in wakeup_load.go.
+//
+// Not modelled, for every function below: energy-aware placement
+// (find_energy_efficient_cpu; no energy model), uclamp, core scheduling
+// cookies, NUMA balancing's preferred node, per-CPU kthreads (so the
+// kthread-stacking shortcut of select_idle_sibling never applies), exiting
+// wakers (PF_EXITING) and vCPU preemption.
+
+// WakeupCounters counts, per CPU, what the wakeup path did there. They are
+// not kernel statistics: they record work a cost model can charge.
+type WakeupCounters struct {
+	// TestIdleCoresReads counts loads of sd_llc_shared->has_idle_cores by
+	// test_idle_cores on this CPU (a cache line all CPUs of the LLC write).
+	TestIdleCoresReads uint64
+	// SISScans counts select_idle_cpu calls that scanned (got past the
+	// SIS_UTIL early exit); SISScanned the CPUs those scans examined.
+	SISScans, SISScanned uint64
+	// ShortTaskHits counts the short-task variants' early returns:
+	// [0] wake_affine_idle chose this_cpu because of is_short_task,
+	// [1] select_idle_cpu returned target without scanning.
+	ShortTaskHits [2]uint64
 }
 
-// updateIdleCore mirrors sched.h:update_idle_core (set_next_task_idle).
-// PLACEHOLDER until the wakeup path keeps has_idle_cores.
-func (k *Kernel) updateIdleCore(rq *Rq) {}
+// selectTaskRqFair is installed as Kernel.SelectTaskRq.
+func selectTaskRqFair(k *Kernel, p *Task, prev cpumask.CPU, wakeFlags *int) cpumask.CPU {
+	return k.selectTaskRqFair(p, prev, *wakeFlags)
+}
+
+// selectTaskRqFair mirrors fair.c:select_task_rq_fair (v6.19) on the CPU
+// k.ThisCPU(). Simplified: no energy-aware path, no PF_EXITING test of
+// the waker (sync is WF_SYNC alone).
+func (k *Kernel) selectTaskRqFair(p *Task, prevCPU cpumask.CPU, wakeFlags int) cpumask.CPU {
+	sync := wakeFlags&WFSync != 0
+	cpu := k.thisCPU
+	newCPU := prevCPU
+	wantAffine := false
+	// SD_BALANCE_* and WF_* share the low nibble.
+	sdFlag := topology.Flags(wakeFlags & 0xF)
+
+	if wakeFlags&WFTTWU != 0 {
+		k.recordWakee(p)
+		if wakeFlags&WFCurrentCPU != 0 && p.CPUsAllowed.Test(cpu) {
+			return cpu
+		}
+		wantAffine = !k.wakeWide(p) && p.CPUsAllowed.Test(cpu)
+	}
+
+	var sd *SchedDomain
+	for _, tmp := range k.dom.SD[cpu] {
+		// Both cpu and prev_cpu in this domain: cpu is a valid
+		// SD_WAKE_AFFINE target.
+		if wantAffine && tmp.T.Flags&topology.SDWakeAffine != 0 && tmp.T.Span.Test(prevCPU) {
+			if cpu != prevCPU {
+				newCPU = k.wakeAffine(tmp, p, cpu, prevCPU, sync)
+			}
+			sd = nil
+			break
+		}
+		if tmp.T.Flags&sdFlag != 0 {
+			sd = tmp
+		} else if !wantAffine {
+			break
+		}
+	}
+
+	if sd != nil {
+		return k.schedBalanceFindDstCPU(sd, p, cpu, prevCPU, sdFlag)
+	}
+	if wakeFlags&WFTTWU != 0 {
+		newCPU = k.selectIdleSibling(p, prevCPU, newCPU)
+	}
+	return newCPU
+}
+
+// recordWakee mirrors fair.c:record_wakee (v6.19) on current (the task running on
+// the waking CPU, the idle task for a timer wakeup of an idle CPU).
+func (k *Kernel) recordWakee(p *Task) {
+	cur := k.Current()
+	jiffies := k.Jiffies()
+	// time_after(jiffies, decay_ts + HZ): decay once, however long ago.
+	if int64(jiffies-(cur.WakeeFlipDecayTs+uint64(k.S.HZ))) > 0 {
+		cur.WakeeFlips >>= 1
+		cur.WakeeFlipDecayTs = jiffies
+	}
+	if cur.LastWakee != p {
+		cur.LastWakee = p
+		cur.WakeeFlips++
+	}
+}
+
+// wakeWide mirrors fair.c:wake_wide (v6.19): spread when the waker/wakee pair flips
+// partners more often than the LLC has CPUs (an M:N relationship).
+func (k *Kernel) wakeWide(p *Task) bool {
+	master := k.Current().WakeeFlips
+	slave := p.WakeeFlips
+	factor := uint64(k.Topo.SdLLCSize[k.thisCPU])
+	if master < slave {
+		master, slave = slave, master
+	}
+	if slave < factor || master < slave*factor {
+		return false
+	}
+	return true
+}
+
+// wakeAffine mirrors fair.c:wake_affine (v6.19): decide between the waker's
+// CPU and prev_cpu, counting ttwu_move_affine on sd when the waker's CPU
+// wins (even if select_idle_sibling then looks elsewhere).
+func (k *Kernel) wakeAffine(sd *SchedDomain, p *Task, thisCPU, prevCPU cpumask.CPU, sync bool) cpumask.CPU {
+	target := cpumask.None
+	if k.S.WAIdle {
+		target = k.wakeAffineIdle(thisCPU, prevCPU, sync)
+	}
+	if k.S.WAWeight && target == cpumask.None {
+		target = k.wakeAffineWeight(sd, p, thisCPU, prevCPU, sync)
+	}
+	p.SE.Stats.NrWakeupsAffineAtt++
+	if target != thisCPU {
+		return prevCPU
+	}
+	sd.Stats.TTWUMoveAffine++
+	p.SE.Stats.NrWakeupsAffine++
+	return target
+}
+
+// wakeAffineIdle mirrors fair.c:wake_affine_idle (v6.19: the sync test does
+// not count delayed-dequeue tasks), plus the short-task variants' hunk 1
+// (Settings.ShortTaskAffine, patches.md §1). cpumask.None means "no opinion".
+func (k *Kernel) wakeAffineIdle(thisCPU, prevCPU cpumask.CPU, sync bool) cpumask.CPU {
+	// An idle waking CPU means a wakeup from interrupt context: move only
+	// within the LLC, and prefer prev_cpu if it is idle too.
+	if k.availableIdleCPU(thisCPU) && k.cpusShareCache(thisCPU, prevCPU) {
+		if k.availableIdleCPU(prevCPU) {
+			return prevCPU
+		}
+		return thisCPU
+	}
+	thisRq := k.Rqs[thisCPU]
+	if sync && nrRunningNotDelayed(thisRq) == 1 {
+		return thisCPU
+	}
+	// RFC hunk 1: "(sync && nr_running == 1) || is_short_task(curr)".
+	if k.S.ShortTaskAffine == ShortAffineSyncOr && k.isShortTask(thisRq.Curr) {
+		thisRq.Wakeup.ShortTaskHits[0]++
+		return thisCPU
+	}
+	if k.availableIdleCPU(prevCPU) {
+		return prevCPU
+	}
+	switch k.S.ShortTaskAffine {
+	case ShortAffineEnd: // short-task-v1, -v2
+		if k.isShortTask(thisRq.Curr) {
+			thisRq.Wakeup.ShortTaskHits[0]++
+			return thisCPU
+		}
+	case ShortAffineEndSingle: // short-task-v3, -v4, -rfc2
+		if nrRunningNotDelayed(thisRq) == 1 && k.isShortTask(thisRq.Curr) {
+			thisRq.Wakeup.ShortTaskHits[0]++
+			return thisCPU
+		}
+	}
+	return cpumask.None
+}
+
+// wakeAffineWeight mirrors fair.c:wake_affine_weight (v6.19): pull to this_cpu if
+// its load with p (less the waker's, for sync) is below prev_cpu's without
+// p, prev_cpu being favoured by half the domain's imbalance_pct (WA_BIAS).
+func (k *Kernel) wakeAffineWeight(sd *SchedDomain, p *Task, thisCPU, prevCPU cpumask.CPU, sync bool) cpumask.CPU {
+	thisEff := int64(cpuLoad(k.Rqs[thisCPU]))
+	if sync {
+		currentLoad := k.taskHLoad(k.Current())
+		if currentLoad > uint64(thisEff) {
+			return thisCPU
+		}
+		thisEff -= int64(currentLoad)
+	}
+	taskLoad := int64(k.taskHLoad(p))
+	thisEff += taskLoad
+	if k.S.WABias {
+		thisEff *= 100
+	}
+	thisEff *= int64(k.capacityOf(prevCPU))
+
+	prevEff := int64(cpuLoad(k.Rqs[prevCPU])) - taskLoad
+	if k.S.WABias {
+		prevEff *= int64(100 + (sd.T.ImbalancePct-100)/2)
+	}
+	prevEff *= int64(k.capacityOf(thisCPU))
+	// With sync, a tie lets select_idle_sibling stack the wakee on the
+	// waker if nothing else is idle.
+	if sync {
+		prevEff++
+	}
+	if thisEff < prevEff {
+		return thisCPU
+	}
+	return cpumask.None
+}
+
+// sdLLC mirrors per_cpu(sd_llc, cpu) as the runtime domain (nil if none).
+func (k *Kernel) sdLLC(cpu cpumask.CPU) *SchedDomain {
+	d := k.Topo.SdLLC[cpu]
+	if d == nil {
+		return nil
+	}
+	return k.dom.byID[d.ID]
+}
+
+// smtActive mirrors sched_smt_active(): some core has several threads.
+func (k *Kernel) smtActive() bool { return k.Topo.SMTPresent }
+
+// asymFitsCPU mirrors fair.c:asym_fits_cpu (v6.19) (no uclamp): on asymmetric
+// machines the task's util_est must fit the CPU.
+func (k *Kernel) asymFitsCPU(util uint64, cpu cpumask.CPU) bool {
+	if k.asymCPUCapacity() {
+		return k.utilFitsCPU(util, cpu) > 0
+	}
+	return true
+}
+
+// selectIdleSibling mirrors fair.c:select_idle_sibling (v6.19): the fast
+// path's search for an idle CPU near target (the waker's CPU or prev after
+// wake_affine). Simplified: the per-CPU-kthread stacking shortcut is omitted
+// (no kthreads are modelled); v5.19's copy differs only in having no
+// clusters, which its topology never activates.
+func (k *Kernel) selectIdleSibling(p *Task, prev, target cpumask.CPU) cpumask.CPU {
+	hasIdleCore := false
+	var taskUtil uint64
+	if k.asymCPUCapacity() {
+		syncEntityLoadAvg(&p.SE)
+		taskUtil = taskUtilEst(p)
+	}
+
+	if k.idleOrSchedIdle(target) && k.asymFitsCPU(taskUtil, target) {
+		return target
+	}
+
+	// The previous CPU is cache affine and idle: don't be stupid.
+	prevAff := cpumask.None
+	if prev != target && k.cpusShareCache(prev, target) && k.idleOrSchedIdle(prev) &&
+		k.asymFitsCPU(taskUtil, prev) {
+		if !k.Topo.ClusterActive || k.Topo.CPUsShareResources(prev, target) {
+			return prev
+		}
+		prevAff = prev
+	}
+
+	// (Per-CPU kthread stacking would go here.)
+
+	recentUsedCPU := p.RecentUsedCPU
+	p.RecentUsedCPU = prev
+	if recentUsedCPU != cpumask.None && recentUsedCPU != prev && recentUsedCPU != target &&
+		k.cpusShareCache(recentUsedCPU, target) && k.idleOrSchedIdle(recentUsedCPU) &&
+		p.CPUsAllowed.Test(recentUsedCPU) && k.asymFitsCPU(taskUtil, recentUsedCPU) {
+		if !k.Topo.ClusterActive || k.Topo.CPUsShareResources(recentUsedCPU, target) {
+			return recentUsedCPU
+		}
+	} else {
+		recentUsedCPU = cpumask.None
+	}
+
+	// On asymmetric machines the domain of interest is sd_asym_cpucapacity.
+	if k.asymCPUCapacity() {
+		if sd := k.Topo.SdAsymCPUCapacity[target]; sd != nil {
+			if i := k.selectIdleCapacity(p, sd, target); i != cpumask.None {
+				return i
+			}
+			return target
+		}
+	}
+
+	sd := k.sdLLC(target)
+	if sd == nil {
+		return target
+	}
+
+	if k.smtActive() {
+		hasIdleCore = k.testIdleCores(target)
+		if !hasIdleCore && k.cpusShareCache(prev, target) {
+			if i := k.selectIdleSMT(p, sd, prev); i != cpumask.None {
+				return i
+			}
+		}
+	}
+
+	if i := k.selectIdleCPU(p, sd, hasIdleCore, target); i != cpumask.None {
+		return i
+	}
+	// Clusters: the cache-affine prev or recent CPU outside target's
+	// cluster is still better than a busy target.
+	if prevAff != cpumask.None {
+		return prevAff
+	}
+	if recentUsedCPU != cpumask.None {
+		return recentUsedCPU
+	}
+	return target
+}
+
+// selectIdleCPU mirrors fair.c:select_idle_cpu (v6.19, with v5.19's
+// SIS_PROP when that feature is on) plus the short-task variants' hunk 2.
+// With SIS_PROP the scan's duration is Settings.SISScanCost per CPU examined
+// (the kernel measures it with cpu_clock), charged to the waker's LLC
+// avg_scan_cost and wake_avg_idle. Returns cpumask.None if nothing is idle.
+func (k *Kernel) selectIdleCPU(p *Task, sd *SchedDomain, hasIdleCore bool, target cpumask.CPU) cpumask.CPU {
+	idleCPU := cpumask.None
+	nr := math.MaxInt
+	thisRq := k.Rqs[k.thisCPU]
+
+	// v5.12–v5.13 asked test_idle_cores here on every scan, SMT or not.
+	if k.S.TestIdleCoresEveryScan && !k.smtActive() {
+		k.testIdleCores(target)
+	}
+
+	var thisSD *SchedDomain
+	sisProp := k.S.SISProp && !hasIdleCore
+	if sisProp {
+		thisSD = k.sdLLC(k.thisCPU)
+		if thisSD == nil {
+			return cpumask.None
+		}
+		k.wakeAvgIdleInit(thisRq)
+		// A busy waker's last idle period does not predict the next:
+		// age the remaining predicted idle time, halving it per jiffy.
+		now := k.Jiffies()
+		for thisRq.WakeStamp < now && thisRq.WakeAvgIdle != 0 {
+			thisRq.WakeStamp++
+			thisRq.WakeAvgIdle >>= 1
+		}
+		avgIdle := thisRq.WakeAvgIdle
+		avgCost := thisSD.AvgScanCost + 1
+		spanAvg := uint64(sd.T.SpanWeight) * avgIdle
+		if spanAvg > 4*avgCost {
+			nr = int(spanAvg / avgCost)
+		} else {
+			nr = 4
+		}
+	}
+
+	if k.S.SISUtil {
+		if sds := k.SdLLCShared(int(target)); sds != nil {
+			// "--nr <= 0" ends the scan, hence the +1.
+			nr = sds.NrIdleScan + 1
+			// An overloaded LLC is unlikely to have an idle CPU.
+			if nr == 1 {
+				return cpumask.None
+			}
+			if k.shortTaskSkipScan(p, sd, nr, hasIdleCore, target) {
+				thisRq.Wakeup.ShortTaskHits[1]++
+				return target
+			}
+		}
+	}
+
+	// cpumask_and(cpus, sched_domain_span(sd), p->cpus_ptr), taken after
+	// the early exits above (which do not read it) to spare the copy.
+	cpus := sd.T.Span.And(p.CPUsAllowed)
+	thisRq.Wakeup.SISScans++
+	scanned := uint64(0)
+	// step examines one CPU; it returns false to end the loop. decided
+	// marks the kernel's "return" from inside a loop (res is the answer),
+	// as opposed to a "break" that reaches the tail below.
+	res, decided := cpumask.None, false
+	step := func(cpu cpumask.CPU) bool {
+		if hasIdleCore {
+			scanned++
+			if i := k.selectIdleCore(p, cpu, cpus, &idleCPU); i != cpumask.None {
+				res, decided = i, true
+				return false
+			}
+			return true
+		}
+		nr--
+		if nr <= 0 {
+			res, decided = cpumask.None, true
+			return false
+		}
+		scanned++
+		idleCPU = cpumask.None
+		if k.idleOrSchedIdle(cpu) {
+			idleCPU = cpu
+			return false
+		}
+		return true
+	}
+
+	if k.Topo.ClusterActive && len(sd.T.Groups) > 0 && sd.T.Groups[0].Flags&topology.SDCluster != 0 {
+		// Scan target's cluster (the LLC's first group) first.
+		sg := sd.T.Groups[0]
+		sg.Span.ForEachWrap(target+1, func(cpu cpumask.CPU) bool {
+			if !cpus.Test(cpu) {
+				return true
+			}
+			if !step(cpu) {
+				if !decided {
+					res, decided = idleCPU, true
+				}
+				return false
+			}
+			return true
+		})
+		if !decided {
+			cpus.AndNotInPlace(sg.Span)
+		}
+	}
+	if !decided {
+		cpus.ForEachWrap(target+1, step)
+	}
+	thisRq.Wakeup.SISScanned += scanned
+	if decided {
+		return res
+	}
+	if hasIdleCore {
+		k.setIdleCores(target, false)
+	}
+	k.accountSISProp(sisProp, thisRq, thisSD, scanned)
+	return idleCPU
+}
+
+// accountSISProp is the end of v5.19's select_idle_cpu under SIS_PROP: the
+// scan time is spent from wake_avg_idle and folded into avg_scan_cost.
+func (k *Kernel) accountSISProp(sisProp bool, thisRq *Rq, thisSD *SchedDomain, scanned uint64) {
+	if !sisProp {
+		return
+	}
+	t := scanned * k.S.SISScanCost
+	thisRq.WakeAvgIdle -= min(thisRq.WakeAvgIdle, t)
+	updateAvg(&thisSD.AvgScanCost, t)
+}
+
+// selectIdleCore mirrors fair.c:select_idle_core (v6.19): core if all its SMT
+// siblings are idle; otherwise remember the first idle allowed sibling in
+// *idleCPU and drop the core from cpus.
+func (k *Kernel) selectIdleCore(p *Task, core cpumask.CPU, cpus cpumask.Mask, idleCPU *cpumask.CPU) cpumask.CPU {
+	if !k.smtActive() {
+		// !CONFIG_SCHED_SMT form: a single-CPU check.
+		if k.idleOrSchedIdle(core) {
+			return core
+		}
+		return cpumask.None
+	}
+	idle := true
+	smt := k.Topo.SMTMask[core]
+	for cpu := smt.First(); cpu != cpumask.None; cpu = smt.Next(cpu) {
+		if !k.availableIdleCPU(cpu) {
+			idle = false
+			if *idleCPU == cpumask.None {
+				if k.schedIdleCPU(cpu) && cpus.Test(cpu) {
+					*idleCPU = cpu
+					break
+				}
+				continue
+			}
+			break
+		}
+		if *idleCPU == cpumask.None && cpus.Test(cpu) {
+			*idleCPU = cpu
+		}
+	}
+	if idle {
+		return core
+	}
+	cpus.AndNotInPlace(k.Topo.SMTMask[core])
+	return cpumask.None
+}
+
+// selectIdleSMT mirrors fair.c:select_idle_smt (v6.19): an idle SMT sibling of
+// target inside sd and p's mask.
+func (k *Kernel) selectIdleSMT(p *Task, sd *SchedDomain, target cpumask.CPU) cpumask.CPU {
+	smt := k.Topo.SMTMask[target]
+	for cpu := smt.First(); cpu != cpumask.None; cpu = smt.Next(cpu) {
+		if cpu == target || !p.CPUsAllowed.Test(cpu) || !sd.T.Span.Test(cpu) {
+			continue
+		}
+		if k.idleOrSchedIdle(cpu) {
+			return cpu
+		}
+	}
+	return cpumask.None
+}
+
+// selectIdleCapacity mirrors fair.c:select_idle_capacity (v6.19, no
+// uclamp): the first idle CPU of sd from target on which p's util_est
+// fits, else the idle CPU with the largest capacity_of.
+func (k *Kernel) selectIdleCapacity(p *Task, sd *topology.Domain, target cpumask.CPU) cpumask.CPU {
+	cpus := sd.Span.And(p.CPUsAllowed)
+	taskUtil := taskUtilEst(p)
+	bestCPU, bestFits := cpumask.None, 0
+	var bestCap uint64
+	res := cpumask.None
+	cpus.ForEachWrap(target, func(cpu cpumask.CPU) bool {
+		cpuCap := k.capacityOf(cpu)
+		if !k.idleOrSchedIdle(cpu) {
+			return true
+		}
+		fits := k.utilFitsCPU(taskUtil, cpu)
+		if fits > 0 {
+			res = cpu
+			return false
+		}
+		if fits < bestFits || (fits == bestFits && cpuCap > bestCap) {
+			bestCap, bestCPU, bestFits = cpuCap, cpu, fits
+		}
+		return true
+	})
+	if res != cpumask.None {
+		return res
+	}
+	return bestCPU
+}
+
+// testIdleCores mirrors fair.c:test_idle_cores (v6.19): read the LLC's
+// has_idle_cores hint. Every read is counted on the reading CPU
+// (WakeupCounters.TestIdleCoresReads). With TestIdleCoresSMTCheck (Barry
+// Song's v5.13 patch) a machine without SMT answers false without reading.
+func (k *Kernel) testIdleCores(cpu cpumask.CPU) bool {
+	if k.S.TestIdleCoresSMTCheck && !k.smtActive() {
+		return false
+	}
+	sds := k.SdLLCShared(int(cpu))
+	if sds == nil {
+		return false
+	}
+	k.Rqs[k.thisCPU].Wakeup.TestIdleCoresReads++
+	return sds.HasIdleCores
+}
+
+// setIdleCores mirrors fair.c:set_idle_cores (v6.19).
+func (k *Kernel) setIdleCores(cpu cpumask.CPU, val bool) {
+	if sds := k.SdLLCShared(int(cpu)); sds != nil {
+		sds.HasIdleCores = val
+	}
+}
+
+// updateIdleCore mirrors sched.h:update_idle_core (v6.19), called from
+// set_next_task_idle each time a CPU switches to its idle task.
+func (k *Kernel) updateIdleCore(rq *Rq) {
+	if k.smtActive() {
+		k.doUpdateIdleCore(rq)
+	}
+}
+
+// doUpdateIdleCore mirrors fair.c:__update_idle_core (v6.19): if every other SMT
+// sibling of rq's CPU is idle too, the LLC has an idle core.
+func (k *Kernel) doUpdateIdleCore(rq *Rq) {
+	core := rq.CPU
+	if k.testIdleCores(core) {
+		return
+	}
+	smt := k.Topo.SMTMask[core]
+	for cpu := smt.First(); cpu != cpumask.None; cpu = smt.Next(cpu) {
+		if cpu == core {
+			continue
+		}
+		if !k.availableIdleCPU(cpu) {
+			return
+		}
+	}
+	k.setIdleCores(core, true)
+}
+
+// updateIdleCPUScan mirrors fair.c:update_idle_cpu_scan (v6.19) (SIS_UTIL). The
+// load balancer calls it at the end of update_sd_lb_stats with its
+// destination CPU, domain, idle type and the summed cpu_util_cfs of the
+// domain; it acts only on the LLC-sized domain and not for newly idle
+// balancing. nr_idle_scan falls quadratically with the LLC's average
+// utilisation x (per CPU, out of 1024):
+//
+//	nr_idle_scan = llc_weight × (1024 − min(x² × pct² / (10000 × 1024), 1024)) / 1024
+//
+// reaching 0 at x = 1024 × 100/pct (85 % for pct 117). Until it first
+// runs nr_idle_scan is 0 (the structure is zero-allocated), so
+// select_idle_cpu returns at once.
+func (k *Kernel) updateIdleCPUScan(dstCPU cpumask.CPU, sd *SchedDomain, idle int, sumUtil uint64) {
+	if !k.S.SISUtil || idle == CPUNewlyIdle {
+		return
+	}
+	llcWeight := uint64(k.Topo.SdLLCSize[dstCPU])
+	if uint64(sd.T.SpanWeight) != llcWeight {
+		return
+	}
+	sds := k.SdLLCShared(int(dstCPU))
+	if sds == nil {
+		return
+	}
+	x := sumUtil / llcWeight
+	pct := uint64(sd.T.ImbalancePct)
+	tmp := x * x * pct * pct / (10000 * SchedCapacityScale)
+	tmp = min(tmp, SchedCapacityScale)
+	y := (SchedCapacityScale - tmp) * llcWeight / SchedCapacityScale
+	sds.NrIdleScan = int(y)
+}
+
+// wakeAvgIdleInit gives rq the wake_stamp and wake_avg_idle sched_init
+// sets at boot (jiffies, and avg_idle's boot value 2 × migration_cost) the
+// first time SIS_PROP reads them; until then nothing else has (a wakeup
+// activation sets both through updateWakeAvgIdle).
+func (k *Kernel) wakeAvgIdleInit(rq *Rq) {
+	if rq.WakeStamp == 0 {
+		rq.WakeStamp = k.initialJiffies()
+		rq.WakeAvgIdle = 2 * k.S.MigrationCost
+	}
+}
+
+// updateWakeAvgIdle mirrors the SIS_PROP lines of core.c:ttwu_do_activate
+// (v5.15–v6.9): the woken CPU's idle period, halved, becomes the budget its
+// next wakeups may spend scanning.
+func (k *Kernel) updateWakeAvgIdle(rq *Rq) {
+	rq.WakeAvgIdle = rq.AvgIdle / 2
+	rq.WakeStamp = k.Jiffies()
+}

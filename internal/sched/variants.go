@@ -1,0 +1,140 @@
+package sched
+
+import (
+	"fmt"
+	"strings"
+)
+
+// A variant is a named difference from a kernel baseline's Settings: one of
+// the patches schedlab was built to evaluate (shared/reference/patches.md).
+// ApplyVariant turns baseline settings into the patched kernel's;
+// ApplyVariantBase gives the kernel the patch is measured against, which is
+// the baseline itself except where the baseline no longer has the code the
+// patch changed (idle-cores-nosmt).
+
+// VariantInfo describes one variant.
+type VariantInfo struct {
+	Name string
+	// Baseline is the kernel baseline the variant applies to.
+	Baseline string
+	// Description says in one line what the patch changes.
+	Description string
+	// Touches lists the kernel functions the patch changes.
+	Touches []string
+	// Base, if not empty, says how the comparison kernel differs from the
+	// plain baseline (applied by ApplyVariantBase).
+	Base string
+}
+
+type variant struct {
+	info  VariantInfo
+	base  func(s *Settings) // the comparison kernel; nil: the baseline
+	apply func(s *Settings) // the patch, applied after base
+}
+
+func shortTask(affine ShortAffineMode, scan ShortScanMode) func(*Settings) {
+	return func(s *Settings) {
+		s.ShortTaskAffine = affine
+		s.ShortTaskScan = scan
+		s.ShortTaskMetric = ShortLifetime
+	}
+}
+
+var (
+	shortAffineFns = []string{"wake_affine_idle", "is_short_task"}
+	shortBothFns   = []string{"wake_affine_idle", "select_idle_cpu", "is_short_task"}
+)
+
+var variants = []variant{
+	{
+		info: VariantInfo{Name: "short-task-rfc", Baseline: KernelV519, Touches: shortBothFns,
+			Description: "short-task RFC (Chen Yu, Sep 2022): wake on this_cpu if curr(this_cpu) is short, before the prev_cpu-idle check; skip the LLC scan when SIS_UTIL sees it >50% busy and wakee and curr(target) are short"},
+		apply: shortTask(ShortAffineSyncOr, ShortScanWakee),
+	},
+	{
+		info: VariantInfo{Name: "short-task-v1", Baseline: KernelV519, Touches: shortBothFns,
+			Description: "short-task follow-up 1: the this_cpu check moves after the prev_cpu-idle check, no nr_running condition; scan skip kept"},
+		apply: shortTask(ShortAffineEnd, ShortScanWakee),
+	},
+	{
+		info: VariantInfo{Name: "short-task-v2", Baseline: KernelV519, Touches: shortAffineFns,
+			Description: "short-task follow-up 2: as v1 without the scan skip"},
+		apply: shortTask(ShortAffineEnd, ShortScanOff),
+	},
+	{
+		info: VariantInfo{Name: "short-task-v3", Baseline: KernelV519, Touches: shortBothFns,
+			Description: "short-task follow-up 3: this_cpu check at the end needs nr_running(this_cpu)==1 and a short curr; scan skip kept"},
+		apply: shortTask(ShortAffineEndSingle, ShortScanWakee),
+	},
+	{
+		info: VariantInfo{Name: "short-task-v4", Baseline: KernelV519, Touches: shortAffineFns,
+			Description: "short-task follow-up 4: as v3 without the scan skip"},
+		apply: shortTask(ShortAffineEndSingle, ShortScanOff),
+	},
+	{
+		info: VariantInfo{Name: "short-task-rfc2", Baseline: KernelV519, Touches: shortBothFns,
+			Description: "short-task RFC v2 (Oct 2022): v3's this_cpu check; the scan skip needs nr_running(target)==1 and a short curr(target), not a short wakee"},
+		apply: shortTask(ShortAffineEndSingle, ShortScanSingle),
+	},
+	{
+		info: VariantInfo{Name: "idle-cores-nosmt", Baseline: KernelV519, Touches: []string{"test_idle_cores"},
+			Description: "test_idle_cores() returns without reading sd_llc_shared on machines without SMT (Barry Song, v5.13); changes no decision, only LLC-shared reads",
+			Base:        "v5.12 call layout: select_idle_cpu calls test_idle_cores on every scan (TestIdleCoresEveryScan)"},
+		base:  func(s *Settings) { s.TestIdleCoresEveryScan = true },
+		apply: func(s *Settings) { s.TestIdleCoresSMTCheck = true },
+	},
+}
+
+// Variants lists every variant in a fixed order.
+func Variants() []VariantInfo {
+	out := make([]VariantInfo, len(variants))
+	for i, v := range variants {
+		out[i] = v.info
+		out[i].Touches = append([]string(nil), v.info.Touches...)
+	}
+	return out
+}
+
+// VariantNames lists the variant names.
+func VariantNames() []string {
+	out := make([]string, len(variants))
+	for i, v := range variants {
+		out[i] = v.info.Name
+	}
+	return out
+}
+
+func findVariant(name string) (*variant, error) {
+	for i := range variants {
+		if variants[i].info.Name == name {
+			return &variants[i], nil
+		}
+	}
+	return nil, fmt.Errorf("unknown variant %q (known: %s)", name, strings.Join(VariantNames(), ", "))
+}
+
+// ApplyVariant changes s, a baseline's settings, into the variant's.
+func ApplyVariant(s *Settings, name string) error {
+	v, err := findVariant(name)
+	if err != nil {
+		return err
+	}
+	if v.base != nil {
+		v.base(s)
+	}
+	v.apply(s)
+	return s.Validate()
+}
+
+// ApplyVariantBase changes s into the kernel the variant is compared with:
+// s itself for most variants.
+func ApplyVariantBase(s *Settings, name string) error {
+	v, err := findVariant(name)
+	if err != nil {
+		return err
+	}
+	if v.base != nil {
+		v.base(s)
+	}
+	return s.Validate()
+}

@@ -1,0 +1,146 @@
+package sched
+
+import (
+	"fmt"
+	"hash/fnv"
+	"reflect"
+	"testing"
+
+	"github.com/schedlab/schedlab/internal/cpumask"
+	"github.com/schedlab/schedlab/internal/engine"
+)
+
+// TestVariantsTable pins the variant names and the settings each changes.
+//
+// Reference: shared/reference/patches.md §1 and §2.
+func TestVariantsTable(t *testing.T) {
+	want := []struct {
+		name   string
+		affine ShortAffineMode
+		scan   ShortScanMode
+	}{
+		{"short-task-rfc", ShortAffineSyncOr, ShortScanWakee},
+		{"short-task-v1", ShortAffineEnd, ShortScanWakee},
+		{"short-task-v2", ShortAffineEnd, ShortScanOff},
+		{"short-task-v3", ShortAffineEndSingle, ShortScanWakee},
+		{"short-task-v4", ShortAffineEndSingle, ShortScanOff},
+		{"short-task-rfc2", ShortAffineEndSingle, ShortScanSingle},
+	}
+	// The wakeup-path variants come first, in this order (other
+	// patches' variants may follow).
+	vs := Variants()
+	if len(vs) < len(want)+1 || vs[len(want)].Name != "idle-cores-nosmt" {
+		t.Fatalf("variants %v", VariantNames())
+	}
+	for i, w := range want {
+		v := vs[i]
+		if v.Name != w.name || v.Baseline != KernelV519 || v.Description == "" || len(v.Touches) == 0 {
+			t.Errorf("variant %d: %+v", i, v)
+		}
+		s := MustBaseline(KernelV519)
+		base := s
+		if err := ApplyVariant(&s, w.name); err != nil {
+			t.Fatal(err)
+		}
+		if s.ShortTaskAffine != w.affine || s.ShortTaskScan != w.scan || s.ShortTaskMetric != ShortLifetime {
+			t.Errorf("%s: affine %s scan %s metric %s", w.name, s.ShortTaskAffine, s.ShortTaskScan, s.ShortTaskMetric)
+		}
+		// Nothing else differs from the baseline.
+		s.ShortTaskAffine, s.ShortTaskScan = base.ShortTaskAffine, base.ShortTaskScan
+		if !reflect.DeepEqual(s, base) {
+			t.Errorf("%s changes more than the short-task settings", w.name)
+		}
+		b := MustBaseline(KernelV519)
+		if err := ApplyVariantBase(&b, w.name); err != nil || !reflect.DeepEqual(b, base) {
+			t.Errorf("%s: its base is not the plain baseline", w.name)
+		}
+	}
+	s := MustBaseline(KernelV519)
+	if err := ApplyVariant(&s, "idle-cores-nosmt"); err != nil || !s.TestIdleCoresSMTCheck || !s.TestIdleCoresEveryScan {
+		t.Errorf("idle-cores-nosmt: %v %v %v", err, s.TestIdleCoresSMTCheck, s.TestIdleCoresEveryScan)
+	}
+	b := MustBaseline(KernelV519)
+	if err := ApplyVariantBase(&b, "idle-cores-nosmt"); err != nil || b.TestIdleCoresSMTCheck || !b.TestIdleCoresEveryScan {
+		t.Errorf("idle-cores-nosmt base: %v %v %v", err, b.TestIdleCoresSMTCheck, b.TestIdleCoresEveryScan)
+	}
+	if err := ApplyVariant(&s, "no-such-patch"); err == nil {
+		t.Error("unknown variant accepted")
+	}
+}
+
+// busyWakeups runs nTasks tasks that compute 50 µs and sleep 50 µs on a
+// machine of s, for d: more tasks than CPUs, so timer wakeups often
+// find prev_cpu busy and select_idle_sibling reaches select_idle_cpu. It
+// returns a hash of every wakeup (time, pid, CPU) and the sd_llc_shared
+// reads test_idle_cores made.
+func busyWakeups(t *testing.T, machine string, nTasks int, d engine.Time, s Settings) (uint64, uint64) {
+	t.Helper()
+	r := newRigSettings(t, machine, s)
+	k := r.k
+	h := fnv.New64a()
+	k.Hooks.Wakeup = func(p *Task, cpu cpumask.CPU) {
+		fmt.Fprintf(h, "%d %d %d\n", k.Now(), p.PID, cpu)
+	}
+	n := k.NrCPUs()
+	for i := 0; i < nTasks; i++ {
+		if _, err := k.Fork(TaskSpec{Comm: "w", CPU: cpumask.CPU(i % n), Prog: loop(50*engine.Microsecond, 50*engine.Microsecond)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	k.Eng.RunUntil(d)
+	var reads uint64
+	for _, rq := range k.Rqs {
+		reads += rq.Wakeup.TestIdleCoresReads
+	}
+	return h.Sum64(), reads
+}
+
+// TestIdleCoresNoSMT checks that idle-cores-nosmt changes no decision and
+// removes the sd_llc_shared reads of test_idle_cores on a machine without
+// SMT, and changes nothing at all on an SMT machine.
+//
+// Reference: "sched/fair: Optimize test_idle_cores() for !SMT" (v5.13,
+// patches.md §2) against v5.12's select_idle_cpu, which called
+// test_idle_cores(target, false) on every scan. Without SMT nothing sets
+// has_idle_cores (update_idle_core needs sched_smt_present), so the read
+// always answers false: skipping it cannot change a placement.
+func TestIdleCoresNoSMT(t *testing.T) {
+	for _, tc := range []struct {
+		machine   string
+		tasks     int
+		d         engine.Time
+		wantFewer bool
+	}{
+		{"hikey", 12, 20 * engine.Millisecond, true},        // no SMT: 8 CPUs, two 4-CPU LLCs
+		{"zen3-2s-nps1", 40, 3 * engine.Millisecond, false}, // SMT2
+	} {
+		t.Run(tc.machine, func(t *testing.T) {
+			base := MustBaseline(KernelV519)
+			if err := ApplyVariantBase(&base, "idle-cores-nosmt"); err != nil {
+				t.Fatal(err)
+			}
+			patched := MustBaseline(KernelV519)
+			if err := ApplyVariant(&patched, "idle-cores-nosmt"); err != nil {
+				t.Fatal(err)
+			}
+			hb, rb := busyWakeups(t, tc.machine, tc.tasks, tc.d, base)
+			hp, rp := busyWakeups(t, tc.machine, tc.tasks, tc.d, patched)
+			if hb != hp {
+				t.Errorf("placements differ: %x vs %x", hb, hp)
+			}
+			if tc.wantFewer {
+				if rb == 0 || rp != 0 {
+					t.Errorf("reads: base %d, patched %d; want some, then none", rb, rp)
+				}
+			} else if rb != rp || rb == 0 {
+				t.Errorf("SMT machine: reads base %d, patched %d; want equal and non-zero", rb, rp)
+			}
+			t.Logf("%s: test_idle_cores reads base %d, patched %d", tc.machine, rb, rp)
+		})
+	}
+	// The plain v5.19 baseline does not call test_idle_cores without SMT.
+	_, r := busyWakeups(t, "hikey", 12, 20*engine.Millisecond, MustBaseline(KernelV519))
+	if r != 0 {
+		t.Errorf("v5.19 on hikey: %d reads, want 0", r)
+	}
+}

@@ -1,0 +1,116 @@
+package sched
+
+import "github.com/schedlab/schedlab/internal/cpumask"
+
+// The short-task wakeup patches (Chen Yu, RFC September 2022, and the
+// follow-ups measured on the same thread; patches.md §1). Two hunks:
+//
+//   - in wake_affine_idle, choose the waker's CPU when the task running
+//     there is short (ShortAffineMode: where and under which condition);
+//   - in select_idle_cpu, once SIS_UTIL says the LLC is more than half busy
+//     (5 × nr < 3 × llc_weight, i.e. nr_idle_scan below 60 % of the LLC),
+//     return target without scanning when target runs a short task
+//     (ShortScanMode: which condition).
+
+// ShortAffineMode selects the wake_affine_idle hunk.
+type ShortAffineMode int
+
+const (
+	// ShortAffineOff: the kernel as is.
+	ShortAffineOff ShortAffineMode = iota
+	// ShortAffineSyncOr (RFC): "(sync && nr_running(this) == 1) ||
+	// is_short_task(curr(this))" returns this_cpu, before the prev_cpu-idle
+	// check: the waker's CPU wins whatever its queue and the sync hint.
+	ShortAffineSyncOr
+	// ShortAffineEnd (v1, v2): is_short_task(curr(this)) returns this_cpu,
+	// after the prev_cpu-idle check, with no runqueue-length condition.
+	ShortAffineEnd
+	// ShortAffineEndSingle (v3, v4, RFC v2): "nr_running(this) == 1 &&
+	// is_short_task(curr(this))", after the prev_cpu-idle check.
+	ShortAffineEndSingle
+)
+
+var shortAffineNames = []string{"off", "sync-or", "end", "end-single"}
+
+func (m ShortAffineMode) String() string { return enumName(shortAffineNames, int(m)) }
+
+// ShortScanMode selects the select_idle_cpu hunk.
+type ShortScanMode int
+
+const (
+	// ShortScanOff: scan as the kernel does.
+	ShortScanOff ShortScanMode = iota
+	// ShortScanWakee (RFC, v1, v3): no idle core known, 5 × nr < 3 ×
+	// llc_weight, the wakee is short and curr(target) is short.
+	ShortScanWakee
+	// ShortScanSingle (RFC v2): no idle core known, 5 × nr < 3 ×
+	// llc_weight, nr_running(target) == 1 and curr(target) is short.
+	ShortScanSingle
+)
+
+var shortScanNames = []string{"off", "wakee", "single"}
+
+func (m ShortScanMode) String() string { return enumName(shortScanNames, int(m)) }
+
+// ShortTaskMetric selects is_short_task's test.
+type ShortTaskMetric int
+
+const (
+	// ShortLifetime (RFC): p.se.sum_exec_runtime <= p.nvcsw ×
+	// min_granularity, the lifetime average run per voluntary switch. A task
+	// that has neither run nor slept (0 <= 0) is short, and so is the idle
+	// task, whose sum_exec_runtime stays 0.
+	ShortLifetime ShortTaskMetric = iota
+	// ShortDurAvg (later postings): se.dur_avg × ShortTaskDurAvgFactor <=
+	// min_granularity, dur_avg being the 1/8 average of the run time between
+	// voluntary sleeps (core.go: updateDurAvg).
+	ShortDurAvg
+)
+
+var shortMetricNames = []string{"lifetime", "dur_avg"}
+
+func (m ShortTaskMetric) String() string { return enumName(shortMetricNames, int(m)) }
+
+func enumName(names []string, i int) string {
+	if i >= 0 && i < len(names) {
+		return names[i]
+	}
+	return "?"
+}
+
+// shortTaskGranularity is the sysctl_sched_min_granularity the patches
+// compare with, scaled as the kernel scales it (0.75 ms × factor = 3 ms on
+// 8 or more CPUs). EEVDF (v6.6+) renamed that knob base_slice, so on the
+// v6.19 baseline the threshold is the scaled base_slice (0.70 ms × factor,
+// 2.8 ms on 8 or more CPUs).
+func (k *Kernel) shortTaskGranularity() uint64 {
+	if k.S.EEVDF {
+		return k.baseSlice
+	}
+	return k.minGranularity
+}
+
+// isShortTask mirrors the patches' is_short_task(p).
+func (k *Kernel) isShortTask(p *Task) bool {
+	gran := k.shortTaskGranularity()
+	if k.S.ShortTaskMetric == ShortDurAvg {
+		return p.SE.DurAvg*k.S.ShortTaskDurAvgFactor <= gran
+	}
+	return p.SE.SumExecRuntime <= p.Nvcsw*gran
+}
+
+// shortTaskSkipScan is the short-task hunk of select_idle_cpu, evaluated
+// right after SIS_UTIL's nr = nr_idle_scan + 1 has passed the nr == 1 exit.
+func (k *Kernel) shortTaskSkipScan(p *Task, sd *SchedDomain, nr int, hasIdleCore bool, target cpumask.CPU) bool {
+	if k.S.ShortTaskScan == ShortScanOff || hasIdleCore || 5*nr >= 3*sd.T.SpanWeight {
+		return false
+	}
+	trq := k.Rqs[target]
+	switch k.S.ShortTaskScan {
+	case ShortScanWakee:
+		return k.isShortTask(p) && k.isShortTask(trq.Curr)
+	case ShortScanSingle:
+		return nrRunningNotDelayed(trq) == 1 && k.isShortTask(trq.Curr)
+	}
+	return false
+}

@@ -1,0 +1,505 @@
+package sched
+
+import (
+	"fmt"
+
+	"github.com/schedlab/schedlab/internal/cpumask"
+	"github.com/schedlab/schedlab/internal/engine"
+)
+
+// The work model and the costs it charges. A task's operation is an amount
+// of work: nanoseconds of CPU time on a CPU of capacity 1024 running alone
+// on its core with all the memory bandwidth it wants. The running task
+// progresses at rq.speed, which the machine's capacity, a busy SMT sibling
+// and memory-bandwidth sharing lower; when the speed changes the running
+// segment is re-timed (no per-nanosecond stepping). The costs a context
+// switch, a migration's cache refill, an IPI, an idle-state exit and the
+// scheduler's own paths add are charged where they occur. Parameters come
+// from the cost model (internal/costmodel) through Kernel.Costs.
+
+// Costs are the cost-model parameters the kernel model applies, in the
+// integer form the hot paths use (CostsFrom converts internal/costmodel's
+// Params for a machine). Zero values charge nothing; work costs are ns at
+// capacity 1024 and are charged as work, so they take longer on smaller
+// CPUs.
+type Costs struct {
+	// ContextSwitch is the direct cost of a context switch, charged to the
+	// task switched in; ContextSwitchMM is added when it has another
+	// address space than the previous task.
+	ContextSwitch, ContextSwitchMM engine.Time
+	// RemoteEnqueue is the waker's extra work when the wakee is enqueued
+	// on another CPU.
+	RemoteEnqueue engine.Time
+	// IPISameLLC is the latency of a reschedule or wakeup IPI within an
+	// LLC; IPIOther[a][b] between CPUs of different LLCs on nodes a and b.
+	// Zero means Settings.WakeupIPILatency.
+	IPISameLLC engine.Time
+	IPIOther   [][]engine.Time
+	// IdleExit applies the exit latency of the cpuidle state an idle CPU
+	// is in when it is woken (states from the machine spec, else
+	// IdleExitDefault).
+	IdleExit        bool
+	IdleExitDefault engine.Time
+	// SMTShare is the throughput of each of two SMT siblings running at
+	// once, in 1/1024 of a thread alone (640: the core does 1.25×).
+	SMTShare int64
+	// Cache refill (costmodel.Params.CacheRefill): cache sizes in bytes;
+	// the turnover rate of an absent task's lines in bytes per µs; refill
+	// costs in femtoseconds per byte from the shared LLC, from memory, and
+	// from another LLC on node b for a task moving to node a; and the
+	// remote-memory factor per node pair in 1/1024.
+	PrivateBytes, LLCBytes   int64
+	FillBytesPerUs           int64
+	RefillLLCFs, RefillMemFs int64
+	RefillFarFs              [][]int64
+	RemoteMem1024            [][]int64
+	// Memory bandwidth one thread, one LLC and one node deliver, in bytes
+	// per µs; zero means unlimited.
+	CoreBandwidth, LLCBandwidth, NodeBandwidth int64
+	// ScanPerCPU is charged to the waker per CPU select_idle_* examines;
+	// LineSameLLC and LineOther[a][b] per read of a cache line other CPUs
+	// write (sd_llc_shared->has_idle_cores in test_idle_cores).
+	ScanPerCPU  engine.Time
+	LineSameLLC engine.Time
+	LineOther   [][]engine.Time
+}
+
+// CostCounters count what the cost model charged on a CPU.
+type CostCounters struct {
+	ContextSwitches uint64
+	Migrations      uint64 // switch-ins on a CPU other than the last one
+	RefillNs        uint64
+	OverheadNs      uint64 // kernel time charged through Charge
+	IdleExitNs      uint64
+}
+
+const speedShift = 20
+
+// baseSpeed is the speed of a task alone on the CPU.
+func baseSpeed(rq *Rq) int64 {
+	return int64(rq.CPUCapacityOrig) << (speedShift - SchedCapacityShift)
+}
+
+// timeForWork is how long w ns of work takes at speed.
+func timeForWork(w engine.Time, speed int64) engine.Time {
+	return engine.Time((int64(w)<<speedShift + speed - 1) / speed)
+}
+
+// workInTime is the work done in d at speed.
+func workInTime(d engine.Time, speed int64) engine.Time {
+	return engine.Time(int64(d) * speed >> speedShift)
+}
+
+// accountSegment charges the running task's progress since the segment
+// (re)started and disarms its completion timer.
+func (k *Kernel) accountSegment(rq *Rq) {
+	t := rq.Curr
+	if t.IsIdleTask() {
+		return
+	}
+	now := k.Eng.Now()
+	if t.workLeft > 0 && rq.speed > 0 {
+		done := workInTime(now-rq.segStart, rq.speed)
+		if done > t.workLeft {
+			done = t.workLeft
+		}
+		t.workLeft -= done
+	}
+	rq.segStart = now
+	k.Eng.Cancel(rq.segTimer)
+}
+
+// startSegment (re)computes the running task's speed and arms the end of
+// its current work.
+func (k *Kernel) startSegment(rq *Rq) {
+	t := rq.Curr
+	if t.IsIdleTask() {
+		return
+	}
+	rq.speed = k.taskSpeed(rq)
+	rq.segStart = k.Eng.Now()
+	k.Eng.Schedule(rq.segTimer, rq.segStart+timeForWork(t.workLeft, rq.speed))
+}
+
+// retime re-plans the running task after its speed changed.
+func (k *Kernel) retime(rq *Rq) {
+	if rq.Curr.IsIdleTask() || !rq.segTimer.Armed() || rq.Curr.workLeft == 0 {
+		return
+	}
+	k.accountSegment(rq)
+	k.startSegment(rq)
+}
+
+// segmentDone runs when the current task finished its work: it carries out
+// the operation it had pending behind charged overhead, or asks its program
+// what it does next.
+func (k *Kernel) segmentDone(rq *Rq) {
+	k.thisCPU = rq.CPU
+	t := rq.Curr
+	t.workLeft = 0
+	rq.segStart = k.Eng.Now()
+	if t.hasPending {
+		t.hasPending = false
+		k.doOp(rq, t, t.pendingOp)
+	} else {
+		k.runProgram(rq, t)
+	}
+	k.afterEvent()
+}
+
+// runProgram asks t's program for its next operation and carries it out.
+// Zero-length runs are passed over without a new event, up to a bound that
+// catches programs that never block.
+func (k *Kernel) runProgram(rq *Rq, t *Task) {
+	for i := 0; ; i++ {
+		if i > 1000000 {
+			panic(fmt.Sprintf("sched: program of %s[%d] returns zero-length operations forever", t.Comm, t.PID))
+		}
+		op := t.Prog.Next(k, t)
+		if t.overhead > 0 {
+			// Kernel work the program caused (syscalls, wakeups) runs
+			// before the operation takes effect.
+			t.pendingOp, t.hasPending = op, true
+			t.workLeft = t.overhead
+			rq.Costs.OverheadNs += uint64(t.overhead)
+			t.overhead = 0
+			k.setRunBW(rq, 0)
+			k.startSegment(rq)
+			return
+		}
+		if op.Kind == OpRun && op.D <= 0 {
+			continue
+		}
+		k.doOp(rq, t, op)
+		return
+	}
+}
+
+// doOp carries out one operation of the running task t.
+func (k *Kernel) doOp(rq *Rq, t *Task, op Op) {
+	switch op.Kind {
+	case OpRun:
+		if op.D <= 0 {
+			k.runProgram(rq, t)
+			return
+		}
+		t.workLeft = op.D
+		t.opBW = op.BW
+		k.setRunBW(rq, op.BW)
+		k.startSegment(rq)
+	case OpSleep:
+		t.State = TaskInterruptible
+		k.Eng.Schedule(t.sleepTimer, k.Eng.Now()+op.D)
+		t.sleepCPU = rq.CPU
+		k.schedule(rq, false)
+	case OpBlock:
+		t.State = TaskInterruptible
+		k.schedule(rq, false)
+	case OpYield:
+		rq.Schedstat.YldCount++
+		k.yieldTaskFair(rq)
+		k.schedule(rq, false)
+	case OpExit:
+		k.doExit(rq, t)
+	default:
+		panic(fmt.Sprintf("sched: unknown operation %d", op.Kind))
+	}
+}
+
+// Charge adds kernel time d to the task running on the current event's
+// CPU (a syscall, a scan of the wakeup path); it spends it before its next
+// operation takes effect. Nothing is charged when that CPU is idle.
+func (k *Kernel) Charge(d engine.Time) {
+	if d <= 0 {
+		return
+	}
+	t := k.Rqs[k.thisCPU].Curr
+	if t.IsIdleTask() {
+		return
+	}
+	t.overhead += k.jitter(d)
+}
+
+// jitter spreads a cost by up to ±CostJitterPct percent (in steps of
+// 0.1%), from the run's "costs" random stream. Nothing is drawn while the
+// cost model is off, so runs without it do not depend on the seed here.
+func (k *Kernel) jitter(d engine.Time) engine.Time {
+	pct := int64(k.S.CostJitterPct)
+	if pct == 0 || d <= 0 || !k.costsOn {
+		return d
+	}
+	if k.costRand == nil {
+		k.costRand = k.Eng.Rand("costs")
+	}
+	u := k.costRand.Int64N(20*pct+1) - 10*pct // per mille
+	return d + engine.Time(int64(d)*u/1000)
+}
+
+// ipiLatency is the delay of an IPI from one CPU to another
+// (costmodel.Params.IPILatency).
+func (k *Kernel) ipiLatency(from, to cpumask.CPU) engine.Time {
+	var d engine.Time
+	switch {
+	case from == to:
+		return 0
+	case k.cpusShareCache(from, to):
+		d = k.Costs.IPISameLLC
+	case k.Costs.IPIOther != nil:
+		d = k.Costs.IPIOther[k.Topo.CPUNode[from]][k.Topo.CPUNode[to]]
+	}
+	if d == 0 {
+		d = engine.Time(k.S.WakeupIPILatency)
+	}
+	return k.jitter(d)
+}
+
+// sharedLineRead is the time for reader to load a cache line written by
+// writer (costmodel.Params.SharedLineRead).
+func (k *Kernel) sharedLineRead(reader, writer cpumask.CPU) engine.Time {
+	switch {
+	case reader == writer || k.Topo.SMTMask[reader].Test(writer):
+		return 0
+	case k.cpusShareCache(reader, writer):
+		return k.Costs.LineSameLLC
+	case k.Costs.LineOther != nil:
+		return k.Costs.LineOther[k.Topo.CPUNode[reader]][k.Topo.CPUNode[writer]]
+	}
+	return 0
+}
+
+// idleExitLatency is the time an idle CPU takes to leave its idle state
+// when woken: the exit latency of the state the governor chose.
+func (k *Kernel) idleExitLatency(rq *Rq) engine.Time {
+	if !k.Costs.IdleExit || !rq.Curr.IsIdleTask() || rq.idleState < 0 {
+		return 0
+	}
+	states := k.Topo.Spec.IdleStatesOf(rq.CPU)
+	d := k.Costs.IdleExitDefault
+	if len(states) > 0 {
+		d = engine.Time(states[min(rq.idleState, len(states)-1)].ExitLatencyNs)
+	}
+	rq.Costs.IdleExitNs += uint64(d)
+	return d
+}
+
+// idleGovernorSelect picks the deepest idle state whose target residency
+// fits the CPU's average idle period, a simplification of the menu and teo
+// governors' prediction.
+func (k *Kernel) idleGovernorSelect(rq *Rq) int {
+	states := k.Topo.Spec.IdleStatesOf(rq.CPU)
+	sel := -1
+	for i, s := range states {
+		if uint64(s.TargetResidencyNs) <= rq.idleAvg {
+			sel = i
+		}
+	}
+	if sel < 0 && len(states) > 0 {
+		sel = 0
+	}
+	return sel
+}
+
+// costsEnterIdle records the idle entry for the governor.
+func (k *Kernel) costsEnterIdle(rq *Rq) {
+	rq.idleSince = k.Eng.Now()
+	rq.idleState = k.idleGovernorSelect(rq)
+}
+
+// costsExitIdle folds the idle period into the governor's average.
+func (k *Kernel) costsExitIdle(rq *Rq) {
+	d := uint64(k.Eng.Now() - rq.idleSince)
+	updateAvg(&rq.idleAvg, d)
+	rq.idleState = -1
+}
+
+// switchCosts charges a context switch on rq from prev to next: the direct
+// cost and, after a migration, the cache refill, and updates the sharing of
+// the core and of memory bandwidth.
+func (k *Kernel) switchCosts(rq *Rq, prev, next *Task) {
+	prev.lastStopped = k.Eng.Now()
+	if next.IsIdleTask() {
+		k.setRunBW(rq, 0)
+		k.smtChanged(rq)
+		return
+	}
+	rq.Costs.ContextSwitches++
+	extra := k.Costs.ContextSwitch
+	if prev.IsIdleTask() || prev.MM != next.MM {
+		extra += k.Costs.ContextSwitchMM
+	}
+	if next.lastRanCPU != cpumask.None {
+		if next.lastRanCPU != rq.CPU {
+			rq.Costs.Migrations++
+		}
+		if r := k.refillCost(next, next.lastRanCPU, rq.CPU, k.Eng.Now()-next.lastStopped); r > 0 {
+			extra += r
+			rq.Costs.RefillNs += uint64(r)
+		}
+	}
+	if next.homeNode < 0 {
+		next.homeNode = k.Topo.CPUNode[rq.CPU]
+	}
+	next.lastRanCPU = rq.CPU
+	if extra > 0 {
+		next.workLeft += k.jitter(extra)
+	}
+	k.setRunBW(rq, next.opBW)
+	if prev.IsIdleTask() {
+		k.smtChanged(rq)
+	}
+}
+
+// refillCost mirrors costmodel.Params.CacheRefill in integer arithmetic:
+// the time a task with a footprint spends refetching its working set on
+// CPU to after last running on from and being away for away. What
+// survives in a cache decays as exp(-away·fill/size), computed with PELT's
+// table of y^n = 0.5^(n/32) (so in steps of 1/32 of a halving).
+func (k *Kernel) refillCost(p *Task, from, to cpumask.CPU, away engine.Time) engine.Time {
+	c := &k.Costs
+	if p.Footprint <= 0 || c.PrivateBytes <= 0 || c.LLCBytes <= 0 {
+		return 0
+	}
+	P := min(p.Footprint, c.PrivateBytes)
+	L := min(p.Footprint, c.LLCBytes)
+	warmP := survive(P, away, c.FillBytesPerUs, c.PrivateBytes)
+	warmL := survive(L, away, c.FillBytesPerUs, c.LLCBytes)
+	cold := L - warmL
+	var fs int64
+	switch {
+	case from == to || k.Topo.SMTMask[to].Test(from):
+		fs = max(0, min(P, warmL)-warmP)*c.RefillLLCFs + cold*c.RefillMemFs
+	case k.cpusShareCache(from, to):
+		fs = min(P, warmL)*c.RefillLLCFs + cold*c.RefillMemFs
+	default:
+		na, nb := k.Topo.CPUNode[to], k.Topo.CPUNode[from]
+		var far, remote int64 = c.RefillMemFs, 1024
+		if c.RefillFarFs != nil {
+			far = c.RefillFarFs[na][nb]
+		}
+		if c.RemoteMem1024 != nil {
+			remote = c.RemoteMem1024[na][p.memNode(nb)]
+		}
+		fs = warmL*far + cold*c.RefillMemFs*remote/1024
+	}
+	return engine.Time(fs / 1000000)
+}
+
+// memNode is where the task's memory is (first touch), def if unknown.
+func (p *Task) memNode(def int) int {
+	if p.homeNode >= 0 {
+		return p.homeNode
+	}
+	return def
+}
+
+// survive is how many of n cached bytes are still there after away, with
+// other work filling a cache of size bytes at fill bytes per µs:
+// n·exp(-away·fill/size).
+func survive(n int64, away engine.Time, fill, size int64) int64 {
+	if away <= 0 || fill <= 0 {
+		return n
+	}
+	// exp(-x) = 0.5^(x/ln2); halvings in 1/32 steps: x/ln2·32, with
+	// ln2 = 45426/65536 and x = away[ns]·fill[B/µs]/(size[B]·1000).
+	den := size * 1000 * 45426 / (32 * 65536)
+	if den <= 0 {
+		return 0
+	}
+	if int64(away) > den*(LoadAvgPeriod*63+1)/fill {
+		return 0
+	}
+	steps := int64(away) * fill / den
+	return int64(decayLoad(uint64(n), uint64(steps)))
+}
+
+// taskSpeed is the running task's progress rate on rq.
+func (k *Kernel) taskSpeed(rq *Rq) int64 {
+	s := baseSpeed(rq)
+	if k.Costs.SMTShare > 0 && k.siblingBusy(rq.CPU) {
+		s = s * k.Costs.SMTShare >> 10
+	}
+	if rq.runBW > 0 {
+		// Memory-bound work: a thread draws at most CoreBandwidth; the
+		// tasks of an LLC and of a node share theirs in proportion to
+		// their demands (costmodel's MemShares uses max-min fairness,
+		// which gives the same shares for equal demands); work whose
+		// memory is on another node takes RemoteMem longer.
+		llc, node := k.llcID(rq.CPU), k.Topo.CPUNode[rq.CPU]
+		if b := k.Costs.CoreBandwidth; b > 0 && rq.runBW > b {
+			s = s * b / rq.runBW
+		}
+		if b := k.Costs.LLCBandwidth; b > 0 && k.bwLLC[llc] > b {
+			s = s * b / k.bwLLC[llc]
+		}
+		if b := k.Costs.NodeBandwidth; b > 0 && k.bwNode[node] > b {
+			s = s * b / k.bwNode[node]
+		}
+		if t := rq.Curr; t.homeNode >= 0 && t.homeNode != node && k.Costs.RemoteMem1024 != nil {
+			s = s * 1024 / k.Costs.RemoteMem1024[node][t.homeNode]
+		}
+	}
+	if s < 1 {
+		s = 1
+	}
+	return s
+}
+
+// siblingBusy reports whether an SMT sibling of cpu runs a task.
+func (k *Kernel) siblingBusy(cpu cpumask.CPU) bool {
+	for _, c := range k.siblings(cpu) {
+		if !k.Rqs[c].Curr.IsIdleTask() {
+			return true
+		}
+	}
+	return false
+}
+
+// siblings are cpu's SMT siblings other than itself.
+func (k *Kernel) siblings(cpu cpumask.CPU) []cpumask.CPU {
+	if k.smtSiblings == nil {
+		k.smtSiblings = make([][]cpumask.CPU, k.NrCPUs())
+		for c := range k.smtSiblings {
+			for _, s := range k.Topo.SMTMask[c].CPUs() {
+				if s != cpumask.CPU(c) {
+					k.smtSiblings[c] = append(k.smtSiblings[c], s)
+				}
+			}
+		}
+	}
+	return k.smtSiblings[cpu]
+}
+
+// smtChanged re-times the siblings of cpu after it went idle or busy.
+func (k *Kernel) smtChanged(rq *Rq) {
+	if k.Costs.SMTShare <= 0 {
+		return
+	}
+	for _, c := range k.siblings(rq.CPU) {
+		k.retime(k.Rqs[c])
+	}
+}
+
+// setRunBW records the bandwidth demand of what rq runs now and re-times
+// the memory-bound tasks sharing its LLC and node when it changed.
+func (k *Kernel) setRunBW(rq *Rq, bw int64) {
+	if k.bwLLC == nil {
+		k.bwLLC = make([]int64, k.NrCPUs())
+		k.bwNode = make([]int64, len(k.Topo.NodeMask))
+	}
+	if rq.runBW == bw {
+		return
+	}
+	llc, node := k.llcID(rq.CPU), k.Topo.CPUNode[rq.CPU]
+	k.bwLLC[llc] += bw - rq.runBW
+	k.bwNode[node] += bw - rq.runBW
+	rq.runBW = bw
+	if k.Costs.LLCBandwidth == 0 && k.Costs.NodeBandwidth == 0 {
+		return
+	}
+	k.Topo.NodeMask[node].ForEach(func(c cpumask.CPU) bool {
+		if o := k.Rqs[c]; o != rq && o.runBW > 0 {
+			k.retime(o)
+		}
+		return true
+	})
+}

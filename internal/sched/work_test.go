@@ -1,0 +1,190 @@
+package sched
+
+import (
+	"math"
+	"testing"
+
+	"github.com/schedlab/schedlab/internal/cpumask"
+	"github.com/schedlab/schedlab/internal/engine"
+)
+
+// runOnce forks a task pinned to cpu that runs op once and exits, and
+// returns it; its Exited time tells how long the work took.
+func runOnce(t *testing.T, k *Kernel, name string, cpu cpumask.CPU, op Op, footprint int64) *Task {
+	t.Helper()
+	n := 0
+	p, err := k.Fork(TaskSpec{Comm: name, CPU: cpu, Allowed: cpumask.Of(k.NrCPUs(), cpu), Footprint: footprint,
+		Prog: ProgramFunc(func(k *Kernel, t *Task) Op {
+			n++
+			if n == 1 {
+				return op
+			}
+			return Exit()
+		})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestSMTSiblingsShareThroughput: the same two 10 ms tasks finish later as
+// SMT siblings (CPUs 0 and 128 of zen3-2s-nps1) than on separate cores, by
+// the configured per-thread share: 10 ms × 1024/640 = 16 ms.
+func TestSMTSiblingsShareThroughput(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		cpus   [2]cpumask.CPU
+		wantNs engine.Time
+	}{
+		{"separate cores", [2]cpumask.CPU{0, 1}, 10 * engine.Millisecond},
+		{"SMT siblings", [2]cpumask.CPU{0, 128}, 16 * engine.Millisecond},
+	} {
+		k := newTestKernel(t, "zen3-2s-nps1", KernelV619)
+		k.Costs.SMTShare = 640
+		a := runOnce(t, k, "a", tc.cpus[0], Run(10*engine.Millisecond), 0)
+		b := runOnce(t, k, "b", tc.cpus[1], Run(10*engine.Millisecond), 0)
+		k.Eng.RunUntil(100 * engine.Millisecond)
+		for _, p := range []*Task{a, b} {
+			if p.State != TaskDead || p.Exited != tc.wantNs {
+				t.Errorf("%s: %s exited at %v (state %v), want %v", tc.name, p.Comm, p.Exited, p.State, tc.wantNs)
+			}
+		}
+	}
+}
+
+// TestSMTSpeedRecoversWhenSiblingIdles: a 10 ms task whose sibling runs for
+// the first 4 ms of wall time does 4×640/1024 = 2.5 ms of work meanwhile,
+// then the remaining 7.5 ms at full speed: it ends at 11.5 ms.
+func TestSMTSpeedRecoversWhenSiblingIdles(t *testing.T) {
+	k := newTestKernel(t, "zen3-2s-nps1", KernelV619)
+	k.Costs.SMTShare = 640
+	a := runOnce(t, k, "a", 0, Run(10*engine.Millisecond), 0)
+	// b's 2.5 ms of work at 640/1024 take exactly 4 ms.
+	b := runOnce(t, k, "b", 128, Run(2500*engine.Microsecond), 0)
+	k.Eng.RunUntil(100 * engine.Millisecond)
+	if b.Exited != 4*engine.Millisecond || a.Exited != 11500*engine.Microsecond {
+		t.Fatalf("b exited at %v (want 4ms), a at %v (want 11.5ms)", b.Exited, a.Exited)
+	}
+}
+
+// TestMigrationRefillByDistance: a task with a 16 MiB footprint, away for
+// 4 ms with no other work evicting it (fill rate 0: everything it had
+// cached is still warm), then woken on another CPU. The refill model
+// (costmodel.Params.CacheRefill): on a CPU sharing the LLC it only refills
+// its private cache, min(16 MiB, 512 KiB) from the LLC at 5000 fs/B; on
+// another LLC its whole warm set, 16 MiB, comes from the old LLC at
+// 50000 fs/B. So the next 1 ms of work ends 2.6 µs late after a same-LLC
+// move and 839 µs late after a cross-LLC move.
+func TestMigrationRefillByDistance(t *testing.T) {
+	const fp = 16 << 20
+	measure := func(dst cpumask.CPU) engine.Time {
+		k := newTestKernel(t, "zen3-2s-nps1", KernelV619)
+		k.Costs.PrivateBytes = 512 << 10
+		k.Costs.LLCBytes = 32 << 20
+		k.Costs.RefillLLCFs = 5000
+		k.Costs.RefillMemFs = 100000
+		k.Costs.RefillFarFs = [][]int64{{50000, 80000}, {80000, 50000}}
+		var start, end engine.Time
+		n := 0
+		p, _ := k.Fork(TaskSpec{Comm: "m", CPU: 0, Allowed: cpumask.Of(256, 0, 1, 8), Footprint: fp,
+			Prog: ProgramFunc(func(k *Kernel, t *Task) Op {
+				n++
+				switch n {
+				case 1:
+					return Run(engine.Millisecond)
+				case 2:
+					return Block()
+				case 3:
+					return Run(engine.Millisecond)
+				default:
+					end = k.Now()
+					return Exit()
+				}
+			})})
+		k.Eng.RunUntil(5 * engine.Millisecond)
+		if err := k.MigrateTask(p, dst); err != nil {
+			t.Fatal(err)
+		}
+		k.SetThisCPU(dst)
+		start = k.Now() // woken from dst itself: no IPI; refill, then the work
+		k.WakeUp(p, 0)
+		k.Eng.RunUntil(100 * engine.Millisecond)
+		return end - start
+	}
+	sameLLC := measure(1)  // CPU 1 shares CCX 0 with CPU 0
+	crossLLC := measure(8) // CPU 8 is in CCX 1
+	wantSame := engine.Millisecond + engine.Time(int64(512<<10)*5000/1000000)
+	wantCross := engine.Millisecond + engine.Time(int64(fp)*50000/1000000)
+	if sameLLC != wantSame || crossLLC != wantCross {
+		t.Fatalf("1 ms of work after a same-LLC move took %v (want %v), after a cross-LLC move %v (want %v)", sameLLC, wantSame, crossLLC, wantCross)
+	}
+}
+
+// TestSurviveDecay: what survives of a cached set after other work filled
+// the cache for a while follows exp(-away·fill/size) within PELT's 1/32
+// halving steps.
+func TestSurviveDecay(t *testing.T) {
+	const size = 32 << 20
+	for _, tc := range []struct {
+		away engine.Time
+		fill int64 // bytes per µs
+	}{{0, 10000}, {engine.Millisecond, 10000}, {3 * engine.Millisecond, 10000}, {10 * engine.Millisecond, 10000}, {engine.Second, 10000}} {
+		got := survive(size, tc.away, tc.fill, size)
+		x := float64(tc.away) * float64(tc.fill) / 1000 / size
+		want := size * math.Exp(-x)
+		if math.Abs(float64(got)-want) > 0.03*size {
+			t.Errorf("away %v: %d survive, exp gives %.0f", tc.away, got, want)
+		}
+	}
+}
+
+// TestBandwidthSharedOnLLC: four STREAM-like tasks on one CCX each ask
+// for 30 GB/s (30000 B/µs) of a 40 GB/s LLC: together 120, so each gets a
+// third of its demand and 10 ms of work take 30 ms. One task alone is not
+// limited.
+func TestBandwidthSharedOnLLC(t *testing.T) {
+	for _, tc := range []struct {
+		n    int
+		want engine.Time
+	}{{1, 10 * engine.Millisecond}, {4, 30 * engine.Millisecond}} {
+		k := newTestKernel(t, "zen3-2s-nps1", KernelV619)
+		k.Costs.LLCBandwidth = 40000
+		var ps []*Task
+		for i := 0; i < tc.n; i++ {
+			ps = append(ps, runOnce(t, k, "stream", cpumask.CPU(i), RunBW(10*engine.Millisecond, 30000), 0))
+		}
+		k.Eng.RunUntil(time100ms)
+		for _, p := range ps {
+			// Speeds are kept to 2^-20 of full speed: a third is
+			// truncated, which costs a few ns over 30 ms.
+			if d := p.Exited - tc.want; d < 0 || d > engine.Microsecond {
+				t.Errorf("%d tasks: %s/%d exited at %v, want %v", tc.n, p.Comm, p.PID, p.Exited, tc.want)
+			}
+		}
+	}
+}
+
+const time100ms = 100 * engine.Millisecond
+
+// TestChargeDelaysNextOperation: kernel time charged by a program (a
+// syscall) is spent before its operation takes effect.
+func TestChargeDelaysNextOperation(t *testing.T) {
+	k := newTestKernel(t, "hikey", KernelV619)
+	n := 0
+	p, _ := k.Fork(TaskSpec{Comm: "c", Allowed: cpumask.Of(8, 0), Prog: ProgramFunc(func(k *Kernel, t *Task) Op {
+		n++
+		if n == 1 {
+			k.Charge(3 * engine.Microsecond)
+			return Sleep(engine.Millisecond)
+		}
+		return Exit()
+	})})
+	k.Eng.RunUntil(10 * engine.Millisecond)
+	// 3 µs of syscall, then 1 ms asleep.
+	if p.Exited != engine.Millisecond+3*engine.Microsecond {
+		t.Fatalf("exited at %v", p.Exited)
+	}
+	if p.SE.SumExecRuntime != 3000 {
+		t.Fatalf("sum_exec_runtime %d, want the 3 µs charged", p.SE.SumExecRuntime)
+	}
+}
