@@ -1,0 +1,89 @@
+package cli
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/schedlab/schedlab/internal/costmodel"
+)
+
+func runCostsCLI(args ...string) (code int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	code = Main(&out, &errb, args)
+	return code, out.String(), errb.String()
+}
+
+// schedlab costs prints every parameter with a value and a source.
+func TestCostsCommand(t *testing.T) {
+	code, out, errs := runCostsCLI("costs", "kunpeng920-96")
+	if code != 0 || errs != "" {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	if !strings.HasPrefix(out, "cost parameters of kunpeng920-96 (defaults: kunpeng920-96)\n") {
+		t.Errorf("header: %q", strings.SplitN(out, "\n", 2)[0])
+	}
+	for _, q := range costmodel.All() {
+		if !regexp.MustCompile(`(?m)^` + q.Key + `\s+[0-9.]+\s+\S+\s+\S`).MatchString(out) {
+			t.Errorf("no row for %s", q.Key)
+		}
+	}
+	// --costs on top, and its errors with file and line.
+	dir := t.TempDir()
+	good := filepath.Join(dir, "c.yaml")
+	os.WriteFile(good, []byte("syscall_ns: 123\n"), 0o644)
+	code, out, _ = runCostsCLI("costs", "hikey", "--costs", good)
+	if code != 0 || !regexp.MustCompile(`(?m)^syscall_ns\s+123\s+ns\*\s+`+regexp.QuoteMeta(good)+`:1$`).MatchString(out) {
+		t.Errorf("--costs: exit %d\n%s", code, out)
+	}
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(bad, []byte("# x\nsyscall: 1\n"), 0o644)
+	code, _, errs = runCostsCLI("costs", "hikey", "--costs", bad)
+	if code != 2 || !strings.HasPrefix(errs, "schedlab: "+bad+`:2: unknown cost parameter "syscall"`) {
+		t.Errorf("bad costs file: exit %d, %q", code, errs)
+	}
+}
+
+// A tiny real-against-simulated validation, when hackbench is installed.
+// Only the table's format is checked, not the figures.
+func TestValidateHackbench(t *testing.T) {
+	if _, err := exec.LookPath("hackbench"); err != nil {
+		t.Skip("hackbench (rt-tests) is not installed")
+	}
+	costs := filepath.Join(t.TempDir(), "costs.yaml")
+	os.WriteFile(costs, []byte("context_switch_ns: 1000\n"), 0o644)
+	code, out, errs := runCostsCLI("validate", "hackbench", "--groups", "1", "--loops", "5", "--runs", "1", "--costs", costs)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	if len(lines) != 6 || !strings.HasPrefix(lines[0], "machine host (") || !strings.Contains(lines[0], "costs: from "+costs) {
+		t.Fatalf("output:\n%s", out)
+	}
+	if got := strings.Fields(lines[3]); strings.Join(got, " ") != "hackbench groups loops real (s) simulated (s) sim/real" {
+		t.Errorf("table header %q", lines[3])
+	}
+	row := regexp.MustCompile(`^\s+-p -[TP]\s+1\s+5\s+\d+\.\d{3}\s+\d+\.\d{3}\s+(\d+\.\d\d|-)$`)
+	for _, l := range lines[4:] {
+		if !row.MatchString(l) {
+			t.Errorf("row %q", l)
+		}
+	}
+}
+
+func TestValidateErrors(t *testing.T) {
+	code, _, errs := runCostsCLI("validate", "hackbench", "--hackbench", "no-such-hackbench-binary")
+	if code != 2 || !strings.Contains(errs, "install rt-tests") {
+		t.Errorf("exit %d, %q", code, errs)
+	}
+	if _, err := exec.LookPath("hackbench"); err == nil {
+		code, _, errs = runCostsCLI("validate", "hackbench", "--modes", "X", "--costs", "x")
+		if code != 2 || !strings.Contains(errs, `--modes: "X" is not T or P`) {
+			t.Errorf("exit %d, %q", code, errs)
+		}
+	}
+}

@@ -1,0 +1,147 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/schedlab/schedlab/internal/schedstat"
+	"github.com/schedlab/schedlab/internal/trace"
+	"github.com/spf13/cobra"
+)
+
+// Files `schedlab run --schedstat DIR` writes, as sched-scoreboard and
+// `perf sched stats record` take them: /proc/schedstat before and after the
+// workload.
+const (
+	SchedstatBefore = "schedstat-before.txt"
+	SchedstatAfter  = "schedstat-after.txt"
+)
+
+func init() {
+	register(func(env *Env) *cobra.Command {
+		c := &cobra.Command{
+			Use:   "schedstat",
+			Short: "Compare /proc/schedstat snapshots of runs",
+		}
+		c.AddCommand(&cobra.Command{
+			Use:   "diff RUN_A RUN_B [RUN_C...]",
+			Short: "Print the schedstat comparison of runs (the first is the reference)",
+			Long: `Each RUN is a directory written by 'schedlab run --schedstat DIR' (holding
+` + SchedstatBefore + ` and ` + SchedstatAfter + `) or a pair of snapshot files
+BEFORE,AFTER. Prints the layout of 'perf sched stats diff' and sched-scoreboard:
+schedule calls, idle, try_to_wake_up and local wakeups, run and wait time,
+timeslices, wakeups per domain level and affine wakeups, per-CPU averages,
+with percentage changes against the first run; then the load-balance counters.
+A single RUN prints its own report.`,
+			Args: cobra.MinimumNArgs(1),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				var deltas []schedstat.Delta
+				var names []string
+				for _, a := range args {
+					before, after, name, err := snapshotPair(a)
+					if err != nil {
+						return err
+					}
+					d, err := schedstat.Diff(before, after)
+					if err != nil {
+						return fmt.Errorf("%s: %v", a, err)
+					}
+					deltas = append(deltas, d)
+					names = append(names, name)
+				}
+				return schedstat.FormatComparison(env.Stdout, deltas, names)
+			},
+		})
+		return c
+	})
+	register(func(env *Env) *cobra.Command {
+		c := &cobra.Command{
+			Use:   "trace",
+			Short: "Summaries of a sched trace in perf sched's layouts",
+		}
+		var sortKeys string
+		var noMerge bool
+		lat := &cobra.Command{
+			Use:   "latency FILE",
+			Short: "Per-task wakeup-to-run latency (perf sched latency)",
+			Args:  cobra.ExactArgs(1),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				evs, err := readTextTrace(args[0])
+				if err != nil {
+					return err
+				}
+				var keys []string
+				if sortKeys != "" {
+					for _, k := range strings.Split(sortKeys, ",") {
+						keys = append(keys, strings.TrimSpace(k))
+					}
+				}
+				return trace.Latency(env.Stdout, evs, trace.LatencyOptions{Sort: keys, NoMerge: noMerge})
+			},
+		}
+		lat.Flags().StringVarP(&sortKeys, "sort", "s", "", "sort keys: runtime, switch, avg, max, pid (perf's -s)")
+		lat.Flags().BoolVarP(&noMerge, "pids", "p", false, "one line per pid instead of per comm")
+		th := &cobra.Command{
+			Use:   "timehist FILE",
+			Short: "Per-switch wait, scheduling delay and run time (perf sched timehist)",
+			Args:  cobra.ExactArgs(1),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				evs, err := readTextTrace(args[0])
+				if err != nil {
+					return err
+				}
+				return trace.Timehist(env.Stdout, evs)
+			},
+		}
+		c.AddCommand(lat, th)
+		return c
+	})
+}
+
+// snapshotPair reads a run's before and after snapshots.
+func snapshotPair(arg string) (before, after *schedstat.Snapshot, name string, err error) {
+	var bf, af string
+	if b, a, ok := strings.Cut(arg, ","); ok {
+		bf, af, name = b, a, filepath.Base(a)
+	} else {
+		bf, af, name = filepath.Join(arg, SchedstatBefore), filepath.Join(arg, SchedstatAfter), filepath.Base(filepath.Clean(arg))
+	}
+	if before, err = readSnapshot(bf); err != nil {
+		return nil, nil, "", err
+	}
+	if after, err = readSnapshot(af); err != nil {
+		return nil, nil, "", err
+	}
+	return before, after, name, nil
+}
+
+func readSnapshot(path string) (*schedstat.Snapshot, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", path, unwrapPathError(err))
+	}
+	defer f.Close()
+	s, err := schedstat.Parse(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	return s, nil
+}
+
+func readTextTrace(path string) ([]trace.Event, error) {
+	if strings.HasSuffix(path, ".dat") {
+		return nil, fmt.Errorf("%s: read the ftrace text trace (.txt) instead; convert a trace.dat with 'trace-cmd report'", path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", path, unwrapPathError(err))
+	}
+	defer f.Close()
+	evs, err := trace.ReadText(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	return evs, nil
+}

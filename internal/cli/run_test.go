@@ -1,0 +1,154 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestRunHackbench(t *testing.T) {
+	dir := t.TempDir()
+	j1, j2 := filepath.Join(dir, "1.json"), filepath.Join(dir, "2.json")
+	args := []string{"run", "--machine", "hikey", "--seed", "7", "--json", j1, "hackbench", "-p", "-T", "-l", "40", "-g", "2"}
+	out1, stderr, code := run(args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if stderr != "" {
+		t.Fatalf("stderr %q when not a terminal", stderr)
+	}
+	if !regexp.MustCompile(`^Running in threaded mode with 2 groups using 40 file descriptors each \(== 80 tasks\)
+Each sender will pass 40 messages of 100 bytes
+Time: \d+\.\d\d\d
+$`).MatchString(out1) {
+		t.Fatalf("output:\n%s", out1)
+	}
+	args[6] = j2
+	out2, _, _ := run(args...)
+	if out1 != out2 {
+		t.Fatalf("same seed, different output:\n%s\n%s", out1, out2)
+	}
+	// The JSON documents are identical but for sim.wall_ns.
+	var d1, d2 map[string]any
+	for i, f := range []string{j1, j2} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := &d1
+		if i == 1 {
+			d = &d2
+		}
+		if err := json.Unmarshal(b, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, d := range []map[string]any{d1, d2} {
+		sim := d["sim"].(map[string]any)
+		if sim["wall_ns"].(float64) <= 0 || sim["events"].(float64) <= 0 {
+			t.Fatalf("sim %v", sim)
+		}
+		delete(sim, "wall_ns")
+	}
+	b1, _ := json.Marshal(d1)
+	b2, _ := json.Marshal(d2)
+	if !bytes.Equal(b1, b2) {
+		t.Fatalf("JSON differs:\n%s\n%s", b1, b2)
+	}
+	if d1["schema_version"].(float64) != 1 || d1["machine"] != "hikey" || d1["kernel"] != "v6.19" || d1["seed"].(float64) != 7 {
+		t.Fatalf("header %v", d1)
+	}
+	w := d1["workload"].(map[string]any)
+	if w["name"] != "hackbench" || len(w["args"].([]any)) != 6 {
+		t.Fatalf("workload %v", w)
+	}
+	m := d1["metrics"].(map[string]any)
+	if m["time_s"].(float64) <= 0 {
+		t.Fatalf("metrics %v", m)
+	}
+	ss := d1["schedstat"].(map[string]any)
+	for _, k := range []string{"ttwu_count", "ttwu_local", "sched_count", "sched_goidle", "run_time_ns", "run_delay_ns", "pcount"} {
+		if _, ok := ss[k]; !ok {
+			t.Fatalf("schedstat lacks %s: %v", k, ss)
+		}
+	}
+	doms := ss["domains"].([]any)
+	if len(doms) == 0 || doms[0].(map[string]any)["level"] != "MC" {
+		t.Fatalf("domains %v", doms)
+	}
+	if _, ok := doms[0].(map[string]any)["ttwu_move_affine"]; !ok {
+		t.Fatal("no ttwu_move_affine")
+	}
+}
+
+func TestRunErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "hackbench", "-x"}, "schedlab: hackbench: invalid option -- 'x'\n"},
+		{[]string{"run", "hackbench", "--loops=0"}, "schedlab: hackbench: --loops|-l requires an integer > 0\n"},
+		{[]string{"run", "perf-bench-messaging", "--fds=3"}, "schedlab: perf bench sched messaging: unknown option `fds=3'\n"},
+		{[]string{"run", "--machine", "nope", "hackbench"}, "schedlab: unknown machine \"nope\" (see 'schedlab machines')\n"},
+		{[]string{"run", "--kernel", "v9", "hackbench", "-l", "1", "-g", "1"}, ""},
+		{[]string{"run", "bogus"}, ""},
+		{[]string{"run"}, ""},
+		{[]string{"run", "--variant", "no-such-patch", "hackbench"}, ""},
+	} {
+		out, stderr, code := run(c.args...)
+		if code != 2 || out != "" || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "schedlab: ") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", c.args, code, out, stderr)
+		}
+		if c.want != "" && stderr != c.want {
+			t.Errorf("%v: stderr %q, want %q", c.args, stderr, c.want)
+		}
+	}
+}
+
+// schedlab's own flags go before the workload; everything after it is the
+// tool's, even if it looks like one of schedlab's.
+func TestRunFlagsPassThrough(t *testing.T) {
+	_, stderr, code := run("run", "--machine", "hikey", "hackbench", "--machine", "x")
+	if code != 2 || stderr != "schedlab: hackbench: unrecognized option '--machine'\n" {
+		t.Fatalf("exit %d, %q", code, stderr)
+	}
+	out, _, code := run("run", "hackbench", "-h")
+	if code != 0 || !strings.HasPrefix(out, "hackbench V 2.40\nUsage:\n") {
+		t.Fatalf("exit %d, %q", code, out)
+	}
+	out, _, code = run("run", "--machine", "hikey", "perf", "bench", "--format=simple", "sched", "messaging", "-g", "1", "-l", "5", "-t")
+	if code != 0 || !regexp.MustCompile(`^\d+\.\d\d\d\n$`).MatchString(out) {
+		t.Fatalf("exit %d, %q", code, out)
+	}
+}
+
+func TestProgressBar(t *testing.T) {
+	var b bytes.Buffer
+	t0 := time.Unix(0, 0)
+	p := newProgressBar(&b, t0)
+	p.update(0.5, t0.Add(500*time.Millisecond))
+	if b.Len() != 0 {
+		t.Fatal("bar drawn before a second")
+	}
+	p.update(0.5, t0.Add(1500*time.Millisecond))
+	if !strings.Contains(b.String(), "[####################....................]  50%") {
+		t.Fatalf("%q", b.String())
+	}
+	p.clear()
+	if !strings.HasSuffix(b.String(), "\r\033[K") {
+		t.Fatalf("%q", b.String())
+	}
+}
+
+func TestMetricsJSON(t *testing.T) {
+	m := metrics{{Name: "time_s", Value: 0.5}, {Name: "latency_us.p50", Value: 7}, {Name: "latency_us.p99", Value: 120.5}, {Name: "samples", Value: 8e6}}
+	b, err := json.Marshal(m)
+	if err != nil || string(b) != `{"time_s":0.5,"latency_us":{"p50":7,"p99":120.5},"samples":8000000}` {
+		t.Fatalf("%s %v", b, err)
+	}
+}

@@ -1,0 +1,483 @@
+// Package hackbench models hackbench, in the two forms kernel developers
+// run: rt-tests' hackbench binary and perf's `perf bench sched messaging`
+// (workloads-and-formats.md section 1). Both build the same task graph:
+//
+//   - groups independent groups of fds receivers and fds senders; receiver r
+//     of a group owns the read end of one channel (a pipe with -p, else an
+//     AF_UNIX stream socketpair), and every sender of the group holds the
+//     write end of every receiver's channel;
+//   - each sender writes datasize bytes to each receiver, loops times
+//     (loops × fds writes); each receiver reads fds × loops messages of
+//     datasize bytes (looping over short reads), then exits;
+//   - start barrier: each child writes one byte to the "ready" channel and
+//     polls the "wake" channel; the parent reads one byte per child, takes
+//     t0, writes one byte to "wake" (releasing every poller at once), reaps
+//     the children in creation order (waitpid / pthread_join) and takes t1.
+//
+// The reported time is t1 − t0, printed as the tools print it, truncated to
+// milliseconds. Every child is created by the parent from the parent's CPU
+// (fork / pthread_create → wake_up_new_task), receivers of a group before
+// its senders, as both tools do.
+package hackbench
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/schedlab/schedlab/internal/cpumask"
+	"github.com/schedlab/schedlab/internal/engine"
+	"github.com/schedlab/schedlab/internal/sched"
+	"github.com/schedlab/schedlab/internal/workload"
+	"github.com/schedlab/schedlab/internal/workload/kobj"
+)
+
+// Flavour selects which tool's options and output are used.
+type Flavour int
+
+const (
+	RTTests   Flavour = iota // rt-tests hackbench
+	PerfBench                // perf bench sched messaging
+)
+
+// Config is a parsed hackbench command line.
+type Config struct {
+	Flavour  Flavour
+	Groups   int  // -g
+	Fds      int  // -f: senders = receivers per group
+	Loops    int  // -l
+	DataSize int  // -s, bytes per message
+	Pipe     bool // -p: pipes instead of AF_UNIX stream sockets
+	Threads  bool // -T (perf: -t): threads instead of processes
+	// Simple is perf bench --format=simple: print only the time.
+	Simple bool
+	Costs  kobj.Costs
+	// CPU is where the parent runs (the shell's CPU): 0.
+	CPU cpumask.CPU
+}
+
+// DefaultConfig is rt-tests' defaults: 10 groups, 20 fds, 100 loops, 100
+// bytes, sockets, processes.
+func DefaultConfig() Config {
+	return Config{Groups: 10, Fds: 20, Loops: 100, DataSize: 100, Costs: kobj.DefaultCosts}
+}
+
+// channel is a pipe or a socket direction as hackbench uses it.
+type channel interface {
+	write(k *sched.Kernel, t *sched.Task, io *kobj.IO) bool
+	read(k *sched.Kernel, t *sched.Task, io *kobj.IO) bool
+	poll(t *sched.Task) bool
+	writeCost(c *kobj.Costs, n int) engine.Time
+	readCost(c *kobj.Costs, n int) engine.Time
+}
+
+type pipeChan struct{ *kobj.Pipe }
+
+func (p pipeChan) write(k *sched.Kernel, t *sched.Task, io *kobj.IO) bool { return p.Write(k, t, io) }
+func (p pipeChan) read(k *sched.Kernel, t *sched.Task, io *kobj.IO) bool  { return p.Read(k, t, io) }
+func (p pipeChan) poll(t *sched.Task) bool                                { return p.Poll(t) }
+func (pipeChan) writeCost(c *kobj.Costs, n int) engine.Time               { return c.PipeWriteCost(n) }
+func (pipeChan) readCost(c *kobj.Costs, n int) engine.Time                { return c.PipeReadCost(n) }
+
+type sockChan struct{ *kobj.UnixStream }
+
+func (s sockChan) write(k *sched.Kernel, t *sched.Task, io *kobj.IO) bool { return s.Send(k, t, io) }
+func (s sockChan) read(k *sched.Kernel, t *sched.Task, io *kobj.IO) bool {
+	return s.Recv(k, t, io, false)
+}
+func (s sockChan) poll(t *sched.Task) bool                  { return s.Poll(t) }
+func (sockChan) writeCost(c *kobj.Costs, n int) engine.Time { return c.SockSendCost(n) }
+func (sockChan) readCost(c *kobj.Costs, n int) engine.Time  { return c.SockRecvCost(n) }
+
+// Bench is one hackbench run.
+type Bench struct {
+	cfg         Config
+	newChan     func() channel
+	ready, wake channel
+	parent      *parent
+	children    []*child
+	t0, t1      engine.Time
+	started     bool
+	done        bool
+	// Progress.
+	received, total uint64
+}
+
+// New returns a hackbench run for cfg.
+func New(cfg Config) *Bench {
+	b := &Bench{cfg: cfg}
+	if cfg.Pipe {
+		b.newChan = func() channel { return pipeChan{kobj.NewPipe()} }
+	} else {
+		b.newChan = func() channel { return sockChan{kobj.NewUnixStream()} }
+	}
+	b.total = uint64(cfg.Groups) * uint64(cfg.Fds) * uint64(cfg.Fds) * uint64(cfg.Loops)
+	return b
+}
+
+// SetCosts sets the system-call costs (workload.CostAware).
+func (b *Bench) SetCosts(c kobj.Costs) { b.cfg.Costs = c }
+
+// Start creates the parent task; it creates the children.
+func (b *Bench) Start(k *sched.Kernel) error {
+	b.ready, b.wake = b.newChan(), b.newChan()
+	b.parent = &parent{b: b}
+	t, err := k.Fork(sched.TaskSpec{Comm: b.comm(), CPU: b.cfg.CPU, Prog: b.parent})
+	if err != nil {
+		return err
+	}
+	b.parent.t = t
+	return nil
+}
+
+func (b *Bench) comm() string {
+	if b.cfg.Flavour == PerfBench {
+		return "sched-messaging"
+	}
+	return "hackbench"
+}
+
+// Done reports whether the parent has taken t1.
+func (b *Bench) Done() bool { return b.done }
+
+// Progress is the fraction of messages received.
+func (b *Bench) Progress() float64 {
+	if b.total == 0 {
+		return 1
+	}
+	return float64(b.received) / float64(b.total)
+}
+
+// Elapsed is t1 − t0.
+func (b *Bench) Elapsed() engine.Time { return b.t1 - b.t0 }
+
+// NrChildren is groups × 2 × fds.
+func (b *Bench) NrChildren() int { return b.cfg.Groups * 2 * b.cfg.Fds }
+
+// Header writes the lines the tool prints before it runs.
+func (b *Bench) Header(w io.Writer) {
+	c := b.cfg
+	switch c.Flavour {
+	case RTTests:
+		mode := "process"
+		if c.Threads {
+			mode = "threaded"
+		}
+		fmt.Fprintf(w, "Running in %s mode with %d groups using %d file descriptors each (== %d tasks)\n",
+			mode, c.Groups, 2*c.Fds, c.Groups*2*c.Fds)
+		fmt.Fprintf(w, "Each sender will pass %d messages of %d bytes\n", c.Loops, c.DataSize)
+	case PerfBench:
+		if c.Simple {
+			return
+		}
+		kind := "processes"
+		if c.Threads {
+			kind = "threads"
+		}
+		fmt.Fprintf(w, "# Running 'sched/messaging' benchmark:\n")
+		fmt.Fprintf(w, "# %d sender and receiver %s per group\n", c.Fds, kind)
+		fmt.Fprintf(w, "# %d groups == %d %s run\n\n", c.Groups, c.Groups*2*c.Fds, kind)
+	}
+}
+
+// Report writes the tool's whole output: the header and the time.
+func (b *Bench) Report(w io.Writer) error {
+	b.Header(w)
+	d := b.Elapsed()
+	sec, ms := int64(d/engine.Second), int64(d%engine.Second/engine.Millisecond)
+	switch {
+	case b.cfg.Flavour == RTTests:
+		fmt.Fprintf(w, "Time: %d.%03d\n", sec, ms)
+	case b.cfg.Simple:
+		fmt.Fprintf(w, "%d.%03d\n", sec, ms)
+	default:
+		fmt.Fprintf(w, " %14s: %d.%03d [sec]\n", "Total time", sec, ms)
+	}
+	return nil
+}
+
+// TimeSeconds is the measured time in seconds (not truncated).
+func (b *Bench) TimeSeconds() float64 { return float64(b.Elapsed()) / 1e9 }
+
+// Metrics are time_s (seconds, full precision), messages and bytes.
+func (b *Bench) Metrics() []workload.Metric {
+	return []workload.Metric{
+		{Name: "time_s", Value: b.TimeSeconds()},
+		{Name: "messages", Value: float64(b.total)},
+		{Name: "bytes", Value: float64(b.total) * float64(b.cfg.DataSize)},
+	}
+}
+
+// ---- the parent -----------------------------------------------------------
+
+type parentState int
+
+const (
+	pFork parentState = iota
+	pReadReady
+	pWake
+	pReap
+	pDone
+)
+
+type parent struct {
+	b     *Bench
+	t     *sched.Task
+	state parentState
+	paid  bool // the current system call's CPU time has been charged
+	// fork progress
+	group, idx int
+	groupOut   []channel
+	// barrier
+	readyRead int
+	io        kobj.IO
+	// reaping
+	reap int
+}
+
+func (p *parent) Next(k *sched.Kernel, t *sched.Task) sched.Op {
+	b := p.b
+	c := &b.cfg.Costs
+	for {
+		switch p.state {
+		case pFork:
+			if p.group == b.cfg.Groups {
+				p.state = pReadReady
+				continue
+			}
+			if !p.paid {
+				p.paid = true
+				if b.cfg.Threads {
+					return sched.Run(c.ThreadCreate)
+				}
+				return sched.Run(c.Fork)
+			}
+			p.paid = false
+			if err := p.forkChild(k); err != nil {
+				panic("hackbench: " + err.Error())
+			}
+		case pReadReady:
+			if p.readyRead == b.NrChildren() {
+				p.state = pWake
+				continue
+			}
+			if !p.paid {
+				p.paid = true
+				p.io.Reset(1)
+				return sched.Run(b.ready.readCost(c, 1))
+			}
+			if !b.ready.read(k, t, &p.io) {
+				return sched.Block()
+			}
+			p.paid = false
+			p.readyRead += p.io.Done
+		case pWake:
+			if !p.paid {
+				// gettimeofday(&start), then write(wakefd).
+				b.t0 = k.Now()
+				b.started = true
+				p.paid = true
+				p.io.Reset(1)
+				return sched.Run(c.Clock + b.wake.writeCost(c, 1))
+			}
+			if !b.wake.write(k, t, &p.io) {
+				return sched.Block()
+			}
+			p.paid = false
+			p.state = pReap
+		case pReap:
+			if p.reap == len(b.children) {
+				// gettimeofday(&stop)
+				b.t1 = k.Now()
+				b.done = true
+				p.state = pDone
+				k.Eng.Stop()
+				return sched.Exit()
+			}
+			ch := b.children[p.reap]
+			if !ch.exited {
+				ch.reaper = t
+				return sched.Block()
+			}
+			if !p.paid {
+				p.paid = true
+				return sched.Run(c.Reap)
+			}
+			p.paid = false
+			p.reap++
+		default:
+			return sched.Exit()
+		}
+	}
+}
+
+// forkChild creates the next child: a group's fds receivers (each with a
+// new channel), then its fds senders.
+func (p *parent) forkChild(k *sched.Kernel) error {
+	b := p.b
+	fds := b.cfg.Fds
+	ch := &child{b: b, sender: p.idx >= fds}
+	if !ch.sender {
+		in := b.newChan()
+		p.groupOut = append(p.groupOut, in)
+		ch.in = in
+	} else {
+		ch.out = p.groupOut
+	}
+	spec := sched.TaskSpec{Comm: b.comm(), CPU: k.ThisCPU(), Prog: ch}
+	if b.cfg.Threads {
+		spec.MM = p.t.MM // threads share the parent's address space
+	}
+	t, err := k.Fork(spec)
+	if err != nil {
+		return err
+	}
+	ch.t = t
+	b.children = append(b.children, ch)
+	p.idx++
+	if p.idx == 2*fds {
+		p.idx = 0
+		p.group++
+		p.groupOut = nil
+	}
+	return nil
+}
+
+// ---- the children ---------------------------------------------------------
+
+type childState int
+
+const (
+	cReady childState = iota
+	cPoll
+	cWork
+	cExit
+)
+
+type child struct {
+	b      *Bench
+	t      *sched.Task
+	sender bool
+	in     channel   // receiver's channel
+	out    []channel // sender's channels, one per receiver
+	state  childState
+	paid   bool
+	io     kobj.IO
+	// sender: loop i over loops, j over receivers; receiver: n messages,
+	// left bytes of the current one.
+	i, j   int
+	n      int
+	left   int
+	exited bool
+	reaper *sched.Task
+}
+
+func (ch *child) Next(k *sched.Kernel, t *sched.Task) sched.Op {
+	b := ch.b
+	c := &b.cfg.Costs
+	for {
+		switch ch.state {
+		case cReady:
+			if !ch.paid {
+				ch.paid = true
+				ch.io.Reset(1)
+				return sched.Run(b.ready.writeCost(c, 1))
+			}
+			if !b.ready.write(k, t, &ch.io) {
+				return sched.Block()
+			}
+			ch.paid = false
+			ch.state = cPoll
+		case cPoll:
+			if !ch.paid {
+				ch.paid = true
+				return sched.Run(c.Poll)
+			}
+			if !b.wake.poll(t) {
+				return sched.Block()
+			}
+			ch.paid = false
+			ch.state = cWork
+			ch.left = b.cfg.DataSize
+		case cWork:
+			if ch.sender {
+				if op, ok := ch.send(k, t); ok {
+					return op
+				}
+			} else if op, ok := ch.receive(k, t); ok {
+				return op
+			}
+			ch.state = cExit
+		case cExit:
+			if !ch.paid {
+				ch.paid = true
+				if b.cfg.Threads {
+					return sched.Run(c.ExitThread)
+				}
+				return sched.Run(c.ExitProcess)
+			}
+			ch.exited = true
+			if ch.reaper != nil {
+				// do_notify_parent / the CLONE_CHILD_CLEARTID futex
+				// wake: a plain wakeup.
+				k.WakeUp(ch.reaper, 0)
+				ch.reaper = nil
+			}
+			return sched.Exit()
+		}
+	}
+}
+
+// send returns the sender's next operation, or ok=false when it has sent
+// everything.
+func (ch *child) send(k *sched.Kernel, t *sched.Task) (sched.Op, bool) {
+	b := ch.b
+	for ch.i < b.cfg.Loops {
+		out := ch.out[ch.j]
+		if !ch.paid {
+			ch.paid = true
+			ch.io.Reset(ch.left)
+			return sched.Run(out.writeCost(&b.cfg.Costs, ch.left)), true
+		}
+		if !out.write(k, t, &ch.io) {
+			return sched.Block(), true
+		}
+		ch.paid = false
+		ch.left -= ch.io.Done
+		if ch.left > 0 {
+			continue
+		}
+		ch.left = b.cfg.DataSize
+		ch.j++
+		if ch.j == len(ch.out) {
+			ch.j = 0
+			ch.i++
+		}
+	}
+	return sched.Op{}, false
+}
+
+// receive returns the receiver's next operation, or ok=false when it has
+// read all its messages.
+func (ch *child) receive(k *sched.Kernel, t *sched.Task) (sched.Op, bool) {
+	b := ch.b
+	total := b.cfg.Fds * b.cfg.Loops
+	for ch.n < total {
+		if !ch.paid {
+			ch.paid = true
+			ch.io.Reset(ch.left)
+			return sched.Run(ch.in.readCost(&b.cfg.Costs, ch.left)), true
+		}
+		if !ch.in.read(k, t, &ch.io) {
+			return sched.Block(), true
+		}
+		ch.paid = false
+		ch.left -= ch.io.Done
+		if ch.left > 0 {
+			continue
+		}
+		ch.left = b.cfg.DataSize
+		ch.n++
+		b.received++
+	}
+	return sched.Op{}, false
+}

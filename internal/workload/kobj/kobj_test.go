@@ -1,0 +1,305 @@
+package kobj
+
+import (
+	"testing"
+
+	"github.com/schedlab/schedlab/internal/cpumask"
+	"github.com/schedlab/schedlab/internal/engine"
+	"github.com/schedlab/schedlab/internal/sched"
+	"github.com/schedlab/schedlab/internal/topology"
+)
+
+func newKernel(t *testing.T) *sched.Kernel {
+	t.Helper()
+	spec, err := topology.Load("hikey")
+	if err != nil {
+		t.Fatal(err)
+	}
+	topo, err := topology.Build(spec, topology.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := sched.New(engine.New(1), topo, sched.MustBaseline(sched.KernelV619))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+func fork(t *testing.T, k *sched.Kernel, name string, cpu int, f func(k *sched.Kernel, t *sched.Task) sched.Op) *sched.Task {
+	t.Helper()
+	task, err := k.Fork(sched.TaskSpec{Comm: name, CPU: cpuID(cpu), Prog: sched.ProgramFunc(f)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return task
+}
+
+// writer returns a program that writes msgs messages of size bytes with
+// write, blocking when it must, counting completed messages in *done.
+func writer(msgs, size int, write func(k *sched.Kernel, t *sched.Task, io *IO) bool, done *int) func(k *sched.Kernel, t *sched.Task) sched.Op {
+	var io IO
+	started := false
+	return func(k *sched.Kernel, t *sched.Task) sched.Op {
+		for *done < msgs {
+			if !started {
+				io.Reset(size)
+				started = true
+				return sched.Run(1000)
+			}
+			if !write(k, t, &io) {
+				return sched.Block()
+			}
+			started = false
+			*done++
+		}
+		return sched.Exit()
+	}
+}
+
+// Reference: fs/pipe.c:pipe_write merges writes into the last page
+// (PIPE_BUF_FLAG_CAN_MERGE): 40 messages of 100 bytes fit a page, 640 the
+// 16-page pipe; the 641st write blocks.
+func TestPipeCapacityAndMerge(t *testing.T) {
+	k := newKernel(t)
+	p := NewPipe()
+	done := 0
+	w := fork(t, k, "w", 0, writer(1000, 100, p.Write, &done))
+	k.Eng.RunUntil(10 * engine.Millisecond)
+	if done != 640 || p.Len() != 64000 || w.State != sched.TaskInterruptible {
+		t.Fatalf("wrote %d, pipe %v, writer state %v; want 640 messages, blocked", done, p, w.State)
+	}
+}
+
+// Reference: pipe_write wakes a reader blocked on an empty pipe with
+// wake_up_interruptible_sync_poll (WF_SYNC); pipe_read on a full pipe wakes
+// one writer (exclusive wait), and a writer that slept wakes the next one
+// when room remains (wake_next_writer).
+func TestPipeWakeups(t *testing.T) {
+	k := newKernel(t)
+	p := NewPipe()
+	// The reader starts first and blocks on the empty pipe.
+	got := 0
+	var rio IO
+	rPaid := false
+	r := fork(t, k, "r", 1, func(k *sched.Kernel, t *sched.Task) sched.Op {
+		for got < 2000 {
+			if !rPaid {
+				rPaid = true
+				rio.Reset(100)
+				return sched.Run(3000)
+			}
+			if !p.Read(k, t, &rio) {
+				return sched.Block()
+			}
+			rPaid = false
+			got++
+		}
+		return sched.Exit()
+	})
+	k.Eng.RunUntil(engine.Millisecond)
+	if r.State != sched.TaskInterruptible {
+		t.Fatalf("reader state %v, want blocked on the empty pipe", r.State)
+	}
+	var done [3]int
+	for i := range done {
+		fork(t, k, "w", 2+i, writer(500, 100, p.Write, &done[i]))
+	}
+	k.Eng.RunUntil(100 * engine.Millisecond)
+	if got != 1500 || done != [3]int{500, 500, 500} {
+		t.Fatalf("read %d, wrote %v", got, done)
+	}
+	if r.SE.Stats.NrWakeupsSync == 0 || r.SE.Stats.NrWakeupsSync != r.SE.Stats.NrWakeups {
+		t.Fatalf("reader wakeups %d, sync %d: pipe wakeups must be WF_SYNC", r.SE.Stats.NrWakeups, r.SE.Stats.NrWakeupsSync)
+	}
+	if p.BytesWritten != 150000 || p.BytesRead != 150000 || p.Len() != 0 {
+		t.Fatalf("bytes written %d read %d left %d", p.BytesWritten, p.BytesRead, p.Len())
+	}
+}
+
+// Large writes are not atomic: a 100000-byte write fills the pipe, sleeps,
+// and completes as the reader drains it; reads return short when the pipe
+// runs empty.
+func TestPipeLargeWrite(t *testing.T) {
+	k := newKernel(t)
+	p := NewPipe()
+	done := 0
+	fork(t, k, "w", 0, writer(1, 100000, p.Write, &done))
+	total := 0
+	reads := 0
+	var io IO
+	paid := false
+	fork(t, k, "r", 1, func(k *sched.Kernel, t *sched.Task) sched.Op {
+		for total < 100000 {
+			if !paid {
+				paid = true
+				io.Reset(30000)
+				return sched.Run(1000)
+			}
+			if !p.Read(k, t, &io) {
+				return sched.Block()
+			}
+			paid = false
+			total += io.Done
+			reads++
+		}
+		return sched.Exit()
+	})
+	k.Eng.RunUntil(10 * engine.Millisecond)
+	if done != 1 || total != 100000 {
+		t.Fatalf("write done %d, read %d bytes in %d reads", done, total, reads)
+	}
+}
+
+// Reference: af_unix.c:unix_stream_sendmsg / sock_alloc_send_pskb: a
+// sender may allocate while sk_wmem_alloc < sk_sndbuf, so 278 skbs of
+// truesize 768 fit the default 212992; unix_write_space wakes the sender
+// only when sk_wmem_alloc <= sk_sndbuf/4.
+func TestUnixStreamBuffer(t *testing.T) {
+	if ts := Truesize(100); ts != 768 {
+		t.Fatalf("Truesize(100) = %d, want 768", ts)
+	}
+	k := newKernel(t)
+	s := NewUnixStream()
+	done := 0
+	w := fork(t, k, "w", 0, writer(1000, 100, s.Send, &done))
+	k.Eng.RunUntil(10 * engine.Millisecond)
+	if done != 278 || w.State != sched.TaskInterruptible || s.Wmem() != 278*768 {
+		t.Fatalf("sent %d (wmem %d), writer %v", done, s.Wmem(), w.State)
+	}
+	// Drain one message at a time from the test: the sender stays
+	// asleep until wmem <= 53248, i.e. 69 skbs left.
+	var io IO
+	for i := 0; i < 278-70; i++ {
+		io.Reset(100)
+		if !s.Recv(k, w, &io, false) || io.Done != 100 {
+			t.Fatal("recv failed")
+		}
+	}
+	if w.State != sched.TaskInterruptible {
+		t.Fatal("sender woken before wmem fell to sndbuf/4")
+	}
+	io.Reset(100)
+	s.Recv(k, w, &io, false)
+	if w.SE.Stats.NrWakeups != 1 || w.SE.Stats.NrWakeupsSync != 1 {
+		t.Fatalf("sender %v, sync wakeups %d: unix_write_space must wake it with WF_SYNC", w.State, w.SE.Stats.NrWakeupsSync)
+	}
+}
+
+// MSG_WAITALL waits for the whole request; without it a recv returns what
+// is queued.
+func TestUnixStreamWaitAll(t *testing.T) {
+	k := newKernel(t)
+	s := NewUnixStream()
+	var sio IO
+	sio.Reset(60)
+	r := fork(t, k, "r", 1, func(k *sched.Kernel, t *sched.Task) sched.Op { return sched.Block() })
+	k.Eng.RunUntil(engine.Millisecond)
+	s.Send(k, r, &sio)
+	var io IO
+	io.Reset(100)
+	if s.Recv(k, r, &io, true) || io.Done != 60 {
+		t.Fatalf("MSG_WAITALL recv returned with %d of 100 bytes", io.Done)
+	}
+	sio.Reset(40)
+	s.Send(k, r, &sio)
+	if !s.Recv(k, r, &io, true) || io.Done != 100 {
+		t.Fatalf("recv: %d bytes", io.Done)
+	}
+	io.Reset(100)
+	sio.Reset(10)
+	s.Send(k, r, &sio)
+	if !s.Recv(k, r, &io, false) || io.Done != 10 {
+		t.Fatalf("short recv: %d bytes", io.Done)
+	}
+}
+
+// A barrier releases everyone when the last task arrives; futex wakes are
+// not WF_SYNC.
+func TestBarrierAndFutex(t *testing.T) {
+	k := newKernel(t)
+	b := &Barrier{N: 3}
+	passed := 0
+	var tasks []*sched.Task
+	for i := 0; i < 3; i++ {
+		d := engine.Time(i+1) * engine.Millisecond
+		state := 0
+		var gen uint64
+		tasks = append(tasks, fork(t, k, "b", i, func(k *sched.Kernel, t *sched.Task) sched.Op {
+			switch state {
+			case 0:
+				state = 1
+				return sched.Run(d)
+			case 1:
+				var last bool
+				gen, last = b.Arrive(k, t)
+				state = 2
+				if !last {
+					return sched.Block()
+				}
+				fallthrough
+			case 2:
+				if !b.Passed(t, gen) {
+					return sched.Block()
+				}
+				passed++
+				state = 3
+			}
+			return sched.Exit()
+		}))
+	}
+	k.Eng.RunUntil(2500 * engine.Microsecond)
+	if passed != 0 {
+		t.Fatalf("%d passed before the last arrival", passed)
+	}
+	k.Eng.RunUntil(10 * engine.Millisecond)
+	if passed != 3 {
+		t.Fatalf("%d passed", passed)
+	}
+	if tasks[0].SE.Stats.NrWakeupsSync != 0 {
+		t.Fatal("barrier wake must not be WF_SYNC")
+	}
+
+	var f Futex
+	w := fork(t, k, "fw", 0, func(k *sched.Kernel, t *sched.Task) sched.Op {
+		if f.Val == 0 && f.Wait(t, 0) {
+			return sched.Block()
+		}
+		return sched.Exit()
+	})
+	k.Eng.RunUntil(11 * engine.Millisecond)
+	if w.State != sched.TaskInterruptible || f.Waiters() != 1 {
+		t.Fatal("futex waiter not asleep")
+	}
+	if f.Wait(w, 1) {
+		t.Fatal("FUTEX_WAIT with a changed value must fail (EAGAIN)")
+	}
+	f.Val = 1
+	if n := f.Wake(k, 1); n != 1 || w.SE.Stats.NrWakeups != 1 {
+		t.Fatalf("woke %d", n)
+	}
+}
+
+// Non-exclusive waiters (pollers) are all woken; exclusive ones one at a
+// time.
+func TestWaitQueueExclusive(t *testing.T) {
+	k := newKernel(t)
+	var q WaitQueue
+	var ts []*sched.Task
+	for i := 0; i < 4; i++ {
+		ts = append(ts, fork(t, k, "t", i, func(k *sched.Kernel, t *sched.Task) sched.Op { return sched.Block() }))
+	}
+	k.Eng.RunUntil(engine.Millisecond)
+	q.Add(ts[0], true)
+	q.Add(ts[1], true)
+	q.Add(ts[2], false)
+	q.Add(ts[3], false)
+	if n := q.Wake(k, 1, 0); n != 3 {
+		t.Fatalf("woke %d, want the two pollers and one exclusive waiter", n)
+	}
+	if ts[0].SE.Stats.NrWakeups != 1 || ts[1].SE.Stats.NrWakeups != 0 || q.Len() != 1 {
+		t.Fatal("wrong exclusive waiter woken")
+	}
+}
+
+func cpuID(i int) cpumask.CPU { return cpumask.CPU(i) }

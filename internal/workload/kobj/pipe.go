@@ -1,0 +1,201 @@
+package kobj
+
+import (
+	"fmt"
+
+	"github.com/schedlab/schedlab/internal/sched"
+)
+
+// Pipe geometry (include/linux/pipe_fs_i.h, fs/pipe.c).
+const (
+	PageSize = 4096
+	// PipeBuf is PIPE_BUF: writes of at most this many bytes are atomic.
+	PipeBuf = 4096
+	// PipeDefBuffers is PIPE_DEF_BUFFERS: a pipe holds 16 pages (64 KiB).
+	PipeDefBuffers = 16
+)
+
+// IO is one read or write system call in progress. A program keeps it across
+// the times the call blocks and is retried.
+type IO struct {
+	N    int // bytes asked for
+	Done int // bytes transferred so far
+	// slept records that the call has waited once (pipe_write's
+	// wake_next_writer, pipe_read's wake_next_reader).
+	slept bool
+}
+
+// Reset starts a new call for n bytes.
+func (io *IO) Reset(n int) { *io = IO{N: n} }
+
+// pipeBuffer mirrors struct pipe_buffer: one page holding len bytes from
+// offset.
+type pipeBuffer struct {
+	offset, len int
+}
+
+// Pipe mirrors struct pipe_inode_info: a ring of up to PipeDefBuffers
+// pages. Small writes are merged into the last page while it has room
+// (PIPE_BUF_FLAG_CAN_MERGE), so 100-byte messages fill 40 to a page and 640
+// to a pipe.
+type Pipe struct {
+	bufs       [PipeDefBuffers]pipeBuffer
+	head, tail uint
+	maxUsage   uint
+	rdWait     WaitQueue // readers in pipe_read, and pollers
+	wrWait     WaitQueue
+
+	// Statistics.
+	BytesWritten, BytesRead uint64
+}
+
+// NewPipe returns an empty pipe of the default size.
+func NewPipe() *Pipe { return &Pipe{maxUsage: PipeDefBuffers} }
+
+func (p *Pipe) empty() bool { return p.head == p.tail }
+func (p *Pipe) full() bool  { return p.head-p.tail >= p.maxUsage }
+
+// Len is the number of bytes buffered.
+func (p *Pipe) Len() int {
+	n := 0
+	for i := p.tail; i != p.head; i++ {
+		n += p.bufs[i%PipeDefBuffers].len
+	}
+	return n
+}
+
+// Readable mirrors pipe_readable (no writer-count tracking: writers never
+// close here).
+func (p *Pipe) Readable() bool { return !p.empty() }
+
+// Write mirrors fs/pipe.c:pipe_write (v6.x) for task t: it copies as much of
+// io as fits and reports whether the call is complete. When it is not, t is
+// on the pipe's writer queue and the program must block and call Write again
+// once woken. Writes of at most PIPE_BUF bytes are all or nothing.
+func (p *Pipe) Write(k *sched.Kernel, t *sched.Task, io *IO) bool {
+	if io.N <= 0 {
+		return true
+	}
+	wasEmpty := p.empty()
+	left := io.N - io.Done
+	// Merge the sub-page remainder into the last page if it fits.
+	chars := left & (PageSize - 1)
+	if chars != 0 && !wasEmpty {
+		b := &p.bufs[(p.head-1)%PipeDefBuffers]
+		if b.offset+b.len+chars <= PageSize {
+			b.len += chars
+			p.wrote(io, chars)
+			left -= chars
+			if left == 0 {
+				p.writeDone(k, io, wasEmpty)
+				return true
+			}
+		}
+	}
+	for {
+		if !p.full() {
+			n := left
+			if n > PageSize {
+				n = PageSize
+			}
+			// An atomic write that cannot be merged takes a fresh
+			// page; a bigger one fills pages one at a time.
+			p.bufs[p.head%PipeDefBuffers] = pipeBuffer{0, n}
+			p.head++
+			p.wrote(io, n)
+			left -= n
+			if left == 0 {
+				break
+			}
+			continue
+		}
+		// Full: wake readers if we made the pipe non-empty, then wait
+		// for room (wait_event_interruptible_exclusive(wr_wait)).
+		if wasEmpty {
+			p.rdWait.Wake(k, 1, sched.WFSync)
+		}
+		p.wrWait.Add(t, true)
+		io.slept = true
+		return false
+	}
+	p.writeDone(k, io, wasEmpty)
+	return true
+}
+
+func (p *Pipe) wrote(io *IO, n int) {
+	io.Done += n
+	p.BytesWritten += uint64(n)
+}
+
+// writeDone is pipe_write's exit path: wake a reader if the pipe was empty
+// (wake_up_interruptible_sync_poll(&pipe->rd_wait)), and the next writer if
+// this one had slept and there is still room.
+func (p *Pipe) writeDone(k *sched.Kernel, io *IO, wasEmpty bool) {
+	wakeNextWriter := io.slept && !p.full()
+	if wasEmpty {
+		p.rdWait.Wake(k, 1, sched.WFSync)
+	}
+	if wakeNextWriter {
+		p.wrWait.Wake(k, 1, sched.WFSync)
+	}
+}
+
+// Read mirrors fs/pipe.c:pipe_read (v6.x): it copies up to io.N-io.Done
+// bytes and reports whether the call returned. A read returns as soon as it
+// has copied something (a short read when the pipe runs empty); it blocks
+// only when the pipe is empty, with t on the reader queue.
+func (p *Pipe) Read(k *sched.Kernel, t *sched.Task, io *IO) bool {
+	if io.N-io.Done <= 0 {
+		return true
+	}
+	wasFull := p.full()
+	got := 0
+	want := io.N - io.Done
+	for !p.empty() && got < want {
+		b := &p.bufs[p.tail%PipeDefBuffers]
+		n := b.len
+		if n > want-got {
+			n = want - got
+		}
+		b.offset += n
+		b.len -= n
+		got += n
+		if b.len == 0 {
+			p.tail++
+		}
+	}
+	if got == 0 {
+		if wasFull {
+			p.wrWait.Wake(k, 1, sched.WFSync)
+		}
+		p.rdWait.Add(t, true)
+		io.slept = true
+		return false
+	}
+	io.Done += got
+	p.BytesRead += uint64(got)
+	wakeNextReader := io.slept && !p.empty()
+	if wasFull {
+		p.wrWait.Wake(k, 1, sched.WFSync)
+	}
+	if wakeNextReader {
+		p.rdWait.Wake(k, 1, sched.WFSync)
+	}
+	return true
+}
+
+// Poll mirrors poll(POLLIN) on the read end: it reports whether data is
+// available, and otherwise adds t to the reader queue as a non-exclusive
+// waiter (poll_wait), so that the next write wakes every poller.
+func (p *Pipe) Poll(t *sched.Task) bool {
+	if p.Readable() {
+		return true
+	}
+	p.rdWait.Add(t, false)
+	return false
+}
+
+// String summarises the pipe's state.
+func (p *Pipe) String() string {
+	return fmt.Sprintf("pipe{%d bytes in %d pages, %d readers and %d writers waiting}", p.Len(), p.head-p.tail, p.rdWait.Len(), p.wrWait.Len())
+}

@@ -1,0 +1,180 @@
+package kobj
+
+import (
+	"fmt"
+
+	"github.com/schedlab/schedlab/internal/sched"
+)
+
+// Socket buffer constants (x86-64, v6.x).
+const (
+	// WmemDefault is net.core.wmem_default, the sk_sndbuf of a new socket:
+	// 212992 bytes (SK_WMEM_MAX, 256 sk_buffs of 832 bytes).
+	WmemDefault = 212992
+	// skbOverhead is SKB_DATA_ALIGN(sizeof(struct sk_buff)) (232 bytes
+	// rounded to 64) on x86-64.
+	skbOverhead = 256
+	// shinfoSize is SKB_DATA_ALIGN(sizeof(struct skb_shared_info)).
+	shinfoSize = 320
+	// skbMaxHead is SKB_MAX_HEAD(0): the largest linear skb head in a page.
+	skbMaxHead = PageSize - shinfoSize
+)
+
+// Truesize estimates skb->truesize for an AF_UNIX stream skb carrying n
+// bytes: the head is kmalloc'ed for SKB_DATA_ALIGN(n) plus the shared info,
+// rounded up to the kmalloc size class, plus the sk_buff itself; data past
+// SKB_MAX_HEAD(0) goes to page fragments. For 100 bytes this is 768, the
+// "~0.5–1 KB per small skb" of workloads-and-formats.md 1.3. [Estimate
+// from skbuff.h's SKB_TRUESIZE and kmalloc_size_roundup; not measured.]
+func Truesize(n int) int {
+	head := n
+	data := 0
+	if head > skbMaxHead {
+		data = (n - skbMaxHead + PageSize - 1) / PageSize * PageSize
+		head = skbMaxHead
+	}
+	return kmallocSize((head+63)&^63+shinfoSize) + skbOverhead + data
+}
+
+// kmallocSize rounds up to the kmalloc size classes (8, 16, 32, 64, 96,
+// 128, 192, 256, 512, ... powers of two).
+func kmallocSize(n int) int {
+	switch {
+	case n <= 64:
+		return 64
+	case n <= 96:
+		return 96
+	case n <= 128:
+		return 128
+	case n <= 192:
+		return 192
+	}
+	s := 256
+	for s < n {
+		s <<= 1
+	}
+	return s
+}
+
+type skb struct {
+	len, off, truesize int
+}
+
+// UnixStream is one direction of an AF_UNIX SOCK_STREAM socketpair: the
+// sending socket's write-memory accounting (sk_wmem_alloc against
+// sk_sndbuf) and the peer's receive queue. Every task writing the sending
+// end shares the accounting, as hackbench's senders share one descriptor
+// per receiver.
+type UnixStream struct {
+	SndBuf int // sk_sndbuf of the sending socket
+	wmem   int // sk_wmem_alloc: truesize of this socket's skbs not yet consumed
+	queue  []skb
+	qhead  int
+	rcv    WaitQueue // the receiving socket's wait queue (sk_sleep(other))
+	snd    WaitQueue // the sending socket's wait queue (sk_sleep(sk))
+
+	BytesWritten, BytesRead uint64
+}
+
+// NewUnixStream returns an empty socket direction with the default send
+// buffer.
+func NewUnixStream() *UnixStream { return &UnixStream{SndBuf: WmemDefault} }
+
+// Len is the number of unread bytes queued.
+func (s *UnixStream) Len() int {
+	n := 0
+	for _, b := range s.queue[s.qhead:] {
+		n += b.len - b.off
+	}
+	return n
+}
+
+// Wmem is sk_wmem_alloc: the truesize charged to the sending socket.
+func (s *UnixStream) Wmem() int { return s.wmem }
+
+// Readable reports whether data is queued.
+func (s *UnixStream) Readable() bool { return s.qhead < len(s.queue) }
+
+// Send mirrors net/unix/af_unix.c:unix_stream_sendmsg (v6.x): the message
+// is cut into skbs of at most sk_sndbuf/2-64 bytes ("keep two messages in
+// the pipe"); each allocation waits in sock_alloc_send_pskb while
+// sk_wmem_alloc >= sk_sndbuf; each queued skb calls the peer's
+// sk_data_ready (sock_def_readable), which wakes the reader with WF_SYNC.
+// It reports whether the call is complete; if not, t waits on the sending
+// socket and must block and call Send again when woken.
+func (s *UnixStream) Send(k *sched.Kernel, t *sched.Task, io *IO) bool {
+	for io.Done < io.N {
+		if s.wmem >= s.SndBuf {
+			// sock_wait_for_wmem: prepare_to_wait (non-exclusive).
+			s.snd.Add(t, false)
+			return false
+		}
+		size := io.N - io.Done
+		if m := s.SndBuf/2 - 64; size > m {
+			size = m
+		}
+		if m := skbMaxHead + 17*PageSize; size > m { // SKB_MAX_HEAD(0) + UNIX_SKB_FRAGS_SZ
+			size = m
+		}
+		ts := Truesize(size)
+		s.wmem += ts
+		if s.qhead > 0 && s.qhead == len(s.queue) {
+			s.queue, s.qhead = s.queue[:0], 0
+		}
+		s.queue = append(s.queue, skb{len: size, truesize: ts})
+		io.Done += size
+		s.BytesWritten += uint64(size)
+		// sock_def_readable: wake_up_interruptible_sync_poll.
+		s.rcv.Wake(k, 1, sched.WFSync)
+	}
+	return true
+}
+
+// Recv mirrors unix_stream_read_generic for a recv of io.N-io.Done bytes:
+// without waitAll it returns once it has copied anything (SO_RCVLOWAT 1),
+// with waitAll (MSG_WAITALL) only when everything asked for has arrived.
+// Consumed skbs are freed, returning their truesize to the sender
+// (sock_wfree), whose unix_write_space wakes blocked senders with WF_SYNC
+// once sk_wmem_alloc is at most a quarter of sk_sndbuf. It reports whether
+// the call returned; if not, t waits on the receiving socket.
+func (s *UnixStream) Recv(k *sched.Kernel, t *sched.Task, io *IO, waitAll bool) bool {
+	start := io.Done
+	for io.Done < io.N && s.qhead < len(s.queue) {
+		b := &s.queue[s.qhead]
+		n := b.len - b.off
+		if n > io.N-io.Done {
+			n = io.N - io.Done
+		}
+		b.off += n
+		io.Done += n
+		if b.off == b.len {
+			s.qhead++
+			s.wmem -= b.truesize
+			// unix_write_space
+			if s.wmem<<2 <= s.SndBuf {
+				s.snd.WakeAll(k, sched.WFSync)
+			}
+		}
+	}
+	s.BytesRead += uint64(io.Done - start)
+	if io.Done == io.N || (!waitAll && io.Done > 0) {
+		return true
+	}
+	// unix_stream_data_wait: prepare_to_wait (non-exclusive).
+	s.rcv.Add(t, false)
+	return false
+}
+
+// Poll mirrors poll(POLLIN) on the receiving socket.
+func (s *UnixStream) Poll(t *sched.Task) bool {
+	if s.Readable() {
+		return true
+	}
+	s.rcv.Add(t, false)
+	return false
+}
+
+// String summarises the socket's state.
+func (s *UnixStream) String() string {
+	return fmt.Sprintf("unix{%d bytes queued, wmem %d/%d, %d readers and %d writers waiting}", s.Len(), s.wmem, s.SndBuf, s.rcv.Len(), s.snd.Len())
+}

@@ -1,0 +1,84 @@
+package schbench
+
+import "math/bits"
+
+// The latency histogram of schbench, taken from fio ("mr axboe's magic
+// latency histogram"): values below 512 are kept exactly, larger ones in
+// 256 buckets per power of two; a bucket reports its midpoint.
+const (
+	platBits    = 8
+	platVal     = 1 << platBits
+	platGroupNr = 19
+	platNr      = platGroupNr * platVal
+)
+
+// Stats mirrors struct stats: the histogram, the sample count, max and min.
+type Stats struct {
+	Plat     [platNr]uint32
+	Samples  uint64
+	Max, Min uint32
+}
+
+// platValToIdx mirrors schbench.c:plat_val_to_idx.
+func platValToIdx(val uint32) uint32 {
+	msb := uint32(0)
+	if val != 0 {
+		msb = uint32(31 - bits.LeadingZeros32(val))
+	}
+	if msb <= platBits {
+		return val
+	}
+	errorBits := msb - platBits
+	base := (errorBits + 1) << platBits
+	offset := (platVal - 1) & (val >> errorBits)
+	if base+offset < platNr-1 {
+		return base + offset
+	}
+	return platNr - 1
+}
+
+// platIdxToVal mirrors schbench.c:plat_idx_to_val.
+func platIdxToVal(idx uint32) uint32 {
+	if idx < platVal<<1 {
+		return idx
+	}
+	errorBits := (idx >> platBits) - 1
+	base := uint32(1) << (errorBits + platBits)
+	k := idx % platVal
+	return base + uint32((float64(k)+0.5)*float64(uint32(1)<<errorBits))
+}
+
+// Add mirrors add_lat. Like the tool, Min starts at 0 in zeroed memory and
+// so stays 0 (the old schbench always prints min=0).
+func (s *Stats) Add(us uint32) {
+	if us > s.Max {
+		s.Max = us
+	}
+	if us < s.Min {
+		s.Min = us
+	}
+	s.Plat[platValToIdx(us)]++
+	s.Samples++
+}
+
+// Percentiles mirrors calc_percentiles: for each p of plist, the value of
+// the first bucket where the running count reaches p/100 × samples.
+func (s *Stats) Percentiles(plist []float64) []uint32 {
+	out := make([]uint32, len(plist))
+	if len(plist) == 0 {
+		return out
+	}
+	var sum uint64
+	j := 0
+	for i := uint32(0); i < platNr; i++ {
+		sum += uint64(s.Plat[i])
+		for float64(sum) >= plist[j]/100.0*float64(s.Samples) {
+			out[j] = platIdxToVal(i)
+			if j == len(plist)-1 {
+				return out
+			}
+			j++
+		}
+	}
+	return out
+}

@@ -1,0 +1,28 @@
+package stream
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParse(t *testing.T) {
+	c, err := Parse([]string{"STREAM_ARRAY_SIZE=22369621", "NTIMES=5", "OMP_NUM_THREADS=16"})
+	if err != nil || c.ArraySize != 22369621 || c.NTimes != 5 || c.Threads != 16 {
+		t.Fatalf("%+v %v", c, err)
+	}
+	for _, a := range []string{"NTIMES=1", "FOO=1", "OMP_NUM_THREADS=x", "-n 5"} {
+		if _, err := Parse(strings.Fields(a)); err == nil || !strings.HasPrefix(err.Error(), "stream: ") {
+			t.Errorf("%q: %v", a, err)
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add("STREAM_ARRAY_SIZE=100 NTIMES=2")
+	f.Fuzz(func(t *testing.T, s string) {
+		c, err := Parse(strings.Fields(s))
+		if err == nil && (c.ArraySize < 1 || c.NTimes < 2 || c.Threads < 0) {
+			t.Fatalf("accepted %+v", c)
+		}
+	})
+}

@@ -1,0 +1,430 @@
+// Package tbench models dbench's network benchmark, tbench (dbench 4.00 as
+// Debian ships it; workloads-and-formats.md section 3): N client processes,
+// each with its own tbench_srv server process over a loopback TCP
+// connection, in strict ping-pong. A client executes the loadfile's
+// operations one after another; each operation is one RPC: the client sends
+// a request, the server reads it and sends a reply, and the client blocks
+// until the whole reply has arrived (MSG_WAITALL). Throughput counts the
+// WriteX payloads sent and the ReadX payloads returned.
+//
+// The loadfile is reduced to its message exchange: the default
+// /usr/share/dbench/client.txt (458344 lines) was summarised per operation
+// (count, mean request and reply size on the wire, mean payload), see
+// opTable; a client cycles through a fixed interleaving of those operations
+// in proportion to their counts (a smooth weighted round robin over the
+// counts divided by 100: 4586 operations per cycle), each with its mean
+// sizes. Deltree and Mkdir (3 lines in the file) are left out.
+//
+// Phases follow dbench 4.00: all clients are created and "prepared", then
+// released together; the first timelimit/5 seconds are warmup, after which
+// the counters are reset and the execute phase runs for timelimit seconds,
+// reporting every second.
+package tbench
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/schedlab/schedlab/internal/engine"
+	"github.com/schedlab/schedlab/internal/sched"
+	"github.com/schedlab/schedlab/internal/workload"
+	"github.com/schedlab/schedlab/internal/workload/kobj"
+)
+
+// opKind is one loadfile operation, in dbench 4.00's report order.
+type opKind struct {
+	Name       string // dbench 4.00's short name
+	count      int    // lines in client.txt
+	send, recv int    // mean bytes on the wire, request and reply
+	data       int    // mean payload counted as throughput
+}
+
+// opTable summarises /usr/share/dbench/client.txt (Debian dbench 4.0-2.1):
+// per operation, the number of lines and the mean wire sizes from sockio.c's
+// message layout (workloads-and-formats.md 3.1, with the paths of the file).
+var opTable = []opKind{
+	{"NTCreateX", 79230, 153, 87, 0},
+	{"Close", 58200, 47, 39, 0},
+	{"Rename", 3355, 210, 39, 0},
+	{"Unlink", 16000, 123, 39, 0},
+	{"Deltree", 0, 0, 0, 0},
+	{"Mkdir", 0, 59, 39, 0},
+	{"Qpathinfo", 71814, 135, 71, 0},
+	{"Qfileinfo", 12585, 59, 71, 0},
+	{"Qfsinfo", 13168, 59, 71, 0},
+	{"Sfileinfo", 6454, 71, 47, 0},
+	{"Find", 27765, 114, 517, 0},
+	{"WriteX", 39502, 25779, 55, 25720},
+	{"ReadX", 124199, 59, 11912, 11853},
+	{"LockX", 258, 51, 39, 0},
+	{"UnlockX", 258, 51, 39, 0},
+	{"Flush", 5553, 41, 39, 0},
+}
+
+// sequence is the operation cycle every client runs.
+var sequence = buildSequence()
+
+func buildSequence() []int {
+	w := make([]int, len(opTable))
+	total := 0
+	for i, o := range opTable {
+		w[i] = (o.count + 50) / 100
+		total += w[i]
+	}
+	cur := make([]int, len(w))
+	seq := make([]int, 0, total)
+	for n := 0; n < total; n++ {
+		best := -1
+		for i := range w {
+			if w[i] == 0 {
+				continue
+			}
+			cur[i] += w[i]
+			if best < 0 || cur[i] > cur[best] {
+				best = i
+			}
+		}
+		cur[best] -= total
+		seq = append(seq, best)
+	}
+	return seq
+}
+
+// Loadfile is the loadfile path the output names (Debian's default).
+const Loadfile = "/usr/share/dbench/client.txt"
+
+// Config is a parsed tbench command line.
+type Config struct {
+	Clients   int
+	Server    string
+	TimeLimit int // -t, seconds of the execute phase
+	Warmup    int // seconds; timelimit/5 as dbench 4.00 computes it
+	Costs     kobj.Costs
+	// Per-byte copy cost of loopback TCP, ns per 1000 bytes, both ends.
+	CopyPer1000B engine.Time
+	// TCPSndBuf is the loopback send buffer (tcp_wmem autotuning reaches
+	// its 4 MiB maximum on an idle loopback connection).
+	TCPSndBuf int
+}
+
+// DefaultConfig is tbench 1 localhost with dbench 4.00's 600 s limit.
+func DefaultConfig() Config {
+	return Config{Clients: 1, Server: "localhost", TimeLimit: 600, Warmup: 120, Costs: kobj.DefaultCosts,
+		CopyPer1000B: 250, TCPSndBuf: 4 << 20}
+}
+
+type opStat struct {
+	count  uint64
+	sumLat engine.Time
+	maxLat engine.Time
+}
+
+// Bench is one tbench run.
+type Bench struct {
+	cfg      Config
+	k        *sched.Kernel
+	out      []byte
+	prepared int
+	main     *sched.Task
+	release  kobj.WaitQueue
+	t0       engine.Time // release
+	tExec    engine.Time // start of the execute phase
+	warmup   bool
+	done     bool
+	reporter *engine.Timer
+	second   int
+
+	lines    uint64 // operations executed since release (all clients)
+	bytes    uint64 // payload bytes since the execute phase began
+	secMax   engine.Time
+	maxLat   engine.Time // over the execute lines
+	ops      []opStat
+	lastTput float64
+}
+
+// New returns a run for cfg.
+// SetCosts sets the system-call costs (workload.CostAware).
+func (b *Bench) SetCosts(c kobj.Costs) { b.cfg.Costs = c }
+
+func New(cfg Config) *Bench {
+	return &Bench{cfg: cfg, ops: make([]opStat, len(opTable)), warmup: cfg.Warmup > 0}
+}
+
+func (b *Bench) printf(format string, a ...any) { b.out = fmt.Appendf(b.out, format, a...) }
+
+// Start creates the tbench parent, which forks the clients; each client's
+// server is forked by the tbench_srv listener.
+func (b *Bench) Start(k *sched.Kernel) error {
+	b.k = k
+	c := b.cfg
+	b.printf("dbench version 4.00 - Copyright Andrew Tridgell 1999-2004\n\n")
+	b.printf("Running for %d seconds with load '%s' and minimum warmup %d secs\n", c.TimeLimit, Loadfile, c.Warmup)
+	b.printf("0 of %d processes prepared for launch   0 sec\n", c.Clients)
+	b.reporter = engine.NewTimer("tbench-report", b.report)
+	conns := make([]*conn, c.Clients)
+	for i := range conns {
+		conns[i] = &conn{c2s: kobj.NewUnixStream(), s2c: kobj.NewUnixStream()}
+		conns[i].c2s.SndBuf, conns[i].s2c.SndBuf = c.TCPSndBuf, c.TCPSndBuf
+	}
+	srv := &forker{b: b, n: c.Clients, mk: func(i int) sched.Program { return &server{b: b, c: conns[i]} }, comm: "tbench_srv"}
+	if _, err := k.Fork(sched.TaskSpec{Comm: "tbench_srv", CPU: 0, Prog: srv}); err != nil {
+		return err
+	}
+	cl := &forker{b: b, n: c.Clients, mk: func(i int) sched.Program { return &client{b: b, c: conns[i], id: i} }, comm: "tbench", isMain: true}
+	t, err := k.Fork(sched.TaskSpec{Comm: "tbench", CPU: 0, Prog: cl})
+	b.main = t
+	return err
+}
+
+// Done reports whether the execute phase is over.
+func (b *Bench) Done() bool { return b.done }
+
+// Progress is the fraction of warmup plus execute time simulated.
+func (b *Bench) Progress() float64 {
+	if b.t0 == 0 && b.k.Now() == 0 {
+		return 0
+	}
+	total := float64(b.cfg.Warmup+b.cfg.TimeLimit) * 1e9
+	return float64(b.k.Now()-b.t0) / total
+}
+
+// Report writes what tbench printed.
+func (b *Bench) Report(w io.Writer) error {
+	_, err := w.Write(b.out)
+	return err
+}
+
+// Metrics are throughput_mb_s, the operations executed per client and the
+// maximum latency.
+func (b *Bench) Metrics() []workload.Metric {
+	return []workload.Metric{
+		{Name: "throughput_mb_s", Value: b.lastTput},
+		{Name: "operations", Value: float64(b.lines)},
+		{Name: "max_latency_ms", Value: float64(b.maxLat) / 1e6},
+	}
+}
+
+// report is the once-a-second SIGALRM handler of the dbench parent.
+func (b *Bench) report() {
+	b.second++
+	now := b.k.Now()
+	c := b.cfg
+	perClient := b.lines / uint64(c.Clients)
+	lat := float64(b.secMax) / 1e6
+	if b.warmup && b.second >= c.Warmup {
+		// Warmup over: reset the counters, start the execute phase.
+		b.warmup = false
+		b.tExec = now
+		b.bytes = 0
+		for i := range b.ops {
+			b.ops[i] = opStat{}
+		}
+	} else if b.warmup {
+		t := float64(now-b.t0) / 1e9
+		tput := 1e-6 * float64(b.bytes) / t
+		b.printf("%4d  %8d  %7.2f MB/sec  warmup %3.0f sec  latency %.03f ms\n", c.Clients, perClient, tput, t, lat)
+	} else {
+		t := float64(now-b.tExec) / 1e9
+		if t >= float64(c.TimeLimit)-1e-9 {
+			b.finish(t)
+			return
+		}
+		tput := 1e-6 * float64(b.bytes) / t
+		b.lastTput = tput
+		if b.secMax > b.maxLat {
+			b.maxLat = b.secMax
+		}
+		b.printf("%4d  %8d  %7.2f MB/sec  execute %3.0f sec  latency %.03f ms\n", c.Clients, perClient, tput, t, lat)
+	}
+	b.secMax = 0
+	b.k.Eng.Schedule(b.reporter, now+engine.Second)
+}
+
+// finish prints the cleanup lines and the summary.
+func (b *Bench) finish(t float64) {
+	c := b.cfg
+	b.printf("%4d  cleanup %3.0f sec\n", c.Clients, t)
+	b.printf("%4d  cleanup %3.0f sec\n", 0, t)
+	b.printf("\n Operation      Count    AvgLat    MaxLat\n")
+	b.printf(" ----------------------------------------\n")
+	for i, o := range opTable {
+		s := b.ops[i]
+		if s.count == 0 {
+			continue
+		}
+		avg := float64(s.sumLat) / float64(s.count) / 1e6
+		b.printf(" %-10s%10d%10.3f%10.3f\n", o.Name, s.count, avg, float64(s.maxLat)/1e6)
+	}
+	b.printf("\nThroughput %s MB/sec  %d clients  %d procs  max_latency=%.03f ms\n",
+		strconv.FormatFloat(b.lastTput, 'g', 6, 64), c.Clients, c.Clients, float64(b.maxLat)/1e6)
+	b.done = true
+	b.k.Eng.Stop()
+}
+
+// conn is one loopback TCP connection.
+type conn struct {
+	c2s, s2c *kobj.UnixStream
+}
+
+// forker creates n tasks, one fork each; the tbench parent then waits for
+// every client to be prepared and releases them.
+type forker struct {
+	b      *Bench
+	n      int
+	mk     func(i int) sched.Program
+	comm   string
+	isMain bool
+	i      int
+	paid   bool
+}
+
+func (f *forker) Next(k *sched.Kernel, t *sched.Task) sched.Op {
+	b := f.b
+	for f.i < f.n {
+		if !f.paid {
+			f.paid = true
+			return sched.Run(b.cfg.Costs.Fork)
+		}
+		f.paid = false
+		if _, err := k.Fork(sched.TaskSpec{Comm: f.comm, CPU: k.ThisCPU(), Prog: f.mk(f.i)}); err != nil {
+			panic("tbench: " + err.Error())
+		}
+		f.i++
+	}
+	if !f.isMain {
+		// The listener blocks in accept() for the rest of the run.
+		return sched.Block()
+	}
+	if b.prepared < f.n {
+		return sched.Block()
+	}
+	if b.t0 == 0 {
+		b.printf("%d of %d processes prepared for launch   0 sec\n", f.n, f.n)
+		b.printf("releasing clients\n")
+		b.t0 = k.Now()
+		b.tExec = b.t0
+		b.release.WakeAll(k, 0)
+		k.Eng.Schedule(b.reporter, b.t0+engine.Second)
+	}
+	// The parent sleeps in its report loop (the reporter timer).
+	return sched.Block()
+}
+
+// client runs the loadfile's operations against its server.
+type client struct {
+	b       *Bench
+	c       *conn
+	id      int
+	state   int
+	paid    bool
+	pos     int
+	io      kobj.IO
+	opStart engine.Time
+}
+
+const (
+	clPrepare = iota
+	clSend
+	clRecv
+)
+
+func (cl *client) Next(k *sched.Kernel, t *sched.Task) sched.Op {
+	b := cl.b
+	c := &b.cfg.Costs
+	for {
+		switch cl.state {
+		case clPrepare:
+			if b.t0 == 0 {
+				b.prepared++
+				b.release.Add(t, true)
+				if b.prepared == b.cfg.Clients {
+					k.WakeUp(b.main, 0)
+				}
+				cl.state = clSend
+				return sched.Block()
+			}
+			cl.state = clSend
+		case clSend:
+			op := &opTable[sequence[cl.pos]]
+			if !cl.paid {
+				cl.paid = true
+				cl.opStart = k.Now()
+				cl.io.Reset(op.send)
+				return sched.Run(c.TCPSend + engine.Time(op.send)*b.cfg.CopyPer1000B/1000)
+			}
+			if !cl.c.c2s.Send(k, t, &cl.io) {
+				return sched.Block()
+			}
+			cl.paid = false
+			cl.state = clRecv
+		case clRecv:
+			op := &opTable[sequence[cl.pos]]
+			if !cl.paid {
+				cl.paid = true
+				cl.io.Reset(op.recv)
+				return sched.Run(c.TCPRecv + engine.Time(op.recv)*b.cfg.CopyPer1000B/1000)
+			}
+			if !cl.c.s2c.Recv(k, t, &cl.io, true) {
+				return sched.Block()
+			}
+			cl.paid = false
+			lat := k.Now() - cl.opStart
+			i := sequence[cl.pos]
+			s := &b.ops[i]
+			s.count++
+			s.sumLat += lat
+			if lat > s.maxLat {
+				s.maxLat = lat
+			}
+			if lat > b.secMax {
+				b.secMax = lat
+			}
+			b.lines++
+			b.bytes += uint64(op.data)
+			cl.pos = (cl.pos + 1) % len(sequence)
+			cl.state = clSend
+		}
+	}
+}
+
+// server answers its client's requests in order.
+type server struct {
+	b     *Bench
+	c     *conn
+	state int
+	paid  bool
+	pos   int
+	io    kobj.IO
+}
+
+func (s *server) Next(k *sched.Kernel, t *sched.Task) sched.Op {
+	b := s.b
+	c := &b.cfg.Costs
+	for {
+		op := &opTable[sequence[s.pos]]
+		if s.state == 0 {
+			if !s.paid {
+				s.paid = true
+				s.io.Reset(op.send)
+				return sched.Run(c.TCPRecv + engine.Time(op.send)*b.cfg.CopyPer1000B/1000)
+			}
+			if !s.c.c2s.Recv(k, t, &s.io, true) {
+				return sched.Block()
+			}
+			s.paid = false
+			s.state = 1
+		}
+		if !s.paid {
+			s.paid = true
+			s.io.Reset(op.recv)
+			return sched.Run(c.TCPSend + engine.Time(op.recv)*b.cfg.CopyPer1000B/1000)
+		}
+		if !s.c.s2c.Send(k, t, &s.io) {
+			return sched.Block()
+		}
+		s.paid = false
+		s.state = 0
+		s.pos = (s.pos + 1) % len(sequence)
+	}
+}
