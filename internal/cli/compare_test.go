@@ -1,0 +1,146 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func runMain(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var o, e bytes.Buffer
+	code = Main(&o, &e, args)
+	return o.String(), e.String(), code
+}
+
+// compare prints tip first, then each variant in the order given, a row
+// per load; the output does not depend on the number of workers; --json
+// and --bench-out hold every run.
+func TestCompare(t *testing.T) {
+	dir := t.TempDir()
+	jsonFile, benchFile := filepath.Join(dir, "c.json"), filepath.Join(dir, "c.txt")
+	args := []string{"compare", "--machine", "hikey", "--variant", "short-task-v4", "--variant", "short-task-v3", "--runs", "2",
+		"--json", jsonFile, "--bench-out", benchFile, "--jobs", "1", "hackbench", "-p", "-T", "-l", "30", "-g", "1,2"}
+	out, errOut, code := runMain(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(out, "\n")
+	var header string
+	var rows []string
+	for i, l := range lines {
+		if strings.HasPrefix(l, "groups:") {
+			header, rows = l, lines[i+1:i+3]
+		}
+	}
+	f := strings.Fields(header)
+	if len(f) != 4 || f[1] != "tip" || f[2] != "short-task-v4" || f[3] != "short-task-v3" {
+		t.Fatalf("header %q in\n%s", header, out)
+	}
+	for i, r := range rows {
+		f := strings.Fields(r)
+		if len(f) < 10 || f[0] != []string{"1", "2"}[i] || f[2] != "(0.00%)" {
+			t.Errorf("row %q", r)
+		}
+	}
+	for _, want := range []string{"Test          : hackbench -p -T -l 30 -g N", "Machine       : hikey (8 CPUs), kernel v5.19", "Interpretation: Lower is better"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+	// Parallel gives the same table.
+	for i := range args {
+		if args[i] == "--jobs" {
+			args[i+1] = "3"
+		}
+	}
+	out2, errOut, code := runMain(t, args...)
+	if code != 0 || out2 != out {
+		t.Errorf("--jobs 3 differs (exit %d, %s):\n%s\nvs\n%s", code, errOut, out2, out)
+	}
+	var doc struct {
+		Tables []struct {
+			Variants []string
+			Loads    []string
+			Cells    [][]struct {
+				N      int      `json:"n"`
+				Center *float64 `json:"center"`
+			}
+		}
+		Runs []struct {
+			Key     string             `json:"key"`
+			Seed    uint64             `json:"seed"`
+			Run     int                `json:"run"`
+			Metrics map[string]float64 `json:"metrics"`
+		}
+	}
+	data, err := os.ReadFile(jsonFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Tables) != 1 || len(doc.Runs) != 12 || doc.Tables[0].Cells[1][2].N != 2 || doc.Tables[0].Cells[1][2].Center == nil {
+		t.Fatalf("json: %d tables, %d runs", len(doc.Tables), len(doc.Runs))
+	}
+	// Paired seeds: run i has one seed whatever the variant and load.
+	seeds := map[int]uint64{}
+	for _, r := range doc.Runs {
+		if s, ok := seeds[r.Run]; ok && s != r.Seed {
+			t.Errorf("%s: seed %d, run %d had %d", r.Key, r.Seed, r.Run, s)
+		}
+		seeds[r.Run] = r.Seed
+		if r.Metrics["time_s"] <= 0 {
+			t.Errorf("%s: time_s %v", r.Key, r.Metrics["time_s"])
+		}
+	}
+	bench, err := os.ReadFile(benchFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(bench), "\nBenchmarkHackbench/groups="); n != 12 || !strings.Contains(string(bench), "/variant=short-task-v3 1 ") || !strings.Contains(string(bench), "Unit s better=lower") {
+		t.Errorf("%d benchmark lines:\n%s", n, bench)
+	}
+}
+
+func TestCompareErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"compare", "--variant", "nosuch", "hackbench"}, "unknown variant \"nosuch\""},
+		{[]string{"compare", "--machine", "hikey", "nosuchtool"}, "unknown workload \"nosuchtool\""},
+		{[]string{"compare", "--machine", "hikey", "hackbench", "-g", "1,2", "-l", "3,4"}, "more than one ranged argument"},
+		{[]string{"compare", "--machine", "hikey", "--test", "z", "hackbench"}, "unknown test"},
+		{[]string{"compare", "--machine", "hikey", "--metric", "nope", "--runs", "1", "hackbench", "-l", "5"}, "has no metric \"nope\""},
+	} {
+		_, errOut, code := runMain(t, tc.args...)
+		if code != 2 || !strings.Contains(errOut, tc.want) || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("%q: exit %d, %q (want %q)", tc.args, code, errOut, tc.want)
+		}
+	}
+	out, _, code := runMain(t, "compare", "hackbench", "-h")
+	if code != 0 || !strings.Contains(out, "hackbench <options>") {
+		t.Errorf("tool help: %d %q", code, out)
+	}
+}
+
+func TestExperimentsList(t *testing.T) {
+	out, errOut, code := runMain(t, "experiments")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, name := range []string{"short-task", "idle-cores-nosmt", "blocked-avg-ratelimit", "tg-propagate"} {
+		if !strings.Contains(out, "\n"+name+" ") {
+			t.Errorf("no %s in\n%s", name, out)
+		}
+	}
+	out, _, code = runMain(t, "experiments", "show", "short-task")
+	if code != 0 || !strings.Contains(out, "paper:") || !strings.Contains(out, "zen3-2s-nps4") {
+		t.Errorf("show: %d\n%s", code, out)
+	}
+}

@@ -1,0 +1,103 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/schedlab/schedlab/internal/experiment"
+)
+
+// A sweep through Slurm: `sweep --slurm` writes a job-array script, sbatch
+// runs its shards on the cluster .ci/run starts on this machine (.ci/slurm-up),
+// and collect finds the same results as a local sweep. Skipped where sbatch
+// is not installed, or (outside CI) where no Slurm node answers.
+func TestSlurmSweep(t *testing.T) {
+	sbatch, err := exec.LookPath("sbatch")
+	if err != nil {
+		t.Skip("sbatch not installed (.ci/run installs slurm-wlm and starts a one-node cluster)")
+	}
+	if o, err := exec.Command("sinfo", "-h", "-o", "%t").Output(); err != nil || !strings.Contains(string(o), "idle") && !strings.Contains(string(o), "mix") {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("no idle Slurm node (sinfo: %v %q): .ci/slurm-up should have started one", err, o)
+		}
+		t.Skipf("no idle Slurm node (sinfo: %v %q); run .ci/slurm-up as root", err, o)
+	}
+	tmp := t.TempDir()
+	// slurmd runs the job as the submitting user, from its own working
+	// directory: everything it needs is under tmp, by absolute path.
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	spec := filepath.Join(tmp, "slurm.yaml")
+	writeFile(t, spec, `name: slurmtest
+machines: [hikey]
+variants: [short-task-v3]
+runs: 3
+seed: 5
+trace: true
+workloads:
+  - hackbench -p -T -l 20 -g 1,2
+  - schbench -m 1 -t 2 -r 1
+`)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrapper := filepath.Join(tmp, "schedlab")
+	writeFile(t, wrapper, "#!/bin/sh\nSCHEDLAB_HELPER=1 exec "+shellQuote(exe)+" -test.run='^TestHelperSchedlab$' -- \"$@\"\n")
+	if err := os.Chmod(wrapper, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, script := filepath.Join(tmp, "results"), filepath.Join(tmp, "sweep.sbatch")
+	_, errOut, code := runMain(t, "sweep", spec, "--out", out, "--slurm", script, "--slurm-tasks", "3", "--slurm-schedlab", wrapper)
+	if code != 0 {
+		t.Fatalf("sweep --slurm: %s", errOut)
+	}
+	text, err := os.ReadFile(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"#SBATCH --array=0-2", "--shard \"${SLURM_ARRAY_TASK_ID}/3\"", "--resume"} {
+		if !strings.Contains(string(text), want) {
+			t.Errorf("script lacks %q:\n%s", want, text)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, sbatch, "--wait", "--chdir", tmp, script)
+	if o, err := cmd.CombinedOutput(); err != nil {
+		logs, _ := filepath.Glob(filepath.Join(out, "slurm-*.out"))
+		var tails []string
+		for _, l := range logs {
+			b, _ := os.ReadFile(l)
+			tails = append(tails, l+":\n"+string(b))
+		}
+		t.Fatalf("sbatch --wait: %v\n%s\n%s", err, o, strings.Join(tails, "\n"))
+	}
+	stdout, stderr, code := runMain(t, "collect", out)
+	if code != 0 || !strings.Contains(stderr, "18 of 18 runs") || !strings.Contains(stdout, "groups:") {
+		t.Fatalf("collect: %d %s\n%s", code, stderr, stdout)
+	}
+	plan, err := experiment.Load(spec, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	local, err := experiment.Sweep(plan, experiment.SweepOptions{Jobs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := experiment.ReadResults(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range local {
+		if string(local[i].Deterministic()) != string(res.Records[i].Deterministic()) {
+			t.Fatalf("%s differs between Slurm and a local sweep", local[i].Key)
+		}
+	}
+}

@@ -1,0 +1,197 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/schedlab/schedlab/internal/experiment"
+)
+
+// schedlab sweep: run an experiment's matrix into a results directory, in
+// parallel, resumable, shardable over a Slurm job array.
+func init() {
+	register(func(env *Env) *cobra.Command {
+		var (
+			out, shard, profile, slurmFile, partition, timeLimit, bin string
+			jobs, tasks, cpusPerTask                                  int
+			resume, trace                                             bool
+		)
+		c := &cobra.Command{
+			Use:   "sweep [EXPERIMENT|FILE] --out DIR [--jobs N] [--resume]",
+			Short: "Run an experiment's matrix into a results directory (resumable, shardable over Slurm)",
+			Long: `Run every point of an experiment (machines x kernels x workloads x loads x
+variants x runs) and write each finished run to DIR/runs/KEY.json, atomically:
+a sweep killed at any moment, even by SIGKILL, continues with --resume and
+loses or repeats nothing. Runs go in parallel (--jobs, default all cores) and
+the results are the same as with --jobs 1.
+
+EXPERIMENT is a built-in experiment ('schedlab experiments') or a YAML file
+(docs/experiments.md); --profile picks one of its profiles (e.g. paper). With
+--resume and no EXPERIMENT, the sweep stored in DIR continues.
+
+--shard i/n runs only the points whose index is i modulo n. --slurm FILE
+writes an sbatch job-array script instead of running: each array task runs one
+shard into DIR (a directory every node sees); submit it with sbatch FILE, then
+check and merge with 'schedlab collect DIR'.`,
+			Args: cobra.MaximumNArgs(1),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				if out == "" {
+					return fmt.Errorf("sweep: --out DIR is required")
+				}
+				var plan *experiment.Plan
+				var err error
+				if len(args) == 0 {
+					if !resume {
+						return fmt.Errorf("sweep: name an experiment (see 'schedlab experiments'), or give --resume to continue the one in %s", out)
+					}
+					if profile != "" || trace {
+						return fmt.Errorf("sweep: --profile and --trace need the experiment named")
+					}
+					if plan, err = experiment.LoadPlan(out); err != nil {
+						return err
+					}
+				} else {
+					if plan, err = experiment.Load(args[0], profile); err != nil {
+						return err
+					}
+					if trace {
+						plan.SetTrace(true)
+					}
+				}
+				for _, s := range plan.Skipped {
+					fmt.Fprintf(env.Stderr, "schedlab: %s: skipping %s (not in this schedlab yet)\n", plan.Name, s)
+				}
+				si, sn, err := parseShard(shard)
+				if err != nil {
+					return err
+				}
+				if slurmFile != "" {
+					if sn > 1 {
+						return fmt.Errorf("sweep: --slurm shards the sweep itself; do not give --shard")
+					}
+					if err := experiment.PrepareDir(out, plan, true); err != nil {
+						return err
+					}
+					return writeSlurmScript(env, slurmFile, out, plan, slurmOptions{tasks: tasks, cpus: cpusPerTask, partition: partition, time: timeLimit, bin: bin})
+				}
+				if err := experiment.PrepareDir(out, plan, resume); err != nil {
+					return err
+				}
+				if jobs < 1 {
+					jobs = runtime.NumCPU()
+				}
+				start := time.Now()
+				bar := newSweepBar(env, start)
+				var last experiment.Progress
+				recs, err := experiment.Sweep(plan, experiment.SweepOptions{Dir: out, Jobs: jobs, Shard: si, Shards: sn,
+					Progress: func(p experiment.Progress) { last = p; bar.update(p) }})
+				bar.clear()
+				if err != nil {
+					return err
+				}
+				what := fmt.Sprintf("%d runs", len(recs))
+				if sn > 1 {
+					what = fmt.Sprintf("shard %d/%d: %d runs", si, sn, len(recs))
+				}
+				fmt.Fprintf(env.Stderr, "schedlab: sweep %s: %s (%d new, %d already done) in %s -> %s\n",
+					plan.Name, what, last.Done, len(recs)-last.Done, fmtDuration(time.Since(start)), out)
+				return nil
+			},
+		}
+		f := c.Flags()
+		f.StringVarP(&out, "out", "o", "", "results directory")
+		f.IntVarP(&jobs, "jobs", "j", 0, "runs at once (default: the number of CPUs)")
+		f.BoolVar(&resume, "resume", false, "continue a sweep in DIR, running only the missing runs")
+		f.StringVar(&shard, "shard", "", "run only shard i of n (i/n, 0 <= i < n)")
+		f.StringVar(&profile, "profile", "", "apply a profile of the experiment (e.g. paper: the published sizes)")
+		f.BoolVar(&trace, "trace", false, "trace run 0 of every configuration (per-CPU occupancy for the report)")
+		f.StringVar(&slurmFile, "slurm", "", "write an sbatch job-array script to this file instead of running")
+		f.IntVar(&tasks, "slurm-tasks", 4, "with --slurm: array tasks (shards)")
+		f.IntVar(&cpusPerTask, "slurm-cpus", 1, "with --slurm: CPUs per array task (its --jobs)")
+		f.StringVar(&partition, "slurm-partition", "", "with --slurm: partition (sbatch --partition)")
+		f.StringVar(&timeLimit, "slurm-time", "", "with --slurm: time limit per task (sbatch --time, e.g. 1:00:00)")
+		f.StringVar(&bin, "slurm-schedlab", "", "with --slurm: the schedlab binary the tasks run (default: this one)")
+		return c
+	})
+}
+
+func parseShard(s string) (int, int, error) {
+	if s == "" {
+		return 0, 1, nil
+	}
+	a, b, ok := strings.Cut(s, "/")
+	i, err1 := strconv.Atoi(a)
+	n, err2 := strconv.Atoi(b)
+	if !ok || err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
+		return 0, 0, fmt.Errorf("--shard %q: want i/n with 0 <= i < n", s)
+	}
+	return i, n, nil
+}
+
+type slurmOptions struct {
+	tasks, cpus          int
+	partition, time, bin string
+}
+
+// writeSlurmScript writes an sbatch script whose array task i runs shard i
+// of the sweep stored in dir.
+func writeSlurmScript(env *Env, file, dir string, plan *experiment.Plan, o slurmOptions) error {
+	if o.tasks < 1 || o.cpus < 1 {
+		return fmt.Errorf("sweep: --slurm-tasks and --slurm-cpus must be at least 1")
+	}
+	n := len(plan.Points())
+	if o.tasks > n {
+		o.tasks = n
+	}
+	bin := o.bin
+	if bin == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		bin = exe
+	}
+	absDir, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "#!/bin/sh\n")
+	fmt.Fprintf(&b, "# schedlab sweep %s: %d runs in %d shards. Submit with: sbatch %s\n", plan.Name, n, o.tasks, filepath.Base(file))
+	fmt.Fprintf(&b, "# then check and merge with: schedlab collect %s\n", shellQuote(absDir))
+	fmt.Fprintf(&b, "#SBATCH --job-name=schedlab-%s\n", plan.Name)
+	fmt.Fprintf(&b, "#SBATCH --array=0-%d\n", o.tasks-1)
+	fmt.Fprintf(&b, "#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=%d\n", o.cpus)
+	fmt.Fprintf(&b, "#SBATCH --output=%s\n", filepath.Join(absDir, "slurm-%A_%a.out"))
+	if o.partition != "" {
+		fmt.Fprintf(&b, "#SBATCH --partition=%s\n", o.partition)
+	}
+	if o.time != "" {
+		fmt.Fprintf(&b, "#SBATCH --time=%s\n", o.time)
+	}
+	fmt.Fprintf(&b, "set -e\n")
+	// --resume makes a requeued or re-submitted task continue its shard.
+	fmt.Fprintf(&b, "exec %s sweep --out %s --resume --jobs %d --shard \"${SLURM_ARRAY_TASK_ID}/%d\"\n",
+		shellQuote(bin), shellQuote(absDir), o.cpus, o.tasks)
+	if err := os.WriteFile(file, []byte(b.String()), 0o755); err != nil {
+		return fmt.Errorf("%s: %v", file, unwrapPathError(err))
+	}
+	fmt.Fprintf(env.Stderr, "schedlab: wrote %s: %d runs of %s in %d array tasks into %s; submit with sbatch %s\n", file, n, plan.Name, o.tasks, absDir, file)
+	return nil
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+=:,", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -1,0 +1,354 @@
+package experiment
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/schedlab/schedlab/internal/sched"
+	"github.com/schedlab/schedlab/internal/topology"
+	wlrun "github.com/schedlab/schedlab/internal/workload/run"
+)
+
+// Tip is the name of the baseline column: the kernel without the patch.
+const Tip = "tip"
+
+// PlanSchemaVersion is the version of experiment.json.
+const PlanSchemaVersion = 1
+
+// Plan is an experiment resolved against this schedlab: every name checked,
+// the kernel of each variant decided, and the matrix of runs. It is what a
+// results directory's experiment.json holds, so a sweep can be resumed, or
+// sharded over a cluster, from the directory alone.
+type Plan struct {
+	SchemaVersion int    `json:"schema_version"`
+	Name          string `json:"name"`
+	Description   string `json:"description,omitempty"`
+	Patch         string `json:"patch,omitempty"`
+	Profile       string `json:"profile,omitempty"`
+	// Machines are presets, or machine files: copied into the results
+	// directory (machines/LABEL.yaml) when a sweep starts.
+	Machines []PlanMachine `json:"machines"`
+	Kernels  []string      `json:"kernels"`
+	// Variants are the columns, Tip first.
+	Variants []string `json:"variants"`
+	// TipBase lists the variants whose comparison kernel is not the plain
+	// baseline (sched.VariantInfo.Base): tip applies their base.
+	TipBase   []string       `json:"tip_base,omitempty"`
+	Features  []string       `json:"features,omitempty"`
+	Workloads []PlanWorkload `json:"workloads"`
+	// Skipped are the workloads and variants of the experiment that this
+	// schedlab does not have (built-in experiments name whole studies).
+	Skipped []string `json:"skipped,omitempty"`
+	Runs    int      `json:"runs"`
+	Seed    uint64   `json:"seed"`
+	Trace   bool     `json:"trace,omitempty"`
+
+	points []Point
+}
+
+// PlanMachine is one machine of a plan.
+type PlanMachine struct {
+	Label  string `json:"label"` // the name used in keys and tables
+	Ref    string `json:"ref"`   // preset name, host, or file path (relative: to the results directory)
+	File   bool   `json:"file,omitempty"`
+	Name   string `json:"name"` // the machine's own name
+	NrCPUs int    `json:"nr_cpus"`
+
+	yaml []byte // a file machine's contents until it is written out
+}
+
+// PlanWorkload is one workload of a plan.
+type PlanWorkload struct {
+	Name    string   `json:"name"`
+	Tool    string   `json:"tool"`
+	Args    []string `json:"args"` // with the ranged token as written
+	Param   Param    `json:"param"`
+	Metrics []string `json:"metrics,omitempty"`
+}
+
+// Point is one run of the matrix.
+type Point struct {
+	Index    int
+	Key      string
+	Machine  int // index in Plan.Machines
+	Kernel   string
+	Variant  string // Tip or a variant name
+	Workload int    // index in Plan.Workloads
+	Load     string
+	Run      int
+	Seed     uint64
+	Trace    bool
+}
+
+// ResolveOptions changes how Resolve treats what this schedlab lacks.
+type ResolveOptions struct {
+	// AllowMissing skips workloads whose tool and variants that this
+	// schedlab does not have (listing them in Plan.Skipped) instead of
+	// failing: the built-in experiments name whole studies.
+	AllowMissing bool
+	// Profile applies a profile of the spec first.
+	Profile string
+}
+
+// Resolve checks s against the machines, kernels, variants and workloads
+// schedlab has and expands it into a plan. Mistakes are errors at the
+// spec's lines.
+func Resolve(s *Spec, opt ResolveOptions) (*Plan, error) {
+	if opt.Profile != "" {
+		var err error
+		if s, err = s.WithProfile(opt.Profile); err != nil {
+			return nil, err
+		}
+	}
+	p := &Plan{SchemaVersion: PlanSchemaVersion, Name: s.Name, Description: s.Description, Patch: s.Patch,
+		Profile: opt.Profile, Runs: s.Runs, Seed: s.Seed, Trace: s.Trace, Features: append([]string(nil), s.Features...)}
+	if p.Runs < 1 {
+		return nil, s.errAt("runs", "runs must be at least 1")
+	}
+	// Variants and kernels.
+	infos := map[string]sched.VariantInfo{}
+	for _, v := range sched.Variants() {
+		infos[v.Name] = v
+	}
+	p.Variants = []string{Tip}
+	baselines := map[string]bool{}
+	for _, v := range s.Variants {
+		if v == Tip {
+			return nil, s.errAt("variants", "%q is the baseline and always the first column: do not list it", Tip)
+		}
+		info, ok := infos[v]
+		if !ok && opt.AllowMissing {
+			p.Skipped = append(p.Skipped, "variant "+v)
+			continue
+		}
+		if !ok {
+			return nil, s.errAt("variants", "unknown variant %q (known: %s)", v, strings.Join(sched.VariantNames(), ", "))
+		}
+		for _, seen := range p.Variants {
+			if seen == v {
+				return nil, s.errAt("variants", "variant %s is listed twice", v)
+			}
+		}
+		p.Variants = append(p.Variants, v)
+		baselines[info.Baseline] = true
+		if info.Base != "" {
+			p.TipBase = append(p.TipBase, v)
+		}
+	}
+	p.Kernels = append([]string(nil), s.Kernels...)
+	if len(p.Kernels) == 0 {
+		switch len(baselines) {
+		case 0:
+			p.Kernels = []string{sched.Kernels[0]}
+		case 1:
+			for k := range baselines {
+				p.Kernels = []string{k}
+			}
+		default:
+			var parts []string
+			for _, v := range p.Variants[1:] {
+				parts = append(parts, v+": "+infos[v].Baseline)
+			}
+			return nil, s.errAt("variants", "the variants apply to different kernels (%s): compare them in separate experiments", strings.Join(parts, ", "))
+		}
+	}
+	for i, k := range p.Kernels {
+		settings, err := sched.Baseline(k)
+		if err != nil {
+			return nil, s.errAt("kernels", "%v", err)
+		}
+		for _, seen := range p.Kernels[:i] {
+			if seen == k {
+				return nil, s.errAt("kernels", "kernel %s is listed twice", k)
+			}
+		}
+		for _, v := range p.Variants[1:] {
+			if b := infos[v].Baseline; b != k {
+				return nil, s.errAt("variants", "variant %s applies to kernel %s, not %s", v, b, k)
+			}
+		}
+		for _, f := range p.Features {
+			if err := settings.SetFeature(f); err != nil {
+				return nil, s.errAt("features", "%v", err)
+			}
+		}
+	}
+	// Machines.
+	labels := map[string]bool{}
+	for _, m := range s.Machines {
+		pm, err := resolveMachine(s, m)
+		if err != nil {
+			return nil, err
+		}
+		if labels[pm.Label] {
+			return nil, s.errAt("machines", "machine %s is listed twice", pm.Label)
+		}
+		labels[pm.Label] = true
+		p.Machines = append(p.Machines, pm)
+	}
+	// Workloads.
+	for _, w := range s.Workloads {
+		tool, args, param, err := ParseCommand(w.Command)
+		if err != nil {
+			return nil, s.errLine(w.Line, "%v", err)
+		}
+		if _, ok := wlrun.Lookup(tool); !ok {
+			if opt.AllowMissing {
+				p.Skipped = append(p.Skipped, "workload "+w.Name)
+				continue
+			}
+			return nil, s.errLine(w.Line, "%v", &wlrun.UnknownToolError{Name: tool})
+		}
+		if w.Param != "" && param.Index >= 0 {
+			param.Name = w.Param
+		}
+		for _, v := range param.Values {
+			if _, _, err := wlrun.Parse(tool, param.ArgsFor(args, v)); err != nil {
+				if param.Index < 0 {
+					return nil, s.errLine(w.Line, "%s: %v", tool, err)
+				}
+				return nil, s.errLine(w.Line, "%s with %s=%s: %v", tool, param.Name, v, err)
+			}
+		}
+		metrics := w.Metrics
+		if len(metrics) == 0 {
+			metrics = PrimaryMetrics(tool)
+		}
+		p.Workloads = append(p.Workloads, PlanWorkload{Name: w.Name, Tool: tool, Args: args, Param: param, Metrics: metrics})
+	}
+	if len(p.Workloads) == 0 {
+		return nil, s.errAt("workloads", "no workload can run here (missing: %s)", strings.Join(p.Skipped, ", "))
+	}
+	if err := p.expand(); err != nil {
+		return nil, s.errAt("workloads", "%v", err)
+	}
+	return p, nil
+}
+
+var unsafeRE = regexp.MustCompile(`[^A-Za-z0-9._=-]+`)
+
+func safe(s string) string { return unsafeRE.ReplaceAllString(s, "_") }
+
+func resolveMachine(s *Spec, m string) (PlanMachine, error) {
+	looksLikeFile := strings.ContainsRune(m, '/') || strings.HasSuffix(m, ".yaml") || strings.HasSuffix(m, ".yml")
+	if !looksLikeFile {
+		spec, err := topology.Load(m)
+		if err != nil {
+			return PlanMachine{}, s.errAt("machines", "%v", err)
+		}
+		return PlanMachine{Label: m, Ref: m, Name: spec.Name, NrCPUs: len(spec.CPUs)}, nil
+	}
+	var data []byte
+	var err error
+	var where string
+	if s.Dir == "" && strings.HasPrefix(s.File, "builtin:") {
+		where = "builtin:" + m
+		data, err = builtinFS.ReadFile("builtin/" + m)
+	} else {
+		where = m
+		if !filepath.IsAbs(m) && s.Dir != "" {
+			where = filepath.Join(s.Dir, m)
+		}
+		data, err = os.ReadFile(where)
+	}
+	if err != nil {
+		return PlanMachine{}, s.errAt("machines", "machine file %s: %v", m, unwrapPath(err))
+	}
+	spec, err := topology.ParseYAML(where, data)
+	if err != nil {
+		return PlanMachine{}, s.errAt("machines", "%v", err)
+	}
+	label := safe(strings.TrimSuffix(strings.TrimSuffix(filepath.Base(m), ".yaml"), ".yml"))
+	ref := where
+	if abs, err := filepath.Abs(where); err == nil && !strings.HasPrefix(where, "builtin:") {
+		ref = abs
+	}
+	return PlanMachine{Label: label, Ref: ref, File: true, Name: spec.Name, NrCPUs: len(spec.CPUs), yaml: data}, nil
+}
+
+func unwrapPath(err error) error {
+	if pe, ok := err.(*os.PathError); ok {
+		return pe.Err
+	}
+	return err
+}
+
+// DeriveSeed is the seed of run index run under a master seed: SplitMix64
+// of the master seed advanced run+1 times. It depends on nothing else, so
+// tip and every variant get the same seed at the same run index, on every
+// machine and load (paired comparisons).
+func DeriveSeed(master uint64, run int) uint64 {
+	z := master + uint64(run+1)*0x9e3779b97f4a7c15
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+// expand builds the points in the canonical order: machine, kernel,
+// workload, load, variant, run.
+func (p *Plan) expand() error {
+	p.points = nil
+	keys := map[string]bool{}
+	for mi := range p.Machines {
+		for _, k := range p.Kernels {
+			for wi, w := range p.Workloads {
+				for _, load := range w.Param.Values {
+					for _, v := range p.Variants {
+						for r := 0; r < p.Runs; r++ {
+							pt := Point{Index: len(p.points), Machine: mi, Kernel: k, Variant: v, Workload: wi,
+								Load: load, Run: r, Seed: DeriveSeed(p.Seed, r), Trace: p.Trace && r == 0}
+							pt.Key = p.key(&pt)
+							if keys[pt.Key] {
+								return fmt.Errorf("two runs would share the key %s: make the names distinct", pt.Key)
+							}
+							keys[pt.Key] = true
+							p.points = append(p.points, pt)
+						}
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (p *Plan) key(pt *Point) string {
+	w := &p.Workloads[pt.Workload]
+	load := "load=" + safe(pt.Load)
+	if w.Param.Index >= 0 {
+		load = safe(w.Param.Name) + "=" + safe(pt.Load)
+	}
+	return strings.Join([]string{p.Machines[pt.Machine].Label, pt.Kernel, w.Name, load, pt.Variant, fmt.Sprintf("run%03d", pt.Run)}, "__")
+}
+
+// Points lists the runs of the matrix in canonical order.
+func (p *Plan) Points() []Point { return p.points }
+
+// Shard returns the points of shard i of n: those whose index is i modulo
+// n, so each shard gets a mix of machines, loads and variants.
+func (p *Plan) Shard(i, n int) []Point {
+	var out []Point
+	for _, pt := range p.points {
+		if pt.Index%n == i {
+			out = append(out, pt)
+		}
+	}
+	return out
+}
+
+// Config is the configuration of a point: its key without the run.
+func (p *Plan) Config(pt *Point) string {
+	k := pt.Key
+	return k[:strings.LastIndex(k, "__")]
+}
+
+// SetTrace turns tracing of run 0 of every configuration on or off.
+func (p *Plan) SetTrace(on bool) {
+	p.Trace = on
+	if err := p.expand(); err != nil {
+		panic("experiment: " + err.Error()) // the keys do not depend on tracing
+	}
+}
