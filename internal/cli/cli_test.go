@@ -64,3 +64,33 @@ func TestScenarioErrors(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
 }
+
+// TestRunTraceAndSchedstat runs a small hackbench with --trace and
+// --schedstat and reads the files back with the trace and schedstat
+// commands.
+func TestRunTraceAndSchedstat(t *testing.T) {
+	dir := t.TempDir()
+	tr := filepath.Join(dir, "run.txt")
+	ss := filepath.Join(dir, "tip")
+	out, stderr, code := run("run", "--machine", "hikey", "--trace", tr, "--schedstat", ss, "hackbench", "-p", "-T", "-l", "10", "-g", "1")
+	if code != 0 || !strings.Contains(out, "Time: ") {
+		t.Fatalf("run: exit %d\n%s%s", code, out, stderr)
+	}
+	data, err := os.ReadFile(tr)
+	if err != nil || !strings.Contains(string(data), "sched_switch: prev_comm=") || !strings.HasPrefix(string(data), "# tracer: nop") {
+		t.Fatalf("trace file: %v\n%.300s", err, data)
+	}
+	lat, _, code := run("trace", "latency", tr)
+	if code != 0 || !strings.Contains(lat, "hackbench") || !strings.Contains(lat, "TOTAL:") {
+		t.Fatalf("trace latency: exit %d\n%s", code, lat)
+	}
+	diff, stderr, code := run("schedstat", "diff", ss, ss)
+	if code != 0 || !strings.Contains(diff, "try_to_wake_up() was called") {
+		t.Fatalf("schedstat diff: exit %d\n%s%s", code, diff, stderr)
+	}
+	// A bad trace file name is one error line, exit 2.
+	_, stderr, code = run("run", "--machine", "hikey", "--trace", filepath.Join(dir, "x.bin"), "hackbench", "-l", "1", "-g", "1")
+	if code != 2 || !strings.Contains(stderr, ".txt (ftrace text), .dat") {
+		t.Fatalf("bad --trace: exit %d %q", code, stderr)
+	}
+}

@@ -28,6 +28,7 @@ func init() {
 			features                           []string
 			costsFile, traceFile, schedstatDir string
 			noCosts                            bool
+			backgroundCgroups                  int
 			traceEvents                        []string
 			traceFrom, traceTo                 string
 		)
@@ -79,7 +80,7 @@ Workloads:
 				cfg := wlrun.Config{
 					Machine: machine, Kernel: kernel, Variant: variant, Features: features,
 					Seed: seed, Tool: tool, Args: toolArgs, ApplyVariant: applyVariant,
-					CostsFile: costsFile, NoCosts: noCosts,
+					CostsFile: costsFile, NoCosts: noCosts, BackgroundCgroups: backgroundCgroups,
 				}
 				if traceFile != "" || schedstatDir != "" {
 					obs, err := newRunObservers(traceFile, traceEvents, traceFrom, traceTo, schedstatDir)
@@ -131,6 +132,7 @@ Workloads:
 		f.StringSliceVar(&traceEvents, "trace-events", nil, "trace only these events (e.g. sched_switch,sched_wakeup)")
 		f.StringVar(&traceFrom, "trace-from", "", "trace from this simulated time (e.g. 10ms)")
 		f.StringVar(&traceTo, "trace-to", "", "trace up to this simulated time")
+		f.IntVar(&backgroundCgroups, "background-cgroups", 0, "add N cgroups, each with a task that runs 300 µs every 50-250 ms (blocked-load work of a desktop or phone)")
 		f.StringVar(&schedstatDir, "schedstat", "", "write /proc/schedstat snapshots before and after the workload into DIR")
 		return c
 	})
@@ -238,7 +240,8 @@ type runJSON struct {
 			TTWUMoveAffine uint64 `json:"ttwu_move_affine"`
 		} `json:"domains"`
 	} `json:"schedstat"`
-	Sim struct {
+	Balance *balanceJSON `json:"balance,omitempty"`
+	Sim     struct {
 		Events      uint64 `json:"events"`
 		SimulatedNs int64  `json:"simulated_ns"`
 		// WallNs is the one field that differs between identical runs.
@@ -266,14 +269,44 @@ func writeRunJSON(w io.Writer, res *wlrun.Result, wall time.Duration) error {
 	for i, d := range s.Domains {
 		js.Domains[i].Level, js.Domains[i].TTWUWakeRemote, js.Domains[i].TTWUMoveAffine = d.Level, d.TTWUWakeRemote, d.TTWUMoveAffine
 	}
+	b := res.Balance
+	j.Balance = &balanceJSON{
+		UpdateBlockedAverages: counterJSON(b.UpdateBlockedAverages),
+		NewidleBalance:        counterJSON(b.NewidleBalance),
+		PeriodicBalance:       counterJSON(b.PeriodicBalance),
+		NohzIdleBalance:       counterJSON(b.NohzIdleBalance),
+		ActiveBalance:         counterJSON(b.ActiveBalance),
+		Migrations:            b.Migrations,
+	}
 	j.Sim.Events, j.Sim.SimulatedNs, j.Sim.WallNs = res.Events, int64(res.Simulated), wall.Nanoseconds()
-	b, err := json.MarshalIndent(&j, "", "  ")
+	out, err := json.MarshalIndent(&j, "", "  ")
 	if err != nil {
 		return err
 	}
-	b = append(b, '\n')
-	_, err = w.Write(b)
+	out = append(out, '\n')
+	_, err = w.Write(out)
 	return err
+}
+
+// balanceJSON is the run JSON's "balance" section: how often the
+// balancing paths ran and how long they took (simulated ns).
+type balanceJSON struct {
+	UpdateBlockedAverages balanceCounterJSON `json:"update_blocked_averages"`
+	NewidleBalance        balanceCounterJSON `json:"newidle_balance"`
+	PeriodicBalance       balanceCounterJSON `json:"periodic_balance"`
+	NohzIdleBalance       balanceCounterJSON `json:"nohz_idle_balance"`
+	ActiveBalance         balanceCounterJSON `json:"active_balance"`
+	Migrations            uint64             `json:"migrations"`
+}
+
+type balanceCounterJSON struct {
+	Calls   uint64 `json:"calls"`
+	TotalNs int64  `json:"total_ns"`
+	MaxNs   int64  `json:"max_ns"`
+}
+
+func counterJSON(c sched.BalanceCounter) balanceCounterJSON {
+	return balanceCounterJSON{Calls: c.Calls, TotalNs: int64(c.Total), MaxNs: int64(c.Max)}
 }
 
 // progressBar draws "[#####.....]  45%" on a terminal, only once a run has

@@ -20,6 +20,7 @@ import (
 	"github.com/schedlab/schedlab/internal/sched"
 	"github.com/schedlab/schedlab/internal/topology"
 	"github.com/schedlab/schedlab/internal/workload"
+	"github.com/schedlab/schedlab/internal/workload/background"
 	"github.com/schedlab/schedlab/internal/workload/kobj"
 )
 
@@ -95,6 +96,9 @@ type Config struct {
 	// workloads' default system-call costs and the IPI latency constant).
 	CostsFile string
 	NoCosts   bool
+	// BackgroundCgroups adds that many cgroups with a briefly waking task
+	// each (package background) before the workload starts.
+	BackgroundCgroups int
 	// Attach, when set, is called with the run's kernel before the
 	// workload starts (to attach a tracer, take a schedstat snapshot);
 	// the function it returns, if any, runs when the workload is done.
@@ -117,6 +121,9 @@ type Result struct {
 	Schedstat Schedstat
 	Events    uint64
 	Simulated engine.Time
+	// Balance is what the load balancer did: calls and time of
+	// update_blocked_averages, newidle, periodic and NOHZ balance.
+	Balance sched.BalanceStats
 }
 
 // Schedstat is the sum over all CPUs of the /proc/schedstat counters.
@@ -222,6 +229,9 @@ func Run(cfg Config) (*Result, error) {
 		return nil, err
 	}
 	ApplyCosts(&cfg, inst)
+	if err := background.Add(k, cfg.BackgroundCgroups); err != nil {
+		return nil, err
+	}
 	var finish func() error
 	if cfg.Attach != nil {
 		if finish, err = cfg.Attach(k); err != nil {
@@ -253,6 +263,7 @@ func Run(cfg Config) (*Result, error) {
 		Schedstat: Totals(k),
 		Events:    k.Eng.Events(),
 		Simulated: k.Now(),
+		Balance:   k.BalanceStats,
 	}
 	if res.Args == nil {
 		res.Args = []string{}
