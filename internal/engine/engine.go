@@ -111,10 +111,17 @@ func (e *Engine) Schedule(t *Timer, at Time) {
 	if at < e.now {
 		panic(fmt.Sprintf("engine: timer %q armed at %v, before now %v", t.Name, at, e.now))
 	}
+	e.seq++
+	if t.index >= 0 && at != e.now {
+		// Re-arm in place: one sift instead of a removal and an insertion.
+		t.when, t.seq = at, e.seq
+		e.heap[t.index].when, e.heap[t.index].seq = at, e.seq
+		e.fix(t.index)
+		return
+	}
 	if t.index != -1 {
 		e.Cancel(t)
 	}
-	e.seq++
 	t.when = at
 	t.seq = e.seq
 	if at == e.now {

@@ -138,4 +138,16 @@ func BenchmarkHackbenchTracing(b *testing.B) {
 			})
 		}
 	})
+	b.Run("ftrace-text", func(b *testing.B) {
+		dir := b.TempDir()
+		for i := 0; i < b.N; i++ {
+			tracedHackbench(b, args, func(k *sched.Kernel) trace.Writer {
+				tw, err := trace.NewTextWriter(io.Discard, trace.TextOptions{NrCPUs: k.NrCPUs(), TempDir: dir})
+				if err != nil {
+					b.Fatal(err)
+				}
+				return tw
+			})
+		}
+	})
 }

@@ -202,10 +202,12 @@ func (k *Kernel) schedule(rq *Rq, preempt bool) {
 		}
 		k.switchCosts(rq, prev, next)
 	}
-	if !next.IsIdleTask() {
+	if next.IsIdleTask() {
+		k.Eng.Cancel(rq.segTimer)
+	} else {
 		if next.workLeft > 0 {
 			k.startSegment(rq)
-		} else if !rq.segTimer.Armed() {
+		} else {
 			// The task's last operation (a sleep, a fork) is complete:
 			// its program runs when this event is over.
 			rq.segStart = k.Eng.Now()

@@ -91,7 +91,8 @@ func workInTime(d engine.Time, speed int64) engine.Time {
 }
 
 // accountSegment charges the running task's progress since the segment
-// (re)started and disarms its completion timer.
+// (re)started. It leaves the completion timer armed: the caller re-arms
+// it (startSegment, or schedule for the next task) or cancels it.
 func (k *Kernel) accountSegment(rq *Rq) {
 	t := rq.Curr
 	if t.IsIdleTask() {
@@ -106,7 +107,6 @@ func (k *Kernel) accountSegment(rq *Rq) {
 		t.workLeft -= done
 	}
 	rq.segStart = now
-	k.Eng.Cancel(rq.segTimer)
 }
 
 // startSegment (re)computes the running task's speed and arms the end of
@@ -305,9 +305,24 @@ func (k *Kernel) costsEnterIdle(rq *Rq) {
 	rq.idleState = k.idleGovernorSelect(rq)
 }
 
-// costsExitIdle folds the idle period into the governor's average.
+// costsExitIdle folds the idle period into the governor's average. As
+// cpuidle's menu_update does, the measured residency leaves out the exit
+// latency of the state it was spent in (half the period when that latency
+// is not small against it), so that a deep state's own wakeup delay does
+// not make the next idle period look long.
 func (k *Kernel) costsExitIdle(rq *Rq) {
 	d := uint64(k.Eng.Now() - rq.idleSince)
+	if k.Costs.IdleExit && rq.idleState >= 0 {
+		exit := uint64(k.Costs.IdleExitDefault)
+		if states := k.Topo.Spec.IdleStatesOf(rq.CPU); len(states) > 0 {
+			exit = uint64(states[min(rq.idleState, len(states)-1)].ExitLatencyNs)
+		}
+		if d > 2*exit {
+			d -= exit
+		} else {
+			d /= 2
+		}
+	}
 	updateAvg(&rq.idleAvg, d)
 	rq.idleState = -1
 }
