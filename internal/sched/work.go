@@ -439,16 +439,20 @@ func (k *Kernel) taskSpeed(rq *Rq) int64 {
 		// their demands (costmodel's MemShares uses max-min fairness,
 		// which gives the same shares for equal demands); work whose
 		// memory is on another node takes RemoteMem longer.
+		// The tightest of the three limits decides (they are not
+		// compounded: a task limited by its node is not slowed again by
+		// its LLC's share of the same traffic).
 		llc, node := k.llcID(rq.CPU), k.Topo.CPUNode[rq.CPU]
-		if b := k.Costs.CoreBandwidth; b > 0 && rq.runBW > b {
-			s = s * b / rq.runBW
+		num, den := int64(1), int64(1) // the share granted, as num/den ≤ 1
+		limit := func(b, demand int64) {
+			if b > 0 && demand > b && b*den < num*demand {
+				num, den = b, demand
+			}
 		}
-		if b := k.Costs.LLCBandwidth; b > 0 && k.bwLLC[llc] > b {
-			s = s * b / k.bwLLC[llc]
-		}
-		if b := k.Costs.NodeBandwidth; b > 0 && k.bwNode[node] > b {
-			s = s * b / k.bwNode[node]
-		}
+		limit(k.Costs.CoreBandwidth, rq.runBW)
+		limit(k.Costs.LLCBandwidth, k.bwLLC[llc])
+		limit(k.Costs.NodeBandwidth, k.bwNode[node])
+		s = s * num / den
 		if t := rq.Curr; t.homeNode >= 0 && t.homeNode != node && k.Costs.RemoteMem1024 != nil {
 			s = s * 1024 / k.Costs.RemoteMem1024[node][t.homeNode]
 		}

@@ -145,10 +145,20 @@ func TestSurviveDecay(t *testing.T) {
 func TestBandwidthSharedOnLLC(t *testing.T) {
 	for _, tc := range []struct {
 		n    int
+		node int64 // node bandwidth, B/µs (0: unlimited)
 		want engine.Time
-	}{{1, 10 * engine.Millisecond}, {4, 30 * engine.Millisecond}} {
+	}{
+		{1, 0, 10 * engine.Millisecond},
+		{4, 0, 30 * engine.Millisecond},
+		// The node's 60 GB/s also falls short of the 120 asked, but the
+		// LLC's 40 is the tightest limit: the shares do not compound.
+		{4, 60000, 30 * engine.Millisecond},
+		// A node limit tighter than the LLC's decides: 24/120 = 1/5.
+		{4, 24000, 50 * engine.Millisecond},
+	} {
 		k := newTestKernel(t, "zen3-2s-nps1", KernelV619)
 		k.Costs.LLCBandwidth = 40000
+		k.Costs.NodeBandwidth = tc.node
 		var ps []*Task
 		for i := 0; i < tc.n; i++ {
 			ps = append(ps, runOnce(t, k, "stream", cpumask.CPU(i), RunBW(10*engine.Millisecond, 30000), 0))

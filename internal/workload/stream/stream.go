@@ -7,10 +7,11 @@
 // master times each kernel with clock_gettime around the region, NTIMES
 // times, and prints STREAM's table of best rates (iteration 0 skipped).
 //
-// Memory bandwidth is not yet shared (the cost model, issue 5, will do
-// that): a thread streams at PerThreadBytesPerNs, a documented constant,
-// whatever the others do; the simulated time of a block is its bytes
-// divided by that rate, as CPU work at capacity 1024. The OpenMP team waits
+// A thread streams at PerThreadBytesPerNs when nothing limits it: a
+// block's work is its bytes at that rate, and the thread asks the cost
+// model for that bandwidth (sched.RunBW), which shares each core's, LLC's
+// and NUMA node's memory bandwidth between the threads running there and
+// slows work whose memory is on another node. The OpenMP team waits
 // between regions on a futex (no GOMP_SPINCOUNT spinning) and the end
 // barrier wakes the master with a plain futex wake.
 //
@@ -31,10 +32,10 @@ import (
 	"github.com/schedlab/schedlab/internal/workload/kobj"
 )
 
-// PerThreadBytesPerNs is the bandwidth one thread streams at, in bytes per
-// ns (GB/s): 20, about what one Zen3 core reaches in STREAM Copy. A
-// placeholder until the cost model shares each memory controller's
-// bandwidth between the threads using it.
+// PerThreadBytesPerNs is the bandwidth one thread streams at when nothing
+// limits it, in bytes per ns (GB/s): 20, about what one Zen3 core reaches
+// in STREAM Copy. The cost model lowers it when the threads of an LLC or a
+// node ask for more than it delivers.
 const PerThreadBytesPerNs = 20
 
 // Config is a STREAM build and environment.
@@ -187,7 +188,7 @@ func (m *master) region(k *sched.Kernel, t *sched.Task, words int64) (sched.Op, 
 		b.startRegion(k, words)
 		if w := b.workTime(0); w > 0 {
 			m.paid = true
-			return sched.Run(w), true
+			return sched.RunBW(w, PerThreadBytesPerNs*1000), true
 		}
 	}
 	if !m.waiting {
@@ -334,7 +335,7 @@ func (tt *teamThread) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 			tt.inReg = true
 			tt.waiting = false
 			if w := b.workTime(tt.id); w > 0 {
-				return sched.Run(w)
+				return sched.RunBW(w, PerThreadBytesPerNs*1000)
 			}
 		}
 		if !tt.waiting {
