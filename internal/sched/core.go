@@ -691,3 +691,27 @@ func (k *Kernel) cpusShareCache(a, b cpumask.CPU) bool {
 	}
 	return k.llcID(a) == k.llcID(b)
 }
+
+// schedExec mirrors core.c:sched_exec (v6.19): at execve the task's class
+// picks a CPU with WF_EXEC (select_task_rq_fair's exec balance, the
+// find_idlest_cpu slow path); if that is another CPU, the stopper of the
+// task's CPU moves it there (migration_cpu_stop → move_queued_task). The
+// stopper thread is not a task here: the move is the core's deactivate,
+// schedule, set_task_cpu and activate, as for active balance. The task's
+// program then continues on the new CPU.
+func (k *Kernel) schedExec(rq *Rq, p *Task) {
+	flags := WFExec
+	dest := k.selectTaskRq(p, p.cpu, &flags)
+	if dest == k.thisCPU {
+		k.runProgram(rq, p)
+		return
+	}
+	k.updateRqClock(rq)
+	k.deactivateTask(rq, p, dequeueNoclock)
+	k.schedule(rq, true)
+	k.setTaskCPU(p, dest)
+	drq := k.Rqs[dest]
+	k.updateRqClock(drq)
+	k.activateTask(drq, p, enqueueNoclock)
+	k.wakeupPreempt(drq, p, 0)
+}

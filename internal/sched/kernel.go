@@ -34,6 +34,7 @@ const (
 	OpBlock               // sleep until another task or timer wakes it
 	OpYield               // sched_yield()
 	OpExit                // exit
+	OpExec                // execve(): sched_exec may move the task first
 )
 
 // Op is one operation of a task program.
@@ -64,6 +65,10 @@ func Yield() Op { return Op{Kind: OpYield} }
 
 // Exit returns an exit operation.
 func Exit() Op { return Op{Kind: OpExit} }
+
+// Exec returns an execve operation: the exec balance (sched_exec) may move
+// the task to another CPU; its program continues there.
+func Exec() Op { return Op{Kind: OpExec} }
 
 // Kernel is one simulated machine running the fair class: the runqueues, the
 // task groups and the tasks, driven by an engine. It is used from a single

@@ -376,3 +376,48 @@ func TestGroupClassify(t *testing.T) {
 		t.Errorf("sgc->imbalance: %s, want imbalanced", got)
 	}
 }
+
+// TestSchedExecMoves runs the exec operation end to end: with a hog on
+// CPU 0, the task that execs there is moved by sched_exec to the CPU
+// TestExecBalance derives (8), keeps running there (its program continues)
+// and counts one migration; alone, it stays on CPU 0.
+// Reference: core.c:sched_exec, migration_cpu_stop (v6.19).
+func TestSchedExecMoves(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		hogs int
+		want cpumask.CPU
+	}{{"alone", 0, 0}, {"with a hog", 1, 8}} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(t, "zen3-2s-nps1", KernelV619)
+			for i := 0; i < tc.hogs; i++ {
+				r.hog(0)
+			}
+			step := 0
+			var ranOn cpumask.CPU = none
+			p := r.spawn("exec", 0, 0, SchedNormal, ProgramFunc(func(k *Kernel, p *Task) Op {
+				step++
+				switch step {
+				case 1:
+					r.unpin(p)
+					return Exec()
+				case 2:
+					ranOn = k.ThisCPU()
+					return Run(engine.Millisecond)
+				}
+				return Block()
+			}))
+			r.run(20 * engine.Millisecond)
+			if ranOn != tc.want || p.CPU() != tc.want {
+				t.Fatalf("after exec the task ran on %v (now on %v), want %v", ranOn, p.CPU(), tc.want)
+			}
+			wantMig := uint64(0)
+			if tc.want != 0 {
+				wantMig = 1
+			}
+			if p.SE.NrMigrations != wantMig {
+				t.Fatalf("nr_migrations %d, want %d", p.SE.NrMigrations, wantMig)
+			}
+		})
+	}
+}

@@ -201,6 +201,8 @@ func (k *Kernel) doOp(rq *Rq, t *Task, op Op) {
 		k.schedule(rq, false)
 	case OpExit:
 		k.doExit(rq, t)
+	case OpExec:
+		k.schedExec(rq, t)
 	default:
 		panic(fmt.Sprintf("sched: unknown operation %d", op.Kind))
 	}
