@@ -15,6 +15,7 @@ import (
 func (k *Kernel) ApplyCosts(p *costmodel.Params) {
 	k.Costs = CostsFrom(p, k.Topo.Spec)
 	k.costsOn = true
+	k.startCpufreq()
 	k.LBCosts = BalanceCosts{
 		BlockedAvgBase:         p.BlockedAvgBase,
 		BlockedAvgPerCfsRq:     p.BlockedAvgCfsRq,

@@ -168,11 +168,12 @@ func (k *Kernel) detachEntityLoadAvg(c *CfsRq, se *SchedEntity) {
 }
 
 // cfsRqUtilChange mirrors fair.c:cfs_rq_util_change: the root cfs_rq's
-// utilisation changed, so schedutil is asked to re-evaluate the frequency.
-// Frequency selection is not modelled yet; the calls are counted.
+// utilisation changed, so schedutil is asked to re-evaluate the frequency
+// (cpufreq.go); the calls are counted for the cost model.
 func (k *Kernel) cfsRqUtilChange(c *CfsRq) {
 	if c.rq.CFS == c {
 		c.rq.CpufreqUpdates++
+		k.cpufreqUpdateUtil(c.rq)
 	}
 }
 

@@ -107,6 +107,10 @@ type Kernel struct {
 	// each LLC (indexed by sd_llc_id) and NUMA node.
 	bwLLC, bwNode []int64
 	smtSiblings   [][]cpumask.CPU
+	// Frequency domains (cpufreq.go) and the number of changes made.
+	freqDoms    []*freqDomain
+	freqDomOf   []*freqDomain
+	FreqChanges uint64
 	// costsOn is set by ApplyCosts; costRand is the cost jitter's stream.
 	costsOn  bool
 	costRand *rand.Rand

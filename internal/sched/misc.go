@@ -197,6 +197,7 @@ func (k *Kernel) SchedBalanceUpdateBlockedAverages(cpu cpumask.CPU) {
 	}
 	if decayed {
 		rq.CpufreqUpdates++
+		k.cpufreqUpdateUtil(rq)
 	}
 }
 

@@ -113,6 +113,14 @@ type Settings struct {
 	// identical. 0 makes every cost exact. Default 10.
 	CostJitterPct uint64 `sysctl:"model_cost_jitter_pct"`
 
+	// CpufreqGovernor is the cpufreq governor when the cost model is on:
+	// "performance", "schedutil", or "" for the usual default of the
+	// machine's architecture (performance on x86 servers, schedutil on
+	// arm64 phones and boards). CpufreqRateLimit is schedutil's
+	// rate_limit_us, in ns (default 1 ms).
+	CpufreqGovernor  string `sysctl:"model_cpufreq_governor"`
+	CpufreqRateLimit uint64 `sysctl:"model_cpufreq_rate_limit_ns"`
+
 	// --- wakeup path (issue 3) ---
 
 	// SISScanCost is the time, in ns, select_idle_cpu is taken to spend per
@@ -220,6 +228,7 @@ func Baseline(kernel string) (Settings, error) {
 		TgPropagate:        true,
 		WakeupIPILatency:   2000,
 		CostJitterPct:      10,
+		CpufreqRateLimit:   1000000,
 		// wakeup path (issue 3)
 		SISScanCost:           25,
 		ShortTaskDurAvgFactor: 8,
@@ -354,6 +363,8 @@ func (s *Settings) SetSysctl(name, value string) error {
 				return fmt.Errorf("%s: %q is not an integer", name, value)
 			}
 			f.SetInt(int64(n))
+		case reflect.String:
+			f.SetString(value)
 		case reflect.Uint64:
 			n, err := strconv.ParseUint(value, 10, 64)
 			if err != nil {
@@ -381,6 +392,11 @@ func (s *Settings) Validate() error {
 	}
 	if s.NrMigrate < 1 {
 		return fmt.Errorf("nr_migrate must be positive")
+	}
+	switch s.CpufreqGovernor {
+	case GovernorAuto, GovernorPerformance, GovernorSchedutil:
+	default:
+		return fmt.Errorf("model_cpufreq_governor must be performance or schedutil, not %q", s.CpufreqGovernor)
 	}
 	return nil
 }

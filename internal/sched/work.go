@@ -431,7 +431,7 @@ func survive(n int64, away engine.Time, fill, size int64) int64 {
 
 // taskSpeed is the running task's progress rate on rq.
 func (k *Kernel) taskSpeed(rq *Rq) int64 {
-	s := baseSpeed(rq)
+	s := baseSpeed(rq) * int64(rq.FreqScale) >> SchedCapacityShift
 	if k.Costs.SMTShare > 0 && k.siblingBusy(rq.CPU) {
 		s = s * k.Costs.SMTShare >> 10
 	}
