@@ -33,6 +33,17 @@ func updateZeroVruntime(c *CfsRq, delta int64) {
 // avgVruntime mirrors fair.c:avg_vruntime (v6.19): the weighted average
 // vruntime V of the queue, curr included; it also pulls zero_vruntime to V.
 func (k *Kernel) avgVruntime(c *CfsRq) uint64 {
+	delta := avgVruntimeDelta(c)
+	if k.S.EEVDF {
+		updateZeroVruntime(c, delta)
+		return c.ZeroVruntime
+	}
+	return c.ZeroVruntime + uint64(delta)
+}
+
+// avgVruntimeDelta is V − zero_vruntime, rounded down as avg_vruntime
+// does (the floor correction of a negative numerator).
+func avgVruntimeDelta(c *CfsRq) int64 {
 	curr := c.Curr
 	avg := c.SumWVruntime
 	load := int64(c.SumWeight)
@@ -50,11 +61,7 @@ func (k *Kernel) avgVruntime(c *CfsRq) uint64 {
 	} else if curr != nil && curr.OnRq {
 		delta = entityKey(c, curr)
 	}
-	if k.S.EEVDF {
-		updateZeroVruntime(c, delta)
-		return c.ZeroVruntime
-	}
-	return c.ZeroVruntime + uint64(delta)
+	return delta
 }
 
 // vruntimeEligible mirrors fair.c:vruntime_eligible: exact V >= v without a

@@ -391,26 +391,7 @@ func (rq *Rq) NeedResched() bool { return rq.needResched }
 func (k *Kernel) UpdateClock(cpu cpumask.CPU) { k.updateRqClock(k.Rqs[cpu]) }
 
 // AvgVruntime returns avg_vruntime(cfs_rq) without moving zero_vruntime.
-func (k *Kernel) AvgVruntime(c *CfsRq) uint64 {
-	curr := c.Curr
-	avg := c.SumWVruntime
-	load := int64(c.SumWeight)
-	if curr != nil && curr.OnRq {
-		w := int64(seWeight(curr))
-		avg += entityKey(c, curr) * w
-		load += w
-	}
-	var delta int64
-	if load != 0 {
-		if avg < 0 {
-			avg -= load - 1
-		}
-		delta = avg / load
-	} else if curr != nil && curr.OnRq {
-		delta = entityKey(c, curr)
-	}
-	return c.ZeroVruntime + uint64(delta)
-}
+func (k *Kernel) AvgVruntime(c *CfsRq) uint64 { return c.ZeroVruntime + uint64(avgVruntimeDelta(c)) }
 
 // Eligible reports entity_eligible for a queued entity.
 func Eligible(c *CfsRq, se *SchedEntity) bool { return entityEligible(c, se) }
