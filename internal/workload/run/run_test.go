@@ -26,6 +26,7 @@ var goldenRuns = []struct {
 	{"hackbench-sockets-l20-g2.golden", "hackbench", []string{"-l", "20", "-g", "2"}},
 	{"perf-bench-messaging-t-g1-l20.golden", "perf-bench-messaging", []string{"-t", "-g", "1", "-l", "20"}},
 	{"schbench-m2-t4-r2.golden", "schbench", []string{"-m", "2", "-t", "4", "-r", "2"}},
+	{"schbench-current-m1-t2-r1.golden", "schbench-current", []string{"-m", "1", "-t", "2", "-r", "1"}},
 	{"tbench-t3-2.golden", "tbench", []string{"-t", "3", "2", "127.0.0.1"}},
 	{"stream-4threads.golden", "stream", []string{"STREAM_ARRAY_SIZE=1000000", "NTIMES=3", "OMP_NUM_THREADS=4"}},
 	{"rt-app-example.golden", "rt-app", []string{"testdata/example.json"}},
@@ -149,7 +150,7 @@ func TestRtappFormat(t *testing.T) {
 
 func TestUnknownTool(t *testing.T) {
 	_, err := Run(Config{Tool: "nope"})
-	if err == nil || !strings.Contains(err.Error(), `unknown workload "nope" (have hackbench, perf, perf-bench-messaging, rt-app, schbench, stream, tbench)`) {
+	if err == nil || !strings.Contains(err.Error(), `unknown workload "nope" (have hackbench, perf, perf-bench-messaging, rt-app, schbench, schbench-current, stream, tbench)`) {
 		t.Fatal(err)
 	}
 }
@@ -179,6 +180,10 @@ func BenchmarkHackbench(b *testing.B) {
 }
 
 func BenchmarkSchbench(b *testing.B) { benchRun(b, "schbench", "-m", "2", "-t", "16", "-r", "10") }
+
+func BenchmarkSchbenchCurrent(b *testing.B) {
+	benchRun(b, "schbench-current", "-m", "2", "-t", "16", "-r", "10")
+}
 
 func BenchmarkTbench(b *testing.B) { benchRun(b, "tbench", "-t", "5", "64") }
 

@@ -59,6 +59,18 @@ func init() {
 		},
 	})
 	register(&Tool{
+		Name:    "schbench-current",
+		Summary: "schbench (2023+): message threads, workers doing matrix-multiply requests; wakeup/request latency and RPS percentiles",
+		Usage:   schbench.CurrentUsage,
+		Parse: func(args []string) (workload.Instance, error) {
+			cfg, err := schbench.ParseCurrent(args)
+			if err != nil {
+				return nil, err
+			}
+			return schbench.NewCurrent(cfg), nil
+		},
+	})
+	register(&Tool{
 		Name:    "tbench",
 		Summary: "dbench 4.00's tbench: N client/server pairs over loopback TCP; MB/sec",
 		Usage:   tbench.Usage,

@@ -64,9 +64,18 @@ func (s *Stats) Add(us uint32) {
 // Percentiles mirrors calc_percentiles: for each p of plist, the value of
 // the first bucket where the running count reaches p/100 × samples.
 func (s *Stats) Percentiles(plist []float64) []uint32 {
+	out, _ := s.PercentileCounts(plist)
+	return out
+}
+
+// PercentileCounts is Percentiles plus, for each percentile, the number of
+// samples between it and the previous one (the current schbench's
+// "(N samples)" column: calc_percentiles' ocounts after its differencing).
+func (s *Stats) PercentileCounts(plist []float64) ([]uint32, []uint64) {
 	out := make([]uint32, len(plist))
+	counts := make([]uint64, len(plist))
 	if len(plist) == 0 {
-		return out
+		return out, counts
 	}
 	var sum uint64
 	j := 0
@@ -74,11 +83,46 @@ func (s *Stats) Percentiles(plist []float64) []uint32 {
 		sum += uint64(s.Plat[i])
 		for float64(sum) >= plist[j]/100.0*float64(s.Samples) {
 			out[j] = platIdxToVal(i)
+			counts[j] = sum
 			if j == len(plist)-1 {
-				return out
+				for k := len(counts) - 1; k > 0; k-- {
+					counts[k] -= counts[k-1]
+				}
+				return out, counts
 			}
 			j++
 		}
 	}
-	return out
+	for k := len(counts) - 1; k > 0; k-- {
+		counts[k] -= counts[k-1]
+	}
+	return out, counts
+}
+
+// AddLat mirrors the current schbench's add_lat: unlike Add, Min is the
+// smallest sample (a zero Min means "none yet").
+func (s *Stats) AddLat(us uint32) {
+	if us > s.Max {
+		s.Max = us
+	}
+	if s.Min == 0 || us < s.Min {
+		s.Min = us
+	}
+	s.Plat[platValToIdx(us)]++
+	s.Samples++
+}
+
+// Combine mirrors combine_stats: fold o into s. As in the tool, an o with
+// no samples (Min 0) makes s.Min 0.
+func (s *Stats) Combine(o *Stats) {
+	for i := range s.Plat {
+		s.Plat[i] += o.Plat[i]
+	}
+	s.Samples += o.Samples
+	if o.Max > s.Max {
+		s.Max = o.Max
+	}
+	if s.Min == 0 || o.Min < s.Min {
+		s.Min = o.Min
+	}
 }

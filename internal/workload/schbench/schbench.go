@@ -20,6 +20,9 @@
 // keeps its CPU. The output is the tool's "Latency percentiles (usec)"
 // block (the 2016 format, "%2.4fth"), which the real tool writes to stderr;
 // schedlab writes it to stdout.
+//
+// The current (2023+) schbench is modelled by Current (current.go), the
+// tool schbench-current.
 package schbench
 
 import (
