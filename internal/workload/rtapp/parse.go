@@ -1,10 +1,14 @@
 package rtapp
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"regexp"
+	"strconv"
 
 	"github.com/schedlab/schedlab/internal/workload"
 )
@@ -34,7 +38,40 @@ func ParseArgs(args []string) (*Spec, error) {
 	}
 	spec, err := ParseSpec(data)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", args[0], err)
+		return nil, fmt.Errorf("%s:%v", args[0], withLine(data, err))
 	}
 	return spec, nil
+}
+
+var offsetRE = regexp.MustCompile(`^offset (\d+): `)
+
+// withLine turns a parse error's byte offset (a JSON syntax error's, or an
+// "offset N: " prefix) into "LINE: " so that the message reads FILE:LINE:
+// problem; an error without an offset gets " " only.
+func withLine(data []byte, err error) string {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		// The streaming decoder's offsets are not reliable; the whole-
+		// buffer scanner's are: ask it where the syntax breaks.
+		off := se.Offset
+		var full *json.SyntaxError
+		if errors.As(json.Unmarshal(data, new(any)), &full) {
+			off = full.Offset
+		}
+		return fmt.Sprintf("%d: %v", lineAt(data, off), err)
+	}
+	msg := err.Error()
+	if m := offsetRE.FindStringSubmatch(msg); m != nil {
+		off, _ := strconv.ParseInt(m[1], 10, 64)
+		return fmt.Sprintf("%d: %s", lineAt(data, off), msg[len(m[0]):])
+	}
+	return " " + msg
+}
+
+// lineAt is the 1-based line of byte offset off.
+func lineAt(data []byte, off int64) int {
+	if off > int64(len(data)) {
+		off = int64(len(data))
+	}
+	return 1 + bytes.Count(data[:off], []byte("\n"))
 }
