@@ -8,6 +8,7 @@ import "fmt"
 // hold exactly. Under the invariants build tag it runs after every event.
 func (k *Kernel) CheckInvariants() {
 	k.invariantsChecked++
+	k.checkCores()
 	for _, rq := range k.Rqs {
 		nr := 0
 		for _, tg := range k.TGs {
@@ -122,4 +123,19 @@ func (k *Kernel) checkCfsRq(c *CfsRq) {
 
 func fmtAvgShort(a *SchedAvg) string {
 	return fmt.Sprintf("load %d runnable %d util %d lut %d contrib %d", a.LoadAvg, a.RunnableAvg, a.UtilAvg, a.LastUpdateTime, a.PeriodContrib)
+}
+
+// checkCores recomputes the busy CPUs of every SMT core.
+func (k *Kernel) checkCores() {
+	busy := make([]int32, len(k.coreBusy))
+	for c, rq := range k.Rqs {
+		if !rq.Curr.IsIdleTask() {
+			busy[k.coreOf[c]]++
+		}
+	}
+	for i := range busy {
+		if busy[i] != k.coreBusy[i] {
+			panic(fmt.Sprintf("sched: invariant: core %d has %d busy CPUs, counted %d", i, busy[i], k.coreBusy[i]))
+		}
+	}
 }

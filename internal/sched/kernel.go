@@ -107,6 +107,10 @@ type Kernel struct {
 	// each LLC (indexed by sd_llc_id) and NUMA node.
 	bwLLC, bwNode []int64
 	smtSiblings   [][]cpumask.CPU
+	// coreOf numbers each CPU's SMT core densely; coreBusy counts the
+	// busy CPUs of each core (work.go).
+	coreOf   []int32
+	coreBusy []int32
 	// Frequency domains (cpufreq.go) and the number of changes made.
 	freqDoms    []*freqDomain
 	freqDomOf   []*freqDomain
@@ -188,6 +192,7 @@ func New(eng *engine.Engine, topo *topology.Topology, s Settings) (*Kernel, erro
 		k.Rqs[i] = rq
 	}
 	k.buildDomainState()
+	k.initCores()
 	k.initBalance() // load balancing (issue 4)
 	return k, nil
 }

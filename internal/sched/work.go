@@ -335,9 +335,13 @@ func (k *Kernel) costsExitIdle(rq *Rq) {
 func (k *Kernel) switchCosts(rq *Rq, prev, next *Task) {
 	prev.lastStopped = k.Eng.Now()
 	if next.IsIdleTask() {
+		k.coreRunStateChanged(rq.CPU, false)
 		k.setRunBW(rq, 0)
 		k.smtChanged(rq)
 		return
+	}
+	if prev.IsIdleTask() {
+		k.coreRunStateChanged(rq.CPU, true)
 	}
 	rq.Costs.ContextSwitches++
 	extra := k.Costs.ContextSwitch
@@ -465,14 +469,44 @@ func (k *Kernel) taskSpeed(rq *Rq) int64 {
 	return s
 }
 
-// siblingBusy reports whether an SMT sibling of cpu runs a task.
+// siblingBusy reports whether an SMT sibling of cpu runs a task: the
+// core's count of busy CPUs, less cpu itself.
 func (k *Kernel) siblingBusy(cpu cpumask.CPU) bool {
-	for _, c := range k.siblings(cpu) {
-		if !k.Rqs[c].Curr.IsIdleTask() {
-			return true
+	n := k.coreBusy[k.coreOf[cpu]]
+	if !k.Rqs[cpu].Curr.IsIdleTask() {
+		n--
+	}
+	return n > 0
+}
+
+// initCores numbers the SMT cores densely and counts their busy CPUs.
+func (k *Kernel) initCores() {
+	k.coreOf = make([]int32, k.NrCPUs())
+	ids := map[int]int32{}
+	for c, spec := range k.Topo.Spec.CPUs {
+		id, ok := ids[spec.Core]
+		if !ok {
+			id = int32(len(ids))
+			ids[spec.Core] = id
+		}
+		k.coreOf[c] = id
+	}
+	k.coreBusy = make([]int32, len(ids))
+	for c, rq := range k.Rqs {
+		if !rq.Curr.IsIdleTask() {
+			k.coreBusy[k.coreOf[c]]++
 		}
 	}
-	return false
+}
+
+// coreRunStateChanged keeps the core's busy count when cpu goes idle or
+// busy.
+func (k *Kernel) coreRunStateChanged(cpu cpumask.CPU, busy bool) {
+	if busy {
+		k.coreBusy[k.coreOf[cpu]]++
+	} else {
+		k.coreBusy[k.coreOf[cpu]]--
+	}
 }
 
 // siblings are cpu's SMT siblings other than itself.
