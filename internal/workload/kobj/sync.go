@@ -129,3 +129,21 @@ func (b *Barrier) Passed(t *sched.Task, gen uint64) bool {
 	b.q.Add(t, true)
 	return false
 }
+
+// ArriveSpin registers an arrival like Arrive but does not queue t: the
+// caller spins, polling Released, and calls Passed once it gives up.
+func (b *Barrier) ArriveSpin(k *sched.Kernel) (gen uint64, last bool) {
+	gen = b.gen
+	b.arrived++
+	if b.arrived >= b.N {
+		b.arrived = 0
+		b.gen++
+		b.q.WakeAll(k, 0)
+		return gen, true
+	}
+	return gen, false
+}
+
+// Released reports whether generation gen has ended.
+func (b *Barrier) Released(gen uint64) bool { return b.gen != gen }
+

@@ -11,9 +11,11 @@
 // block's work is its bytes at that rate, and the thread asks the cost
 // model for that bandwidth (sched.RunBW), which shares each core's, LLC's
 // and NUMA node's memory bandwidth between the threads running there and
-// slows work whose memory is on another node. The OpenMP team waits
-// between regions on a futex (no GOMP_SPINCOUNT spinning) and the end
-// barrier wakes the master with a plain futex wake.
+// slows work whose memory is on another node. As libgomp does by default,
+// a thread that waits (for the next region, or at the region's end
+// barrier) first spins for SpinLimit, polling every SpinPoll of CPU time,
+// and only then sleeps on a futex; the last thread to arrive wakes the
+// sleepers with a plain futex wake.
 //
 // STREAM takes no command-line arguments (its sizes are compile-time
 // defines and the thread count comes from the environment), so the
@@ -37,6 +39,37 @@ import (
 // in STREAM Copy. The cost model lowers it when the threads of an LLC or a
 // node ask for more than it delivers.
 const PerThreadBytesPerNs = 20
+
+// SpinLimit is how long an OpenMP thread spins before it sleeps:
+// libgomp's default GOMP_SPINCOUNT of 300,000 polls at about 10 ns each (an
+// estimate: a pause instruction and a load). SpinPoll is the granularity
+// at which schedlab lets a spinning thread notice the release.
+const (
+	SpinLimit = 3 * engine.Millisecond
+	SpinPoll  = 2 * engine.Microsecond
+)
+
+// spinner is a thread's spin-then-sleep wait.
+type spinner struct{ spun engine.Time }
+
+// wait returns the next operation of a thread waiting for released: spin
+// a poll while the budget lasts, else sleep (sleep is called first, to
+// queue the thread on the futex; it reports false if the wait is over).
+func (s *spinner) wait(released bool, sleep func() bool) (sched.Op, bool) {
+	if released {
+		s.spun = 0
+		return sched.Op{}, false
+	}
+	if s.spun < SpinLimit {
+		s.spun += SpinPoll
+		return sched.Run(SpinPoll), true
+	}
+	if !sleep() {
+		s.spun = 0
+		return sched.Op{}, false
+	}
+	return sched.Block(), true
+}
 
 // Config is a STREAM build and environment.
 type Config struct {
@@ -175,6 +208,7 @@ type master struct {
 	t       engine.Time
 	iter    int
 	kern    int
+	spin    spinner
 }
 
 // region runs one parallel region as the master (thread 0): it returns the
@@ -192,15 +226,11 @@ func (m *master) region(k *sched.Kernel, t *sched.Task, words int64) (sched.Op, 
 		}
 	}
 	if !m.waiting {
-		var last bool
-		m.gen, last = b.end.Arrive(k, t)
+		m.gen, _ = b.end.ArriveSpin(k)
 		m.waiting = true
-		if !last {
-			return sched.Block(), true
-		}
 	}
-	if !b.end.Passed(t, m.gen) {
-		return sched.Block(), true
+	if op, waiting := m.spin.wait(b.end.Released(m.gen), func() bool { return !b.end.Passed(t, m.gen) }); waiting {
+		return op, true
 	}
 	m.inReg = false
 	return sched.Op{}, false
@@ -320,16 +350,19 @@ type teamThread struct {
 	inReg   bool
 	waiting bool
 	gen     uint64
+	spin    spinner
 }
 
 func (tt *teamThread) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 	b := tt.b
 	for {
 		if !tt.inReg {
-			if b.region == tt.seen {
-				// Wait on the dock for the next region.
+			// Wait for the next region: spin, then sleep on the dock.
+			if op, waiting := tt.spin.wait(b.region != tt.seen, func() bool {
 				b.dock.Add(t, false)
-				return sched.Block()
+				return true
+			}); waiting {
+				return op
 			}
 			tt.seen = b.region
 			tt.inReg = true
@@ -339,15 +372,11 @@ func (tt *teamThread) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 			}
 		}
 		if !tt.waiting {
-			var last bool
-			tt.gen, last = b.end.Arrive(k, t)
+			tt.gen, _ = b.end.ArriveSpin(k)
 			tt.waiting = true
-			if !last {
-				return sched.Block()
-			}
 		}
-		if !b.end.Passed(t, tt.gen) {
-			return sched.Block()
+		if op, waiting := tt.spin.wait(b.end.Released(tt.gen), func() bool { return !b.end.Passed(t, tt.gen) }); waiting {
+			return op
 		}
 		tt.inReg = false
 	}
