@@ -146,4 +146,3 @@ func (b *Barrier) ArriveSpin(k *sched.Kernel) (gen uint64, last bool) {
 
 // Released reports whether generation gen has ended.
 func (b *Barrier) Released(gen uint64) bool { return b.gen != gen }
-
