@@ -340,7 +340,11 @@ func writeIdleFlow(b *strings.Builder, states []topology.IdleState) {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		fmt.Fprintf(b, "{name: %s, exit_latency_us: %d, target_residency_us: %d}", yq(st.Name), st.ExitLatencyNs/1000, st.TargetResidencyNs/1000)
+		fmt.Fprintf(b, "{name: %s, exit_latency_us: %d, target_residency_us: %d", yq(st.Name), st.ExitLatencyNs/1000, st.TargetResidencyNs/1000)
+		if st.Cluster {
+			b.WriteString(", cluster: true")
+		}
+		b.WriteString("}")
 	}
 	b.WriteString("]")
 }

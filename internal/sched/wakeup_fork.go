@@ -70,7 +70,7 @@ func (k *Kernel) schedBalanceFindDstCPU(sd *SchedDomain, p *Task, cpu, prevCPU c
 func (k *Kernel) idleGetState(rq *Rq) *topology.IdleState {
 	states := k.Topo.Spec.IdleStatesOf(rq.CPU)
 	if i := rq.idleState; i >= 0 && i < len(states) {
-		return &states[i]
+		return &states[k.effectiveIdleState(rq, states)]
 	}
 	return nil
 }

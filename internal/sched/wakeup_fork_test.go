@@ -238,11 +238,13 @@ func TestExecBalance(t *testing.T) {
 // idle_stamp; with no idle CPU, the lowest cpu_load. The idle state is the
 // one the idle governor chose when the CPU went idle: the deepest whose
 // target residency fits the CPU's average idle period (which starts at
-// 1 s, so a CPU's first idle period is spent in cluster-sleep).
+// 1 s, so a CPU's first idle period is chosen as cluster-sleep) — but a
+// cluster state needs the whole cluster idle, and CPU 7 of this cluster
+// is busy in every case, so those CPUs sit in cpu-sleep.
 //
 // Group: cluster 1, CPUs 4-7, looked at 6 ms after boot. CPU 5 ran 1 ms and
-// went idle (cluster-sleep, idle_stamp 1 ms); CPU 6 ran 5.5 ms (cluster-
-// sleep, idle_stamp 5.5 ms). CPU 4 either ran 2 ms (cluster-sleep, 2 ms) or
+// went idle (cpu-sleep, idle_stamp 1 ms); CPU 6 ran 5.5 ms (cpu-sleep,
+// idle_stamp 5.5 ms). CPU 4 either ran 2 ms (cpu-sleep, 2 ms) or
 // flapped 20 µs busy / 10 µs idle until 5 ms: its average idle period fell
 // to ~10 µs, so the governor put it in WFI.
 func TestFindDstGroupCPUIdleStates(t *testing.T) {
@@ -253,13 +255,13 @@ func TestFindDstGroupCPUIdleStates(t *testing.T) {
 		want   cpumask.CPU
 		states [3]string // of CPUs 4, 5, 6
 	}{
-		// All in cluster-sleep: the latest idle_stamp, CPU 6.
-		{"tie broken by idle_stamp", false, "busy", 6, [3]string{"cluster-sleep", "cluster-sleep", "cluster-sleep"}},
+		// All in cpu-sleep: the latest idle_stamp, CPU 6.
+		{"tie broken by idle_stamp", false, "busy", 6, [3]string{"cpu-sleep", "cpu-sleep", "cpu-sleep"}},
 		// CPU 4 in WFI wins although CPU 6 went idle later.
-		{"shallowest state", true, "busy", 4, [3]string{"WFI", "cluster-sleep", "cluster-sleep"}},
+		{"shallowest state", true, "busy", 4, [3]string{"WFI", "cpu-sleep", "cpu-sleep"}},
 		// CPU 7 runs only SCHED_IDLE work: returned as soon as the scan
 		// (in CPU order) reaches it, whatever the idle CPUs before it.
-		{"SCHED_IDLE CPU", true, "schedidle", 7, [3]string{"WFI", "cluster-sleep", "cluster-sleep"}},
+		{"SCHED_IDLE CPU", true, "schedidle", 7, [3]string{"WFI", "cpu-sleep", "cpu-sleep"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

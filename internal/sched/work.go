@@ -5,6 +5,7 @@ import (
 
 	"github.com/schedlab/schedlab/internal/cpumask"
 	"github.com/schedlab/schedlab/internal/engine"
+	"github.com/schedlab/schedlab/internal/topology"
 )
 
 // The work model and the costs it charges. A task's operation is an amount
@@ -278,10 +279,36 @@ func (k *Kernel) idleExitLatency(rq *Rq) engine.Time {
 	states := k.Topo.Spec.IdleStatesOf(rq.CPU)
 	d := k.Costs.IdleExitDefault
 	if len(states) > 0 {
-		d = engine.Time(states[min(rq.idleState, len(states)-1)].ExitLatencyNs)
+		d = engine.Time(states[k.effectiveIdleState(rq, states)].ExitLatencyNs)
 	}
 	rq.Costs.IdleExitNs += uint64(d)
 	return d
+}
+
+// effectiveIdleState is the state a CPU is really in: the governor's
+// choice, except that a cluster state needs every CPU of the cluster idle
+// (the last one down takes the cluster down); otherwise the CPU sits in
+// the deepest per-CPU state not deeper than its choice.
+func (k *Kernel) effectiveIdleState(rq *Rq, states []topology.IdleState) int {
+	i := min(rq.idleState, len(states)-1)
+	if !states[i].Cluster {
+		return i
+	}
+	cluster := k.Topo.Spec.CPUs[rq.CPU].Cluster
+	allIdle := true
+	for c, spec := range k.Topo.Spec.CPUs {
+		if spec.Cluster == cluster && !k.Rqs[c].Curr.IsIdleTask() {
+			allIdle = false
+			break
+		}
+	}
+	if allIdle {
+		return i
+	}
+	for i > 0 && states[i].Cluster {
+		i--
+	}
+	return i
 }
 
 // idleGovernorSelect picks the deepest idle state whose target residency

@@ -198,3 +198,32 @@ func TestChargeDelaysNextOperation(t *testing.T) {
 		t.Fatalf("sum_exec_runtime %d, want the 3 µs charged", p.SE.SumExecRuntime)
 	}
 }
+
+// TestClusterIdleStateNeedsIdleCluster: on a HiKey the governor puts a CPU
+// idle for long in cluster-sleep (exit 700 µs), but the cluster only goes
+// down when all four of its CPUs are idle; while a sibling CPU of the
+// cluster runs, a woken CPU leaves cpu-sleep (250 µs).
+// Reference: the PSCI cluster (domain) idle states of the HiKey device
+// tree; cpuidle's coupled/OSI cluster states.
+func TestClusterIdleStateNeedsIdleCluster(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		busyCPU cpumask.CPU // -1: none
+		want    engine.Time
+	}{
+		{"cluster idle", cpumask.None, 700 * engine.Microsecond},
+		{"sibling busy", 2, 250 * engine.Microsecond},
+		{"other cluster busy", 5, 700 * engine.Microsecond},
+	} {
+		k := newTestKernel(t, "hikey", KernelV619)
+		k.Costs.IdleExit = true
+		if tc.busyCPU != cpumask.None {
+			runOnce(t, k, "busy", tc.busyCPU, Run(engine.Second), 0)
+			k.Eng.RunUntil(engine.Millisecond)
+		}
+		rq := k.Rqs[0]
+		if got := k.idleExitLatency(rq); got != tc.want {
+			t.Errorf("%s: cpu0 leaves idle in %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

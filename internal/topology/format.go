@@ -63,7 +63,11 @@ func FormatTextCPUs(w io.Writer, t *Topology, cpus cpumask.Mask) error {
 			fmt.Fprintf(bw, " none")
 		}
 		for _, st := range set.states {
-			fmt.Fprintf(bw, " %s(exit %s, residency %s)", st.Name, fmtNs(st.ExitLatencyNs), fmtNs(st.TargetResidencyNs))
+			cl := ""
+			if st.Cluster {
+				cl = ", cluster"
+			}
+			fmt.Fprintf(bw, " %s(exit %s, residency %s%s)", st.Name, fmtNs(st.ExitLatencyNs), fmtNs(st.TargetResidencyNs), cl)
 		}
 		fmt.Fprintln(bw)
 	}
@@ -206,6 +210,7 @@ type jsonIdle struct {
 	Name              string `json:"name"`
 	ExitLatencyNs     int64  `json:"exit_latency_ns"`
 	TargetResidencyNs int64  `json:"target_residency_ns"`
+	Cluster           bool   `json:"cluster,omitempty"`
 }
 
 type jsonCPU struct {

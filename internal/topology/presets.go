@@ -82,9 +82,9 @@ func zen3(nps int) *MachineSpec {
 		MaxFreqKHz:     3500000,
 		FreqDomains:    ScopeCPU,
 		IdleStates: []IdleState{
-			{"POLL", 0, 0},
-			{"C1", us(1), us(2)},
-			{"C2", us(400), us(800)},
+			{"POLL", 0, 0, false},
+			{"C1", us(1), us(2), false},
+			{"C2", us(400), us(800), false},
 		},
 	}
 	s, err := r.Spec()
@@ -123,7 +123,7 @@ func kunpeng920(clustersPerDie int) *MachineSpec {
 		},
 		MaxFreqKHz:  2600000,
 		FreqDomains: ScopeCPU,
-		IdleStates:  []IdleState{{"WFI", us(1), us(1)}},
+		IdleStates:  []IdleState{{"WFI", us(1), us(1), false}},
 	}
 	s, err := r.Spec()
 	if err != nil {
@@ -155,9 +155,9 @@ func hikey() *MachineSpec {
 		MaxFreqKHz:      1200000,
 		FreqDomains:     ScopeMachine,
 		IdleStates: []IdleState{
-			{"WFI", us(1), us(1)},
-			{"cpu-sleep", us(250), us(1000)},
-			{"cluster-sleep", us(700), us(2700)},
+			{"WFI", us(1), us(1), false},
+			{"cpu-sleep", us(250), us(1000), false},
+			{"cluster-sleep", us(700), us(2700), true},
 		},
 	}
 	s, err := r.Spec()
@@ -192,8 +192,8 @@ func hikey960() *MachineSpec {
 	if err != nil {
 		panic("topology: hikey960 preset: " + err.Error())
 	}
-	little := []IdleState{{"WFI", us(1), us(1)}, {"cpu-sleep-0", us(650), us(1500)}, {"cluster-sleep-0", us(1600), us(3500)}}
-	big := []IdleState{{"WFI", us(1), us(1)}, {"cpu-sleep-1", us(550), us(1500)}, {"cluster-sleep-1", us(2900), us(3500)}}
+	little := []IdleState{{"WFI", us(1), us(1), false}, {"cpu-sleep-0", us(650), us(1500), false}, {"cluster-sleep-0", us(1600), us(3500), true}}
+	big := []IdleState{{"WFI", us(1), us(1), false}, {"cpu-sleep-1", us(550), us(1500), false}, {"cluster-sleep-1", us(2900), us(3500), true}}
 	for i := range s.CPUs {
 		c := &s.CPUs[i]
 		if i < 4 {
@@ -226,8 +226,8 @@ func chromebook7c() *MachineSpec {
 		Arch:     ArchARM64,
 		Distance: [][]int{{10}},
 	}
-	little := []IdleState{{"WFI", us(1), us(1)}, {"little-power-down", us(901), us(1774)}, {"little-rail-power-down", us(915), us(4001)}}
-	big := []IdleState{{"WFI", us(1), us(1)}, {"big-power-down", us(1244), us(2207)}, {"big-rail-power-down", us(1854), us(5555)}}
+	little := []IdleState{{"WFI", us(1), us(1), false}, {"little-power-down", us(901), us(1774), false}, {"little-rail-power-down", us(915), us(4001), true}}
+	big := []IdleState{{"WFI", us(1), us(1), false}, {"big-power-down", us(1244), us(2207), false}, {"big-rail-power-down", us(1854), us(5555), true}}
 	for i := range 8 {
 		c := CPUSpec{CPU: cpumask.CPU(i), Core: i, Cluster: 0, LLC: 0, Package: 0, Node: 0}
 		if i < 6 {

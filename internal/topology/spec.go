@@ -76,6 +76,11 @@ type IdleState struct {
 	Name              string
 	ExitLatencyNs     int64 // stateN/latency, in ns
 	TargetResidencyNs int64 // stateN/residency, in ns
+	// Cluster marks a state of the whole cluster (a cluster or rail
+	// power-down, a PSCI domain idle state): a CPU is in it only while
+	// every CPU of its cluster is idle, otherwise in its deepest
+	// per-CPU state.
+	Cluster bool
 }
 
 // MaxCPUs bounds the machines schedlab models (the kernel's NR_CPUS is 8192

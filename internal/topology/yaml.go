@@ -56,7 +56,7 @@ var (
 	regularKeys  = []string{"sockets", "nodes_per_socket", "llcs_per_node", "clusters_per_llc", "cores_per_cluster", "cores_per_llc", "threads_per_core", "numbering", "capacity", "max_freq_khz", "freq_domains"}
 	explicitKeys = []string{"cpus"}
 	cpuKeys      = []string{"cpu", "core", "cluster", "llc", "package", "node", "capacity", "freq_domain", "max_freq_khz", "idle_states"}
-	idleKeys     = []string{"name", "exit_latency_us", "target_residency_us"}
+	idleKeys     = []string{"name", "exit_latency_us", "target_residency_us", "cluster"}
 )
 
 // yrange is one entry of a per-CPU-range list ("capacity: [{cpus: ...}]").
@@ -332,6 +332,12 @@ func (p *yparser) idleList(n *yaml.Node) ([]IdleState, error) {
 				return nil, err
 			}
 			*f.dst = int64(x) * 1000
+		}
+		if v := vals["cluster"]; v != nil {
+			if v.Kind != yaml.ScalarNode || (v.Value != "true" && v.Value != "false") {
+				return nil, p.errf(v, "idle state %q: cluster must be true or false", st.Name)
+			}
+			st.Cluster = v.Value == "true"
 		}
 		out = append(out, st)
 	}
