@@ -257,7 +257,7 @@ func (k *Kernel) initBalance() {
 	}
 }
 
-// updateMaxInterval mirrors fair.c:update_max_interval:
+// updateMaxInterval mirrors fair.c:update_max_interval (v6.19):
 // max_load_balance_interval = HZ × online CPUs / 10 jiffies.
 func (k *Kernel) updateMaxInterval() {
 	k.bal.maxLoadBalanceInterval = max(uint64(k.S.HZ)*uint64(k.NrCPUs())/10, 1)
@@ -273,7 +273,7 @@ func (k *Kernel) schedRng(cpu cpumask.CPU) uint32 {
 	return k.bal.niRand[cpu]()
 }
 
-// setRdOverloaded mirrors sched.h:set_rd_overloaded.
+// setRdOverloaded mirrors sched.h:set_rd_overloaded (v6.19).
 func (k *Kernel) setRdOverloaded(v bool) { k.bal.rdOverloaded = v }
 
 // RdOverloaded reports the root domain's overloaded flag.
@@ -474,7 +474,7 @@ func (k *Kernel) schedBalanceSoftirq(rq *Rq) {
 	k.BalanceStats.PeriodicBalance.add(k.lbEnd(mark))
 }
 
-// getSdBalanceInterval mirrors fair.c:get_sd_balance_interval: the
+// getSdBalanceInterval mirrors fair.c:get_sd_balance_interval (v6.19): the
 // domain's interval in jiffies, busy_factor times longer for a busy CPU
 // (and one jiffy less, so that levels do not fire together), clamped to
 // [1, max_load_balance_interval].
@@ -490,7 +490,7 @@ func (k *Kernel) getSdBalanceInterval(sd *SchedDomain, busy bool) uint64 {
 	return min(max(interval, 1), k.bal.maxLoadBalanceInterval)
 }
 
-// updateNextBalance mirrors fair.c:update_next_balance (idle intervals).
+// updateNextBalance mirrors fair.c:update_next_balance (v6.19; idle intervals).
 func (k *Kernel) updateNextBalance(sd *SchedDomain, nextBalance *uint64) {
 	next := sd.LastBalance + k.getSdBalanceInterval(sd, false)
 	if timeAfter(*nextBalance, next) {

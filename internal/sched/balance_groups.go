@@ -23,7 +23,7 @@ type sdLbStats struct {
 	localStat     SgLbStats
 }
 
-// initSdLbStats mirrors fair.c:init_sd_lb_stats: no busiest yet, whose
+// initSdLbStats mirrors fair.c:init_sd_lb_stats (v6.19): no busiest yet, whose
 // statistics compare as "has_spare with every CPU idle".
 func initSdLbStats(sds *sdLbStats) {
 	*sds = sdLbStats{}
@@ -31,18 +31,18 @@ func initSdLbStats(sds *sdLbStats) {
 	sds.busiestStat.GroupType = GroupHasSpare
 }
 
-// capacityGreater mirrors fair.c:capacity_greater: cap1 is more than ~5%
+// capacityGreater mirrors fair.c:capacity_greater (v6.19): cap1 is more than ~5%
 // above cap2.
 func capacityGreater(cap1, cap2 uint64) bool { return cap1*1024 > cap2*1078 }
 
-// checkCPUCapacity mirrors fair.c:check_cpu_capacity: other classes or
+// checkCPUCapacity mirrors fair.c:check_cpu_capacity (v6.19): other classes or
 // IRQs take a noticeable part of the CPU. Without RT/DL/IRQ load in
 // schedlab, capacity_of equals the original capacity and this is false.
 func (k *Kernel) checkCPUCapacity(rq *Rq, sd *SchedDomain) bool {
 	return rq.CPUCapacity*uint64(sd.T.ImbalancePct) < rq.CPUCapacityOrig*100
 }
 
-// schedReducedCapacity mirrors fair.c:sched_reduced_capacity.
+// schedReducedCapacity mirrors fair.c:sched_reduced_capacity (v6.19).
 func (k *Kernel) schedReducedCapacity(rq *Rq, sd *SchedDomain) bool {
 	if rq.CFS.HNrRunnable != 1 {
 		return false
@@ -50,7 +50,7 @@ func (k *Kernel) schedReducedCapacity(rq *Rq, sd *SchedDomain) bool {
 	return k.checkCPUCapacity(rq, sd)
 }
 
-// isCoreIdle mirrors fair.c:is_core_idle: every SMT sibling of cpu is idle.
+// isCoreIdle mirrors fair.c:is_core_idle (v6.19): every SMT sibling of cpu is idle.
 func (k *Kernel) isCoreIdle(cpu cpumask.CPU) bool {
 	idle := true
 	k.Topo.SMTMask[cpu].ForEach(func(s cpumask.CPU) bool {
@@ -80,7 +80,7 @@ func smtBalance(env *lbEnv, sgs *SgLbStats, g *topology.Group) bool {
 	return g.Flags&topology.SDShareCPUCapacity != 0 && sgs.SumHNrRunning > 1
 }
 
-// updateCPUCapacity mirrors fair.c:update_cpu_capacity: the CPU's capacity
+// updateCPUCapacity mirrors fair.c:update_cpu_capacity (v6.19): the CPU's capacity
 // left to CFS (scale_rt_capacity; with no RT, DL, IRQ or thermal pressure
 // modelled it is the original capacity) becomes its lowest group's.
 func (k *Kernel) updateCPUCapacity(sd *SchedDomain, cpu cpumask.CPU) {
@@ -96,7 +96,7 @@ func (k *Kernel) updateCPUCapacity(sd *SchedDomain, cpu cpumask.CPU) {
 	sgc.MaxCapacity = capacity
 }
 
-// updateGroupCapacity mirrors fair.c:update_group_capacity: refresh the
+// updateGroupCapacity mirrors fair.c:update_group_capacity (v6.19): refresh the
 // local group's capacity from its child groups (or, under a NUMA child,
 // from its CPUs) and schedule the next refresh.
 func (k *Kernel) updateGroupCapacity(sd *SchedDomain, cpu cpumask.CPU) {

@@ -14,7 +14,7 @@ const (
 	nohzKickMask    = nohzBalanceKick | nohzStatsKick | nohzNextKick
 )
 
-// setCPUSdStateIdle mirrors fair.c:set_cpu_sd_state_idle: one busy CPU
+// setCPUSdStateIdle mirrors fair.c:set_cpu_sd_state_idle (v6.19): one busy CPU
 // less in the LLC's nr_busy_cpus.
 func (k *Kernel) setCPUSdStateIdle(cpu cpumask.CPU) {
 	rq := k.Rqs[cpu]
@@ -26,7 +26,7 @@ func (k *Kernel) setCPUSdStateIdle(cpu cpumask.CPU) {
 	sds.NrBusyCPUs--
 }
 
-// setCPUSdStateBusy mirrors fair.c:set_cpu_sd_state_busy.
+// setCPUSdStateBusy mirrors fair.c:set_cpu_sd_state_busy (v6.19).
 func (k *Kernel) setCPUSdStateBusy(cpu cpumask.CPU) {
 	rq := k.Rqs[cpu]
 	sds := k.SdLLCShared(int(cpu))
@@ -56,7 +56,7 @@ func (k *Kernel) nohzBalanceEnterIdle(rq *Rq) {
 	k.bal.nohz.hasBlocked = true
 }
 
-// nohzBalanceExitIdle mirrors fair.c:nohz_balance_exit_idle: at the first
+// nohzBalanceExitIdle mirrors fair.c:nohz_balance_exit_idle (v6.19): at the first
 // busy tick after an idle period (nohz_balancer_kick), the CPU leaves the
 // NOHZ idle set. Leaving idle does not call it: a CPU that idles again
 // before its next tick stays registered, as in the kernel.
@@ -140,7 +140,7 @@ out:
 	}
 }
 
-// findNewIlb mirrors fair.c:find_new_ilb: the first idle CPU of the NOHZ
+// findNewIlb mirrors fair.c:find_new_ilb (v6.19): the first idle CPU of the NOHZ
 // idle set other than this one (every CPU is a housekeeping CPU).
 func (k *Kernel) findNewIlb() cpumask.CPU {
 	m := k.bal.nohz.idleCPUsMask
@@ -155,7 +155,7 @@ func (k *Kernel) findNewIlb() cpumask.CPU {
 	return cpumask.None
 }
 
-// kickIlb mirrors fair.c:kick_ilb: post the flags to the idle load
+// kickIlb mirrors fair.c:kick_ilb (v6.19): post the flags to the idle load
 // balancer and, if it had no kick pending, send it an IPI (nohz_csd),
 // which arrives an IPI latency later (the cost model's, by distance;
 // Settings.WakeupIPILatency by default), plus the exit latency of the
@@ -181,7 +181,7 @@ func (k *Kernel) kickIlb(flags int) {
 	k.Eng.Schedule(irq.ilbTimer, k.lbNow()+k.ipiLatency(k.thisCPU, ilb)+k.idleExitLatency(irq))
 }
 
-// nohzCsdFunc mirrors fair.c:nohz_csd_func, the kick's IPI handler on the
+// nohzCsdFunc mirrors fair.c:nohz_csd_func (v6.19), the kick's IPI handler on the
 // ILB: if the CPU is still idle, its softirq balances for the idle CPUs.
 func (k *Kernel) nohzCsdFunc(rq *Rq) {
 	k.thisCPU = rq.CPU
@@ -195,7 +195,7 @@ func (k *Kernel) nohzCsdFunc(rq *Rq) {
 	k.afterEvent()
 }
 
-// nohzIdleBalance mirrors fair.c:nohz_idle_balance: in the softirq of a
+// nohzIdleBalance mirrors fair.c:nohz_idle_balance (v6.19): in the softirq of a
 // kicked idle CPU, balance for the NOHZ idle CPUs instead of itself.
 func (k *Kernel) nohzIdleBalance(rq *Rq, idle int) bool {
 	flags := rq.NohzIdleBalance

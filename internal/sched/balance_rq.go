@@ -467,7 +467,7 @@ func (k *Kernel) schedBalanceFindSrcRq(env *lbEnv, group *topology.Group) *Rq {
 	return busiest
 }
 
-// imbalancedActiveBalance mirrors fair.c:imbalanced_active_balance.
+// imbalancedActiveBalance mirrors fair.c:imbalanced_active_balance (v6.19).
 func imbalancedActiveBalance(env *lbEnv) bool {
 	return env.migrationType == migrateTask && env.sd.NrBalanceFailed > env.sd.T.CacheNiceTries+2
 }
@@ -566,7 +566,7 @@ func (k *Kernel) canMigrateTask(p *Task, env *lbEnv) (ok, hot bool) {
 	return false, false
 }
 
-// detachTask mirrors fair.c:detach_task: take p off the source queue and
+// detachTask mirrors fair.c:detach_task (v6.19): take p off the source queue and
 // point it at the destination CPU.
 func (k *Kernel) detachTask(p *Task, env *lbEnv, hot bool) {
 	if hot {
@@ -580,7 +580,7 @@ func (k *Kernel) detachTask(p *Task, env *lbEnv, hot bool) {
 	k.setTaskCPU(p, env.dstCPU)
 }
 
-// shrBound mirrors fair.c:shr_bound: v >> min(shift, 63).
+// shrBound mirrors fair.c:shr_bound (v6.19): v >> min(shift, 63).
 func shrBound(v uint64, shift int) uint64 {
 	if shift > 63 {
 		shift = 63
@@ -677,7 +677,7 @@ func (rq *Rq) cfsTasksTail() *SchedEntity {
 	return se
 }
 
-// attachTask mirrors fair.c:attach_task: enqueue a detached task on rq and
+// attachTask mirrors fair.c:attach_task (v6.19): enqueue a detached task on rq and
 // let it preempt.
 func (k *Kernel) attachTask(rq *Rq, p *Task) {
 	k.activateTask(rq, p, enqueueNoclock)
@@ -685,7 +685,7 @@ func (k *Kernel) attachTask(rq *Rq, p *Task) {
 	k.BalanceStats.Migrations++
 }
 
-// attachTasks mirrors fair.c:attach_tasks: the detached tasks join the
+// attachTasks mirrors fair.c:attach_tasks (v6.19): the detached tasks join the
 // destination in the order they were detached.
 func (k *Kernel) attachTasks(env *lbEnv) {
 	k.updateRqClock(env.dstRq)
@@ -774,7 +774,7 @@ outUnlock:
 	k.afterEvent()
 }
 
-// detachOneTask mirrors fair.c:detach_one_task: the first movable task
+// detachOneTask mirrors fair.c:detach_one_task (v6.19): the first movable task
 // from the tail of cfs_tasks. The running task, preempted by the stopper,
 // is a candidate; detaching it takes it off the CPU (the core's schedule
 // then runs something else or idles, and switched reports it).
@@ -806,7 +806,7 @@ func (k *Kernel) detachOneTask(env *lbEnv) (p *Task, switched bool) {
 	return nil, false
 }
 
-// attachOneTask mirrors fair.c:attach_one_task.
+// attachOneTask mirrors fair.c:attach_one_task (v6.19).
 func (k *Kernel) attachOneTask(rq *Rq, p *Task) {
 	k.updateRqClock(rq)
 	k.lbCharge(k.LBCosts.TaskMigrated)

@@ -71,10 +71,10 @@ func (k *Kernel) schedSlice(c *CfsRq, se *SchedEntity) uint64 {
 	return slice
 }
 
-// cfsRqIsIdle mirrors fair.c:cfs_rq_is_idle (idle groups are not modelled).
+// cfsRqIsIdle mirrors fair.c:cfs_rq_is_idle (v5.19; idle groups are not modelled).
 func cfsRqIsIdle(c *CfsRq) bool { return false }
 
-// schedVslice mirrors fair.c:sched_vslice.
+// schedVslice mirrors fair.c:sched_vslice (v5.19).
 func (k *Kernel) schedVslice(c *CfsRq, se *SchedEntity) uint64 {
 	return calcDeltaFair(k.schedSlice(c, se), se)
 }

@@ -11,7 +11,7 @@ import (
 // on (v6.19): activation, __schedule, try_to_wake_up, fork, exit and the
 // tick, plus the work model that turns a task's program into CPU time.
 
-// addNrRunning mirrors sched.h:add_nr_running.
+// addNrRunning mirrors sched.h:add_nr_running (v6.19).
 func (k *Kernel) addNrRunning(rq *Rq, n int) {
 	prev := rq.NrRunning
 	rq.NrRunning += n
@@ -21,7 +21,7 @@ func (k *Kernel) addNrRunning(rq *Rq, n int) {
 	}
 }
 
-// subNrRunning mirrors sched.h:sub_nr_running.
+// subNrRunning mirrors sched.h:sub_nr_running (v6.19).
 func (k *Kernel) subNrRunning(rq *Rq, n int) { rq.NrRunning -= n }
 
 // sched_info accounting (kernel/sched/stats.h).
@@ -70,7 +70,7 @@ func (k *Kernel) schedInfoSwitch(rq *Rq, prev, next *Task) {
 	}
 }
 
-// enqueueTask mirrors core.c:enqueue_task.
+// enqueueTask mirrors core.c:enqueue_task (v6.19).
 func (k *Kernel) enqueueTask(rq *Rq, p *Task, flags int) {
 	if flags&enqueueNoclock == 0 {
 		k.updateRqClock(rq)
@@ -81,7 +81,7 @@ func (k *Kernel) enqueueTask(rq *Rq, p *Task, flags int) {
 	}
 }
 
-// dequeueTask mirrors core.c:dequeue_task.
+// dequeueTask mirrors core.c:dequeue_task (v6.19).
 func (k *Kernel) dequeueTask(rq *Rq, p *Task, flags int) bool {
 	if flags&dequeueNoclock == 0 {
 		k.updateRqClock(rq)
@@ -92,7 +92,7 @@ func (k *Kernel) dequeueTask(rq *Rq, p *Task, flags int) bool {
 	return k.dequeueTaskFair(rq, p, flags)
 }
 
-// activateTask mirrors core.c:activate_task.
+// activateTask mirrors core.c:activate_task (v6.19).
 func (k *Kernel) activateTask(rq *Rq, p *Task, flags int) {
 	if p.OnRq == taskOnRqMigrating {
 		flags |= enqueueMigrating
@@ -101,16 +101,16 @@ func (k *Kernel) activateTask(rq *Rq, p *Task, flags int) {
 	p.OnRq = taskOnRqQueued
 }
 
-// deactivateTask mirrors core.c:deactivate_task (a move, not a sleep).
+// deactivateTask mirrors core.c:deactivate_task (v6.19; a move, not a sleep).
 func (k *Kernel) deactivateTask(rq *Rq, p *Task, flags int) {
 	p.OnRq = taskOnRqMigrating
 	k.dequeueTask(rq, p, flags|dequeueMigrating)
 }
 
-// blockTask mirrors core.c:__block_task.
+// blockTask mirrors core.c:__block_task (v6.19).
 func (k *Kernel) blockTask(rq *Rq, p *Task) { p.OnRq = 0 }
 
-// reschedCurr mirrors core.c:resched_curr: set need_resched; a remote CPU
+// reschedCurr mirrors core.c:resched_curr (v6.19): set need_resched; a remote CPU
 // acts on it after the IPI latency, the local one when the current event
 // ends.
 func (k *Kernel) reschedCurr(rq *Rq) {
@@ -132,7 +132,7 @@ func (k *Kernel) reschedCurr(rq *Rq) {
 	}
 }
 
-// reschedCurrLazy mirrors core.c:resched_curr_lazy. schedlab models the full
+// reschedCurrLazy mirrors core.c:resched_curr_lazy (v6.19). schedlab models the full
 // preemption model, where a lazy request is an immediate one.
 func (k *Kernel) reschedCurrLazy(rq *Rq) { k.reschedCurr(rq) }
 
@@ -146,7 +146,7 @@ func (k *Kernel) reschedule(rq *Rq) {
 	k.afterEvent()
 }
 
-// schedule mirrors core.c:__schedule on rq's CPU. preempt is true for an
+// schedule mirrors core.c:__schedule (v6.19) on rq's CPU. preempt is true for an
 // involuntary switch (need_resched), false when the task blocks, yields or
 // exits.
 func (k *Kernel) schedule(rq *Rq, preempt bool) {
@@ -261,7 +261,7 @@ func (k *Kernel) exitIdle(rq *Rq) {
 	}
 }
 
-// schedTick mirrors core.c:sched_tick for a CPU whose tick runs.
+// schedTick mirrors core.c:sched_tick (v6.19) for a CPU whose tick runs.
 func (k *Kernel) schedTick(rq *Rq) {
 	k.thisCPU = rq.CPU
 	k.updateRqClock(rq)
@@ -369,7 +369,7 @@ func (k *Kernel) Fork(spec TaskSpec) (*Task, error) {
 	return p, nil
 }
 
-// setLoadWeight mirrors core.c:set_load_weight.
+// setLoadWeight mirrors core.c:set_load_weight (v6.19).
 func (k *Kernel) setLoadWeight(p *Task) {
 	if p.Policy == SchedIdle {
 		p.SE.Load = LoadWeight{scaleLoad(WeightIdleprio), WMultIdleprio}
@@ -379,7 +379,7 @@ func (k *Kernel) setLoadWeight(p *Task) {
 	p.SE.Load = LoadWeight{scaleLoad(schedPrioToWeight[i]), schedPrioToWmult[i]}
 }
 
-// setTaskRq mirrors core.c:set_task_rq for the fair class.
+// setTaskRq mirrors core.c:set_task_rq (v6.19) for the fair class.
 func (k *Kernel) setTaskRq(p *Task, cpu cpumask.CPU) {
 	se := &p.SE
 	next := p.TG.CfsRq[cpu]
@@ -389,14 +389,14 @@ func (k *Kernel) setTaskRq(p *Task, cpu cpumask.CPU) {
 	se.Depth = p.TG.depth
 }
 
-// setTaskCPUNoMigrate mirrors core.c:__set_task_cpu.
+// setTaskCPUNoMigrate mirrors core.c:__set_task_cpu (v6.19).
 func (k *Kernel) setTaskCPUNoMigrate(p *Task, cpu cpumask.CPU) {
 	k.setTaskRq(p, cpu)
 	p.cpu = cpu
 	p.WakeCPU = cpu
 }
 
-// setTaskCPU mirrors core.c:set_task_cpu.
+// setTaskCPU mirrors core.c:set_task_cpu (v6.19).
 func (k *Kernel) setTaskCPU(p *Task, newCPU cpumask.CPU) {
 	if p.cpu != newCPU {
 		if k.Hooks.Migrate != nil {
@@ -425,12 +425,12 @@ func (k *Kernel) migrateTaskRqFair(p *Task, newCPU cpumask.CPU) {
 	se.Avg.LastUpdateTime = 0
 }
 
-// loadAvgIsDecayed mirrors fair.c:load_avg_is_decayed.
+// loadAvgIsDecayed mirrors fair.c:load_avg_is_decayed (v6.19).
 func loadAvgIsDecayed(sa *SchedAvg) bool {
 	return sa.LoadSum == 0 && sa.UtilSum == 0 && sa.RunnableSum == 0
 }
 
-// migrateSEPeltLag mirrors fair.c:migrate_se_pelt_lag: when the old CPU is
+// migrateSEPeltLag mirrors fair.c:migrate_se_pelt_lag (v6.19): when the old CPU is
 // idle its clocks are stale, so estimate the current PELT time.
 func (k *Kernel) migrateSEPeltLag(se *SchedEntity) {
 	if loadAvgIsDecayed(&se.Avg) {
@@ -472,7 +472,7 @@ func (k *Kernel) wakeUpNewTask(p *Task) {
 	k.wakeupPreempt(rq, p, wakeFlags)
 }
 
-// selectTaskRq mirrors core.c:select_task_rq.
+// selectTaskRq mirrors core.c:select_task_rq (v6.19).
 func (k *Kernel) selectTaskRq(p *Task, cpu cpumask.CPU, wakeFlags *int) cpumask.CPU {
 	if p.NrCPUsAllowed > 1 {
 		cpu = k.SelectTaskRq(k, p, cpu, wakeFlags)
@@ -567,7 +567,7 @@ func (k *Kernel) ttwuQueueCond(p *Task, cpu cpumask.CPU) bool {
 	return k.Rqs[cpu].NrRunning == 0
 }
 
-// ttwuQueue mirrors core.c:ttwu_queue: either queue the wakeup on the
+// ttwuQueue mirrors core.c:ttwu_queue (v6.19): either queue the wakeup on the
 // target's wake list (it is activated there after the IPI latency) or
 // activate it now under the target's lock.
 func (k *Kernel) ttwuQueue(p *Task, cpu cpumask.CPU, wakeFlags int) {
@@ -582,7 +582,7 @@ func (k *Kernel) ttwuQueue(p *Task, cpu cpumask.CPU, wakeFlags int) {
 	k.ttwuDoActivate(rq, p, wakeFlags)
 }
 
-// ttwuPendingFired mirrors core.c:sched_ttwu_pending on the target CPU.
+// ttwuPendingFired mirrors core.c:sched_ttwu_pending (v6.19) on the target CPU.
 func (k *Kernel) ttwuPendingFired(p *Task) {
 	rq := k.Rqs[p.cpu]
 	k.thisCPU = rq.CPU
@@ -619,13 +619,13 @@ func (k *Kernel) ttwuDoActivate(rq *Rq, p *Task, wakeFlags int) {
 	}
 }
 
-// updateAvg mirrors sched.h:update_avg: avg += (sample - avg) / 8.
+// updateAvg mirrors sched.h:update_avg (v6.19): avg += (sample - avg) / 8.
 func updateAvg(avg *uint64, sample uint64) {
 	diff := int64(sample - *avg)
 	*avg += uint64(diff / 8)
 }
 
-// ttwuStat mirrors core.c:ttwu_stat: counted on the waker's CPU.
+// ttwuStat mirrors core.c:ttwu_stat (v6.19): counted on the waker's CPU.
 func (k *Kernel) ttwuStat(p *Task, cpu cpumask.CPU, wakeFlags int) {
 	rq := k.Rqs[k.thisCPU]
 	p.SE.Stats.NrWakeups++
@@ -684,7 +684,7 @@ func (k *Kernel) afterEvent() {
 	}
 }
 
-// cpusShareCache mirrors sched.h:cpus_share_cache.
+// cpusShareCache mirrors sched.h:cpus_share_cache (v6.19).
 func (k *Kernel) cpusShareCache(a, b cpumask.CPU) bool {
 	if a == b {
 		return true

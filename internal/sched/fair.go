@@ -6,17 +6,17 @@ package sched
 
 const u64Max = ^uint64(0)
 
-// entityKey mirrors fair.c:entity_key.
+// entityKey mirrors fair.c:entity_key (v6.19).
 func entityKey(c *CfsRq, se *SchedEntity) int64 { return int64(se.Vruntime - c.ZeroVruntime) }
 
-// avgVruntimeAdd mirrors fair.c:sum_w_vruntime_add (avg_vruntime_add).
+// avgVruntimeAdd mirrors fair.c:sum_w_vruntime_add (v6.19; avg_vruntime_add).
 func avgVruntimeAdd(c *CfsRq, se *SchedEntity) {
 	w := seWeight(se)
 	c.SumWVruntime += entityKey(c, se) * int64(w)
 	c.SumWeight += w
 }
 
-// avgVruntimeSub mirrors fair.c:sum_w_vruntime_sub (avg_vruntime_sub).
+// avgVruntimeSub mirrors fair.c:sum_w_vruntime_sub (v6.19; avg_vruntime_sub).
 func avgVruntimeSub(c *CfsRq, se *SchedEntity) {
 	w := seWeight(se)
 	c.SumWVruntime -= entityKey(c, se) * int64(w)
@@ -64,7 +64,7 @@ func avgVruntimeDelta(c *CfsRq) int64 {
 	return delta
 }
 
-// vruntimeEligible mirrors fair.c:vruntime_eligible: exact V >= v without a
+// vruntimeEligible mirrors fair.c:vruntime_eligible (v6.19): exact V >= v without a
 // division.
 func vruntimeEligible(c *CfsRq, vruntime uint64) bool {
 	curr := c.Curr
@@ -78,10 +78,10 @@ func vruntimeEligible(c *CfsRq, vruntime uint64) bool {
 	return avg >= int64(vruntime-c.ZeroVruntime)*load
 }
 
-// entityEligible mirrors fair.c:entity_eligible.
+// entityEligible mirrors fair.c:entity_eligible (v6.19).
 func entityEligible(c *CfsRq, se *SchedEntity) bool { return vruntimeEligible(c, se.Vruntime) }
 
-// cfsRqMinSlice mirrors fair.c:cfs_rq_min_slice (u64max if nothing queued).
+// cfsRqMinSlice mirrors fair.c:cfs_rq_min_slice (v6.19; u64max if nothing queued).
 func cfsRqMinSlice(c *CfsRq) uint64 {
 	min := u64Max
 	if c.Curr != nil && c.Curr.OnRq {
@@ -95,7 +95,7 @@ func cfsRqMinSlice(c *CfsRq) uint64 {
 	return min
 }
 
-// cfsRqMaxSlice mirrors fair.c:cfs_rq_max_slice.
+// cfsRqMaxSlice mirrors fair.c:cfs_rq_max_slice (v6.19).
 func cfsRqMaxSlice(c *CfsRq) uint64 {
 	var max uint64
 	if c.Curr != nil && c.Curr.OnRq {
@@ -109,7 +109,7 @@ func cfsRqMaxSlice(c *CfsRq) uint64 {
 	return max
 }
 
-// enqueueEntityTree mirrors fair.c:__enqueue_entity.
+// enqueueEntityTree mirrors fair.c:__enqueue_entity (v6.19).
 func (k *Kernel) enqueueEntityTree(c *CfsRq, se *SchedEntity) {
 	if k.S.EEVDF {
 		avgVruntimeAdd(c, se)
@@ -117,7 +117,7 @@ func (k *Kernel) enqueueEntityTree(c *CfsRq, se *SchedEntity) {
 	k.timelineInsert(c, se)
 }
 
-// dequeueEntityTree mirrors fair.c:__dequeue_entity.
+// dequeueEntityTree mirrors fair.c:__dequeue_entity (v6.19).
 func (k *Kernel) dequeueEntityTree(c *CfsRq, se *SchedEntity) {
 	timelineRemove(c, se)
 	if k.S.EEVDF {
@@ -168,7 +168,7 @@ func (k *Kernel) updateProtectSlice(c *CfsRq, se *SchedEntity) {
 	}
 }
 
-// cancelProtectSlice mirrors fair.c:cancel_protect_slice.
+// cancelProtectSlice mirrors fair.c:cancel_protect_slice (v6.19).
 func cancelProtectSlice(se *SchedEntity) {
 	if protectSlice(se) {
 		se.Vprot = se.Vruntime
@@ -257,7 +257,7 @@ func (k *Kernel) placeEntity(c *CfsRq, se *SchedEntity, flags int) {
 	se.Deadline = se.Vruntime + vslice
 }
 
-// accountEntityEnqueue mirrors fair.c:account_entity_enqueue.
+// accountEntityEnqueue mirrors fair.c:account_entity_enqueue (v6.19).
 func (k *Kernel) accountEntityEnqueue(c *CfsRq, se *SchedEntity) {
 	updateLoadAdd(&c.Load, se.Load.Weight)
 	if se.IsTask() {
@@ -266,7 +266,7 @@ func (k *Kernel) accountEntityEnqueue(c *CfsRq, se *SchedEntity) {
 	c.NrQueued++
 }
 
-// accountEntityDequeue mirrors fair.c:account_entity_dequeue.
+// accountEntityDequeue mirrors fair.c:account_entity_dequeue (v6.19).
 func (k *Kernel) accountEntityDequeue(c *CfsRq, se *SchedEntity) {
 	updateLoadSub(&c.Load, se.Load.Weight)
 	if se.IsTask() {
@@ -275,14 +275,14 @@ func (k *Kernel) accountEntityDequeue(c *CfsRq, se *SchedEntity) {
 	c.NrQueued--
 }
 
-// seUpdateRunnable mirrors fair.c:se_update_runnable.
+// seUpdateRunnable mirrors fair.c:se_update_runnable (v6.19).
 func seUpdateRunnable(se *SchedEntity) {
 	if !se.IsTask() {
 		se.RunnableWeight = uint64(se.MyQ.HNrRunnable)
 	}
 }
 
-// seRunnable mirrors fair.c:se_runnable.
+// seRunnable mirrors fair.c:se_runnable (v6.19).
 func seRunnable(se *SchedEntity) uint64 {
 	if se.SchedDelayed {
 		return 0
@@ -349,7 +349,7 @@ func clearDelayed(se *SchedEntity) {
 	}
 }
 
-// finishDelayedDequeueEntity mirrors fair.c:finish_delayed_dequeue_entity.
+// finishDelayedDequeueEntity mirrors fair.c:finish_delayed_dequeue_entity (v6.19).
 func (k *Kernel) finishDelayedDequeueEntity(se *SchedEntity) {
 	clearDelayed(se)
 	if k.S.DelayZero && se.Vlag > 0 {
@@ -408,7 +408,7 @@ func (k *Kernel) dequeueEntity(c *CfsRq, se *SchedEntity, flags int) bool {
 	return true
 }
 
-// updateIdleCfsRqClockPelt mirrors pelt.h:update_idle_cfs_rq_clock_pelt;
+// updateIdleCfsRqClockPelt mirrors pelt.h:update_idle_cfs_rq_clock_pelt (v6.19);
 // without bandwidth control there is no throttled time to record.
 func updateIdleCfsRqClockPelt(c *CfsRq) {}
 
@@ -593,7 +593,7 @@ func (k *Kernel) clearBuddies(c *CfsRq, se *SchedEntity) {
 	}
 }
 
-// setNextBuddy mirrors fair.c:set_next_buddy.
+// setNextBuddy mirrors fair.c:set_next_buddy (v6.19).
 func (k *Kernel) setNextBuddy(se *SchedEntity) {
 	for ; se != nil; se = se.Parent {
 		if se.SchedDelayed {
@@ -606,7 +606,7 @@ func (k *Kernel) setNextBuddy(se *SchedEntity) {
 	}
 }
 
-// setLastBuddy mirrors fair.c:set_last_buddy (CFS).
+// setLastBuddy mirrors fair.c:set_last_buddy (v6.19; CFS).
 func setLastBuddy(se *SchedEntity) {
 	for ; se != nil; se = se.Parent {
 		if se.IsTask() && se.task.Policy == SchedIdle {
@@ -616,7 +616,7 @@ func setLastBuddy(se *SchedEntity) {
 	}
 }
 
-// setSkipBuddy mirrors fair.c:set_skip_buddy (CFS).
+// setSkipBuddy mirrors fair.c:set_skip_buddy (v6.19; CFS).
 func setSkipBuddy(se *SchedEntity) {
 	for ; se != nil; se = se.Parent {
 		se.CfsRq.Skip = se
@@ -692,7 +692,7 @@ again:
 	return taskOf(se)
 }
 
-// isSameGroup mirrors fair.c:is_same_group.
+// isSameGroup mirrors fair.c:is_same_group (v6.19).
 func isSameGroup(se, pse *SchedEntity) *CfsRq {
 	if se.CfsRq == pse.CfsRq {
 		return se.CfsRq
@@ -720,7 +720,7 @@ func (k *Kernel) setNextEntity(c *CfsRq, se *SchedEntity, first bool) {
 	se.PrevSumExecRuntime = se.SumExecRuntime
 }
 
-// putPrevEntity mirrors fair.c:put_prev_entity.
+// putPrevEntity mirrors fair.c:put_prev_entity (v6.19).
 func (k *Kernel) putPrevEntity(c *CfsRq, prev *SchedEntity) {
 	if prev.OnRq {
 		k.updateCurr(c)
@@ -775,14 +775,14 @@ again:
 	return p
 }
 
-// putPrevTaskFair mirrors fair.c:put_prev_task_fair.
+// putPrevTaskFair mirrors fair.c:put_prev_task_fair (v6.19).
 func (k *Kernel) putPrevTaskFair(rq *Rq, prev *Task) {
 	for se := &prev.SE; se != nil; se = se.Parent {
 		k.putPrevEntity(cfsRqOf(se), se)
 	}
 }
 
-// setNextTaskFair mirrors fair.c:set_next_task_fair.
+// setNextTaskFair mirrors fair.c:set_next_task_fair (v6.19).
 func (k *Kernel) setNextTaskFair(rq *Rq, p *Task, first bool) {
 	for se := &p.SE; se != nil; se = se.Parent {
 		k.setNextEntity(cfsRqOf(se), se, first)
@@ -790,7 +790,7 @@ func (k *Kernel) setNextTaskFair(rq *Rq, p *Task, first bool) {
 	k.setNextTaskFairTail(rq, p)
 }
 
-// setNextTaskFairTail mirrors fair.c:__set_next_task_fair: move p to the
+// setNextTaskFairTail mirrors fair.c:__set_next_task_fair (v6.19): move p to the
 // head of cfs_tasks (the balancer scans from the tail, least recently run).
 func (k *Kernel) setNextTaskFairTail(rq *Rq, p *Task) {
 	if p.OnRq == taskOnRqQueued {
@@ -800,7 +800,7 @@ func (k *Kernel) setNextTaskFairTail(rq *Rq, p *Task) {
 	k.updateMisfitStatus(p, rq) // load balancing (issue 4): __set_next_task_fair does
 }
 
-// findMatchingSE mirrors fair.c:find_matching_se: walk both entities up to
+// findMatchingSE mirrors fair.c:find_matching_se (v6.19): walk both entities up to
 // the first pair on the same cfs_rq.
 func findMatchingSE(se, pse *SchedEntity) (*SchedEntity, *SchedEntity) {
 	seDepth, pseDepth := se.Depth, pse.Depth
@@ -819,7 +819,7 @@ func findMatchingSE(se, pse *SchedEntity) (*SchedEntity, *SchedEntity) {
 	return se, pse
 }
 
-// seIsIdle mirrors fair.c:se_is_idle (idle groups are not modelled: only
+// seIsIdle mirrors fair.c:se_is_idle (v6.19; idle groups are not modelled: only
 // SCHED_IDLE tasks are idle entities).
 func seIsIdle(se *SchedEntity) bool {
 	return se.IsTask() && se.task.Policy == SchedIdle
@@ -895,7 +895,7 @@ preempt:
 	k.reschedCurrLazy(rq)
 }
 
-// wakeupPreempt mirrors core.c:wakeup_preempt for a fair task p: the idle
+// wakeupPreempt mirrors core.c:wakeup_preempt (v6.19) for a fair task p: the idle
 // class is always preempted.
 func (k *Kernel) wakeupPreempt(rq *Rq, p *Task, wakeFlags int) {
 	if rq.Curr.IsIdleTask() {
@@ -919,7 +919,7 @@ func (k *Kernel) entityTick(c *CfsRq, curr *SchedEntity) {
 	}
 }
 
-// taskTickFair mirrors fair.c:task_tick_fair (no NUMA balancing, EAS or core
+// taskTickFair mirrors fair.c:task_tick_fair (v6.19; no NUMA balancing, EAS or core
 // scheduling).
 func (k *Kernel) taskTickFair(rq *Rq, curr *Task) {
 	for se := &curr.SE; se != nil; se = se.Parent {
@@ -928,7 +928,7 @@ func (k *Kernel) taskTickFair(rq *Rq, curr *Task) {
 	k.updateMisfitStatus(curr, rq)
 }
 
-// updateMisfitStatus mirrors fair.c:update_misfit_status on machines with
+// updateMisfitStatus mirrors fair.c:update_misfit_status (v6.19) on machines with
 // asymmetric capacity; elsewhere misfit_task_load stays 0.
 func (k *Kernel) updateMisfitStatus(p *Task, rq *Rq) {
 	if !k.asymCPUCapacity() {
@@ -990,7 +990,7 @@ func (k *Kernel) updateCfsGroup(se *SchedEntity) {
 	}
 }
 
-// calcGroupShares mirrors fair.c:calc_group_shares.
+// calcGroupShares mirrors fair.c:calc_group_shares (v6.19).
 func calcGroupShares(c *CfsRq) uint64 {
 	tg := c.tg
 	tgShares := int64(tg.Shares)

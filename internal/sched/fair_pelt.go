@@ -45,7 +45,7 @@ func maxU32(a, b uint64) uint64 {
 	return uint64(y)
 }
 
-// updateLoadAvgBlockedSE mirrors pelt.c:__update_load_avg_blocked_se.
+// updateLoadAvgBlockedSE mirrors pelt.c:__update_load_avg_blocked_se (v6.19).
 func updateLoadAvgBlockedSE(now uint64, se *SchedEntity) bool {
 	if updateLoadSum(now, &se.Avg, 0, 0, false) {
 		updateLoadAvg(&se.Avg, seWeight(se))
@@ -54,7 +54,7 @@ func updateLoadAvgBlockedSE(now uint64, se *SchedEntity) bool {
 	return false
 }
 
-// updateLoadAvgSE mirrors pelt.c:__update_load_avg_se.
+// updateLoadAvgSE mirrors pelt.c:__update_load_avg_se (v6.19).
 func updateLoadAvgSE(now uint64, c *CfsRq, se *SchedEntity) bool {
 	var onRq uint64
 	if se.OnRq {
@@ -71,7 +71,7 @@ func updateLoadAvgSE(now uint64, c *CfsRq, se *SchedEntity) bool {
 	return false
 }
 
-// updateLoadAvgCfsRq mirrors pelt.c:__update_load_avg_cfs_rq.
+// updateLoadAvgCfsRq mirrors pelt.c:__update_load_avg_cfs_rq (v6.19).
 func updateLoadAvgCfsRq(now uint64, c *CfsRq) bool {
 	if updateLoadSum(now, &c.Avg, scaleLoadDown(c.Load.Weight), uint64(c.HNrRunnable), c.Curr != nil) {
 		updateLoadAvg(&c.Avg, 1)
@@ -80,7 +80,7 @@ func updateLoadAvgCfsRq(now uint64, c *CfsRq) bool {
 	return false
 }
 
-// addTgCfsPropagate mirrors fair.c:add_tg_cfs_propagate.
+// addTgCfsPropagate mirrors fair.c:add_tg_cfs_propagate (v6.19).
 func (k *Kernel) addTgCfsPropagate(c *CfsRq, runnableSum int64) {
 	if !k.S.TgPropagate {
 		return
@@ -119,13 +119,13 @@ func (k *Kernel) updateCfsRqLoadAvg(now uint64, c *CfsRq) bool {
 	return decayed
 }
 
-// enqueueLoadAvg mirrors fair.c:enqueue_load_avg.
+// enqueueLoadAvg mirrors fair.c:enqueue_load_avg (v6.19).
 func enqueueLoadAvg(c *CfsRq, se *SchedEntity) {
 	c.Avg.LoadAvg += se.Avg.LoadAvg
 	c.Avg.LoadSum += seWeight(se) * se.Avg.LoadSum
 }
 
-// dequeueLoadAvg mirrors fair.c:dequeue_load_avg.
+// dequeueLoadAvg mirrors fair.c:dequeue_load_avg (v6.19).
 func dequeueLoadAvg(c *CfsRq, se *SchedEntity) {
 	subPositive(&c.Avg.LoadAvg, se.Avg.LoadAvg)
 	subPositive(&c.Avg.LoadSum, seWeight(se)*se.Avg.LoadSum)
@@ -167,7 +167,7 @@ func (k *Kernel) detachEntityLoadAvg(c *CfsRq, se *SchedEntity) {
 	k.cfsRqUtilChange(c)
 }
 
-// cfsRqUtilChange mirrors fair.c:cfs_rq_util_change: the root cfs_rq's
+// cfsRqUtilChange mirrors fair.c:cfs_rq_util_change (v6.19): the root cfs_rq's
 // utilisation changed, so schedutil is asked to re-evaluate the frequency
 // (cpufreq.go); the calls are counted for the cost model.
 func (k *Kernel) cfsRqUtilChange(c *CfsRq) {
@@ -177,7 +177,7 @@ func (k *Kernel) cfsRqUtilChange(c *CfsRq) {
 	}
 }
 
-// updateTgCfsUtil mirrors fair.c:update_tg_cfs_util.
+// updateTgCfsUtil mirrors fair.c:update_tg_cfs_util (v6.19).
 func updateTgCfsUtil(c *CfsRq, se *SchedEntity, gcfs *CfsRq) {
 	deltaAvg := int64(gcfs.Avg.UtilAvg) - int64(se.Avg.UtilAvg)
 	if deltaAvg == 0 {
@@ -193,7 +193,7 @@ func updateTgCfsUtil(c *CfsRq, se *SchedEntity, gcfs *CfsRq) {
 	c.Avg.UtilSum = uint32(maxU32(uint64(c.Avg.UtilSum), c.Avg.UtilAvg*PeltMinDivider))
 }
 
-// updateTgCfsRunnable mirrors fair.c:update_tg_cfs_runnable.
+// updateTgCfsRunnable mirrors fair.c:update_tg_cfs_runnable (v6.19).
 func updateTgCfsRunnable(c *CfsRq, se *SchedEntity, gcfs *CfsRq) {
 	deltaAvg := int64(gcfs.Avg.RunnableAvg) - int64(se.Avg.RunnableAvg)
 	if deltaAvg == 0 {
@@ -209,7 +209,7 @@ func updateTgCfsRunnable(c *CfsRq, se *SchedEntity, gcfs *CfsRq) {
 	c.Avg.RunnableSum = maxU32(c.Avg.RunnableSum, c.Avg.RunnableAvg*PeltMinDivider)
 }
 
-// updateTgCfsLoad mirrors fair.c:update_tg_cfs_load.
+// updateTgCfsLoad mirrors fair.c:update_tg_cfs_load (v6.19).
 func updateTgCfsLoad(c *CfsRq, se *SchedEntity, gcfs *CfsRq) {
 	runnableSum := gcfs.PropRunnableSum
 	if runnableSum == 0 {
@@ -250,7 +250,7 @@ func updateTgCfsLoad(c *CfsRq, se *SchedEntity, gcfs *CfsRq) {
 	c.Avg.LoadSum = maxU32(c.Avg.LoadSum, c.Avg.LoadAvg*PeltMinDivider)
 }
 
-// propagateEntityLoadAvg mirrors fair.c:propagate_entity_load_avg.
+// propagateEntityLoadAvg mirrors fair.c:propagate_entity_load_avg (v6.19).
 func (k *Kernel) propagateEntityLoadAvg(se *SchedEntity) bool {
 	if se.IsTask() {
 		return false
@@ -316,13 +316,13 @@ func (k *Kernel) updateLoadAvg(c *CfsRq, se *SchedEntity, flags int) {
 	}
 }
 
-// syncEntityLoadAvg mirrors fair.c:sync_entity_load_avg: decay a blocked
+// syncEntityLoadAvg mirrors fair.c:sync_entity_load_avg (v6.19): decay a blocked
 // entity to its cfs_rq's last update.
 func syncEntityLoadAvg(se *SchedEntity) {
 	updateLoadAvgBlockedSE(se.CfsRq.Avg.LastUpdateTime, se)
 }
 
-// removeEntityLoadAvg mirrors fair.c:remove_entity_load_avg.
+// removeEntityLoadAvg mirrors fair.c:remove_entity_load_avg (v6.19).
 func removeEntityLoadAvg(se *SchedEntity) {
 	c := cfsRqOf(se)
 	syncEntityLoadAvg(se)
@@ -332,7 +332,7 @@ func removeEntityLoadAvg(se *SchedEntity) {
 	c.Removed.RunnableAvg += se.Avg.RunnableAvg
 }
 
-// propagateEntityCfsRq mirrors fair.c:propagate_entity_cfs_rq.
+// propagateEntityCfsRq mirrors fair.c:propagate_entity_cfs_rq (v6.19).
 func (k *Kernel) propagateEntityCfsRq(se *SchedEntity) {
 	k.listAddLeafCfsRq(cfsRqOf(se))
 	for se = se.Parent; se != nil; se = se.Parent {
@@ -342,7 +342,7 @@ func (k *Kernel) propagateEntityCfsRq(se *SchedEntity) {
 	}
 }
 
-// detachEntityCfsRq mirrors fair.c:detach_entity_cfs_rq.
+// detachEntityCfsRq mirrors fair.c:detach_entity_cfs_rq (v6.19).
 func (k *Kernel) detachEntityCfsRq(se *SchedEntity) {
 	c := cfsRqOf(se)
 	if se.Avg.LastUpdateTime == 0 {
@@ -354,7 +354,7 @@ func (k *Kernel) detachEntityCfsRq(se *SchedEntity) {
 	k.propagateEntityCfsRq(se)
 }
 
-// attachEntityCfsRq mirrors fair.c:attach_entity_cfs_rq.
+// attachEntityCfsRq mirrors fair.c:attach_entity_cfs_rq (v6.19).
 func (k *Kernel) attachEntityCfsRq(se *SchedEntity) {
 	c := cfsRqOf(se)
 	flags := 0
@@ -367,7 +367,7 @@ func (k *Kernel) attachEntityCfsRq(se *SchedEntity) {
 	k.propagateEntityCfsRq(se)
 }
 
-// initEntityRunnableAverage mirrors fair.c:init_entity_runnable_average.
+// initEntityRunnableAverage mirrors fair.c:init_entity_runnable_average (v6.19).
 func initEntityRunnableAverage(se *SchedEntity) {
 	se.Avg = SchedAvg{}
 	if se.IsTask() {
@@ -396,7 +396,7 @@ func postInitEntityUtilAvg(p *Task) {
 	sa.RunnableAvg = sa.UtilAvg
 }
 
-// setTaskRqFair mirrors fair.c:set_task_rq_fair: carry a task's PELT
+// setTaskRqFair mirrors fair.c:set_task_rq_fair (v6.19): carry a task's PELT
 // window from its old cfs_rq to the new one without ageing it across.
 func (k *Kernel) setTaskRqFair(se *SchedEntity, prev, next *CfsRq) {
 	if se.Avg.LastUpdateTime == 0 || prev == nil {
@@ -411,7 +411,7 @@ func taskUtil(p *Task) uint64 { return p.SE.Avg.UtilAvg }
 
 func taskUtilEstRaw(p *Task) uint64 { return uint64(p.SE.Avg.UtilEst &^ utilAvgUnchanged) }
 
-// taskUtilEst mirrors fair.c:task_util_est.
+// taskUtilEst mirrors fair.c:task_util_est (v6.19).
 func taskUtilEst(p *Task) uint64 {
 	u, e := taskUtil(p), taskUtilEstRaw(p)
 	if e > u {
@@ -420,7 +420,7 @@ func taskUtilEst(p *Task) uint64 {
 	return u
 }
 
-// utilEstEnqueue mirrors fair.c:util_est_enqueue.
+// utilEstEnqueue mirrors fair.c:util_est_enqueue (v6.19).
 func (k *Kernel) utilEstEnqueue(c *CfsRq, p *Task) {
 	if !k.S.UtilEst {
 		return
@@ -428,7 +428,7 @@ func (k *Kernel) utilEstEnqueue(c *CfsRq, p *Task) {
 	c.Avg.UtilEst += uint32(taskUtilEstRaw(p))
 }
 
-// utilEstDequeue mirrors fair.c:util_est_dequeue.
+// utilEstDequeue mirrors fair.c:util_est_dequeue (v6.19).
 func (k *Kernel) utilEstDequeue(c *CfsRq, p *Task) {
 	if !k.S.UtilEst {
 		return

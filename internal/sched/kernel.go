@@ -258,7 +258,7 @@ const ClockBase = 1 << 30
 // schedClock mirrors sched_clock_cpu(): the CPU clock in ns.
 func (k *Kernel) schedClock() uint64 { return uint64(k.Eng.Now()) + ClockBase }
 
-// updateRqClock mirrors core.c:update_rq_clock (no IRQ or steal time, so
+// updateRqClock mirrors core.c:update_rq_clock (v6.19; no IRQ or steal time, so
 // clock_task == clock) followed by pelt.h:update_rq_clock_pelt.
 func (k *Kernel) updateRqClock(rq *Rq) {
 	now := k.schedClock()
@@ -282,14 +282,14 @@ func (k *Kernel) updateRqClockPelt(rq *Rq, delta uint64) {
 	rq.ClockPelt += delta
 }
 
-// updateIdleRqClockPeltSync mirrors pelt.h:_update_idle_rq_clock_pelt.
+// updateIdleRqClockPeltSync mirrors pelt.h:_update_idle_rq_clock_pelt (v6.19).
 func updateIdleRqClockPeltSync(rq *Rq) {
 	rq.ClockPelt = rq.ClockTask
 	rq.ClockIdle = rq.Clock
 	rq.ClockPeltIdle = rqClockPelt(rq)
 }
 
-// updateIdleRqClockPelt mirrors pelt.h:update_idle_rq_clock_pelt: when a
+// updateIdleRqClockPelt mirrors pelt.h:update_idle_rq_clock_pelt (v6.19): when a
 // saturated CPU goes idle, the time its PELT clock lagged is lost idle time.
 func updateIdleRqClockPelt(rq *Rq) {
 	divider := uint32((LoadAvgMax-1024)<<SchedCapacityShift) - LoadAvgMax
@@ -300,10 +300,10 @@ func updateIdleRqClockPelt(rq *Rq) {
 	updateIdleRqClockPeltSync(rq)
 }
 
-// rqClockPelt mirrors pelt.h:rq_clock_pelt.
+// rqClockPelt mirrors pelt.h:rq_clock_pelt (v6.19).
 func rqClockPelt(rq *Rq) uint64 { return rq.ClockPelt - rq.LostIdleTime }
 
-// cfsRqClockPelt mirrors pelt.h:cfs_rq_clock_pelt (no bandwidth throttling).
+// cfsRqClockPelt mirrors pelt.h:cfs_rq_clock_pelt (v6.19; no bandwidth throttling).
 func cfsRqClockPelt(c *CfsRq) uint64 { return rqClockPelt(c.rq) }
 
 // rqClockTask mirrors rq_clock_task().

@@ -12,16 +12,16 @@ func (k *Kernel) llcID(cpu cpumask.CPU) cpumask.CPU { return k.Topo.SdLLCID[cpu]
 // asymCPUCapacity mirrors the sched_asym_cpucapacity static key.
 func (k *Kernel) asymCPUCapacity() bool { return k.Topo.AsymCPUCapacity }
 
-// taskFitsCPU mirrors fair.c:task_fits_cpu without uclamp: the task's
+// taskFitsCPU mirrors fair.c:task_fits_cpu (v6.19) without uclamp: the task's
 // estimated utilisation fits the CPU's capacity with the 20% margin.
 func (k *Kernel) taskFitsCPU(p *Task, cpu cpumask.CPU) bool {
 	return fitsCapacity(taskUtilEst(p), k.Rqs[cpu].CPUCapacity)
 }
 
-// fitsCapacity mirrors fair.c:fits_capacity.
+// fitsCapacity mirrors fair.c:fits_capacity (v6.19).
 func fitsCapacity(util, capacity uint64) bool { return util*1280 < capacity*1024 }
 
-// updateStatsEnqueueFair mirrors fair.c:update_stats_enqueue_fair: a queued
+// updateStatsEnqueueFair mirrors fair.c:update_stats_enqueue_fair (v6.19): a queued
 // entity other than curr starts waiting.
 func (k *Kernel) updateStatsEnqueueFair(c *CfsRq, se *SchedEntity, flags int) {
 	if se != c.Curr {
@@ -29,7 +29,7 @@ func (k *Kernel) updateStatsEnqueueFair(c *CfsRq, se *SchedEntity, flags int) {
 	}
 }
 
-// updateStatsDequeueFair mirrors fair.c:update_stats_dequeue_fair.
+// updateStatsDequeueFair mirrors fair.c:update_stats_dequeue_fair (v6.19).
 func (k *Kernel) updateStatsDequeueFair(c *CfsRq, se *SchedEntity, flags int) {
 	if se != c.Curr {
 		k.updateStatsWaitEndFair(c, se)
@@ -39,12 +39,12 @@ func (k *Kernel) updateStatsDequeueFair(c *CfsRq, se *SchedEntity, flags int) {
 	}
 }
 
-// updateStatsWaitStartFair mirrors fair.c:update_stats_wait_start_fair.
+// updateStatsWaitStartFair mirrors fair.c:update_stats_wait_start_fair (v6.19).
 func (k *Kernel) updateStatsWaitStartFair(c *CfsRq, se *SchedEntity) {
 	se.Stats.WaitStart = rqClockTask(c.rq)
 }
 
-// updateStatsWaitEndFair mirrors fair.c:update_stats_wait_end_fair.
+// updateStatsWaitEndFair mirrors fair.c:update_stats_wait_end_fair (v6.19).
 func (k *Kernel) updateStatsWaitEndFair(c *CfsRq, se *SchedEntity) {
 	if se.Stats.WaitStart == 0 {
 		return
@@ -58,7 +58,7 @@ func (k *Kernel) updateStatsWaitEndFair(c *CfsRq, se *SchedEntity) {
 	se.Stats.WaitStart = 0
 }
 
-// listAddLeafCfsRq mirrors fair.c:list_add_leaf_cfs_rq: keep every cfs_rq
+// listAddLeafCfsRq mirrors fair.c:list_add_leaf_cfs_rq (v6.19): keep every cfs_rq
 // with load on rq's leaf list, children before parents. The kernel builds
 // the order with tmp_alone_branch; schedlab inserts a queue just before its
 // nearest listed ancestor and then lists missing ancestors after it, which
@@ -92,7 +92,7 @@ func (k *Kernel) listAddLeafCfsRq(c *CfsRq) {
 	}
 }
 
-// listDelLeafCfsRq mirrors fair.c:list_del_leaf_cfs_rq.
+// listDelLeafCfsRq mirrors fair.c:list_del_leaf_cfs_rq (v6.19).
 func (k *Kernel) listDelLeafCfsRq(c *CfsRq) {
 	if !c.OnList {
 		return
@@ -118,7 +118,7 @@ func parentCfsRq(c *CfsRq) *CfsRq {
 // LeafCfsRqs returns rq's leaf_cfs_rq_list in walk order.
 func (rq *Rq) LeafCfsRqs() []*CfsRq { return append([]*CfsRq(nil), rq.leafCfsRqs...) }
 
-// childCfsRqOnList mirrors fair.c:child_cfs_rq_on_list: the queue listed
+// childCfsRqOnList mirrors fair.c:child_cfs_rq_on_list (v6.19): the queue listed
 // just before c is one of its children.
 func childCfsRqOnList(c *CfsRq) bool {
 	rq := c.rq
@@ -144,10 +144,10 @@ func cfsRqIsDecayed(c *CfsRq) bool {
 	return c.TgLoadAvgContrib == 0
 }
 
-// cfsRqHasBlocked mirrors fair.c:cfs_rq_has_blocked.
+// cfsRqHasBlocked mirrors fair.c:cfs_rq_has_blocked (v6.19).
 func cfsRqHasBlocked(c *CfsRq) bool { return c.Avg.LoadAvg != 0 || c.Avg.UtilAvg != 0 }
 
-// skipBlockedUpdate mirrors fair.c:skip_blocked_update.
+// skipBlockedUpdate mirrors fair.c:skip_blocked_update (v6.19).
 func skipBlockedUpdate(se *SchedEntity) bool {
 	if se.Avg.LoadAvg != 0 || se.Avg.UtilAvg != 0 {
 		return false
@@ -293,7 +293,7 @@ func (k *Kernel) SetGroupWeight(tg *TaskGroup, weight int) error {
 	return nil
 }
 
-// MoveTask mirrors core.c:sched_move_task: move p to group tg.
+// MoveTask mirrors core.c:sched_move_task (v6.19): move p to group tg.
 func (k *Kernel) MoveTask(p *Task, tg *TaskGroup) {
 	if p.TG == tg {
 		return

@@ -14,7 +14,7 @@ const (
 	utilEstMargin      = SchedCapacityScale / 100
 )
 
-// runnableAvgYNInv mirrors sched-pelt.h:runnable_avg_yN_inv: (2^32-1)*y^n for
+// runnableAvgYNInv mirrors sched-pelt.h:runnable_avg_yN_inv (v6.19): (2^32-1)*y^n for
 // y^32 = 1/2.
 var runnableAvgYNInv = [32]uint32{
 	0xffffffff, 0xfa83b2da, 0xf5257d14, 0xefe4b99a, 0xeac0c6e6, 0xe5b906e6,
@@ -38,7 +38,7 @@ type SchedAvg struct {
 	UtilEst        uint32
 }
 
-// decayLoad mirrors pelt.c:decay_load: val * y^n.
+// decayLoad mirrors pelt.c:decay_load (v6.19): val * y^n.
 func decayLoad(val uint64, n uint64) uint64 {
 	if n > LoadAvgPeriod*63 {
 		return 0
@@ -51,7 +51,7 @@ func decayLoad(val uint64, n uint64) uint64 {
 	return mulU64U32Shr(val, runnableAvgYNInv[localN], 32)
 }
 
-// accumulatePeltSegments mirrors pelt.c:__accumulate_pelt_segments.
+// accumulatePeltSegments mirrors pelt.c:__accumulate_pelt_segments (v6.19).
 func accumulatePeltSegments(periods uint64, d1, d3 uint32) uint32 {
 	c3 := d3
 	c1 := uint32(decayLoad(uint64(d1), periods))
@@ -59,7 +59,7 @@ func accumulatePeltSegments(periods uint64, d1, d3 uint32) uint32 {
 	return c1 + c2 + c3
 }
 
-// accumulateSum mirrors pelt.c:accumulate_sum. delta is in 1024 ns units.
+// accumulateSum mirrors pelt.c:accumulate_sum (v6.19). delta is in 1024 ns units.
 func accumulateSum(delta uint64, sa *SchedAvg, load, runnable uint64, running bool) uint32 {
 	contrib := uint32(delta)
 	delta += uint64(sa.PeriodContrib)
@@ -86,7 +86,7 @@ func accumulateSum(delta uint64, sa *SchedAvg, load, runnable uint64, running bo
 	return uint32(periods)
 }
 
-// updateLoadSum mirrors pelt.c:___update_load_sum; it reports whether a
+// updateLoadSum mirrors pelt.c:___update_load_sum (v6.19); it reports whether a
 // period boundary was crossed.
 func updateLoadSum(now uint64, sa *SchedAvg, load, runnable uint64, running bool) bool {
 	delta := int64(now - sa.LastUpdateTime)
@@ -106,10 +106,10 @@ func updateLoadSum(now uint64, sa *SchedAvg, load, runnable uint64, running bool
 	return accumulateSum(d, sa, load, runnable, running) != 0
 }
 
-// getPeltDivider mirrors pelt.h:get_pelt_divider.
+// getPeltDivider mirrors pelt.h:get_pelt_divider (v6.19).
 func getPeltDivider(sa *SchedAvg) uint32 { return PeltMinDivider + sa.PeriodContrib }
 
-// updateLoadAvg mirrors pelt.c:___update_load_avg.
+// updateLoadAvg mirrors pelt.c:___update_load_avg (v6.19).
 func updateLoadAvg(sa *SchedAvg, load uint64) {
 	divider := uint64(getPeltDivider(sa))
 	sa.LoadAvg = load * sa.LoadSum / divider

@@ -401,7 +401,7 @@ func (s *Settings) Validate() error {
 	return nil
 }
 
-// tunableFactor mirrors fair.c:get_update_sysctl_factor for ncpus online CPUs.
+// tunableFactor mirrors fair.c:get_update_sysctl_factor (v6.19) for ncpus online CPUs.
 func tunableFactor(scaling, ncpus int) uint64 {
 	cpus := ncpus
 	if cpus > 8 {

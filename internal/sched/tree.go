@@ -10,7 +10,7 @@ package sched
 // tens of entities, where a slice is faster than a tree; the price is O(n)
 // insertion on very long queues.
 
-// entityBefore mirrors fair.c:entity_before for the tree's key.
+// entityBefore mirrors fair.c:entity_before (v6.19) for the tree's key.
 func (k *Kernel) entityBefore(a, b *SchedEntity) bool {
 	if k.S.EEVDF {
 		return int64(a.Deadline-b.Deadline) < 0
@@ -50,7 +50,7 @@ func timelineRemove(c *CfsRq, se *SchedEntity) {
 	panic("sched: dequeue of an entity not in the timeline")
 }
 
-// pickFirstEntity mirrors fair.c:__pick_first_entity.
+// pickFirstEntity mirrors fair.c:__pick_first_entity (v6.19).
 func pickFirstEntity(c *CfsRq) *SchedEntity {
 	if len(c.timeline) == 0 {
 		return nil
@@ -58,7 +58,7 @@ func pickFirstEntity(c *CfsRq) *SchedEntity {
 	return c.timeline[0]
 }
 
-// pickNextEntityInTree mirrors fair.c:__pick_next_entity (the tree successor).
+// pickNextEntityInTree mirrors fair.c:__pick_next_entity (v6.19; the tree successor).
 func pickNextEntityInTree(c *CfsRq, se *SchedEntity) *SchedEntity {
 	for i, e := range c.timeline {
 		if e == se {
@@ -71,7 +71,7 @@ func pickNextEntityInTree(c *CfsRq, se *SchedEntity) *SchedEntity {
 	return nil
 }
 
-// pickLastEntity mirrors fair.c:__pick_last_entity.
+// pickLastEntity mirrors fair.c:__pick_last_entity (v6.19).
 func pickLastEntity(c *CfsRq) *SchedEntity {
 	if len(c.timeline) == 0 {
 		return nil

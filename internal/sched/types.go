@@ -376,7 +376,7 @@ type Rq struct {
 	segStart     engine.Time // when the current task's work segment was last accounted
 }
 
-// IdleCPU mirrors core.c:idle_cpu: curr is idle, nothing queued, no pending
+// IdleCPU mirrors core.c:idle_cpu (v6.19): curr is idle, nothing queued, no pending
 // wakeups.
 func (rq *Rq) IdleCPU() bool {
 	return rq.Curr == rq.Idle && rq.NrRunning == 0 && rq.TTWUPending == 0

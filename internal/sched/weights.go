@@ -16,7 +16,7 @@ const (
 	DefaultPrio          = MaxRTPrio + 20
 )
 
-// schedPrioToWeight mirrors core.c:sched_prio_to_weight (nice -20..19).
+// schedPrioToWeight mirrors core.c:sched_prio_to_weight (v6.19; nice -20..19).
 var schedPrioToWeight = [40]uint64{
 	88761, 71755, 56483, 46273, 36291,
 	29154, 23254, 18705, 14949, 11916,
@@ -28,7 +28,7 @@ var schedPrioToWeight = [40]uint64{
 	36, 29, 23, 18, 15,
 }
 
-// schedPrioToWmult mirrors core.c:sched_prio_to_wmult: 2^32/weight as the
+// schedPrioToWmult mirrors core.c:sched_prio_to_wmult (v6.19): 2^32/weight as the
 // kernel tabulates it (some entries are one above the floor).
 var schedPrioToWmult = [40]uint32{
 	48388, 59856, 76040, 92818, 118348,
@@ -41,10 +41,10 @@ var schedPrioToWmult = [40]uint32{
 	119304647, 148102320, 186737708, 238609294, 286331153,
 }
 
-// scaleLoad mirrors sched.h:scale_load.
+// scaleLoad mirrors sched.h:scale_load (v6.19).
 func scaleLoad(w uint64) uint64 { return w << SchedFixedpointShift }
 
-// scaleLoadDown mirrors sched.h:scale_load_down (64-bit): 0 stays 0, else at
+// scaleLoadDown mirrors sched.h:scale_load_down (v6.19; 64-bit): 0 stays 0, else at
 // least 2.
 func scaleLoadDown(w uint64) uint64 {
 	if w == 0 {
@@ -105,7 +105,7 @@ func calcDelta(delta uint64, weight uint64, lw *LoadWeight) uint64 {
 	return mulU64U32Shr(delta, uint32(fact), shift)
 }
 
-// mulU64U32Shr mirrors math64.h:mul_u64_u32_shr: (a * mul) >> shift without
+// mulU64U32Shr mirrors math64.h:mul_u (v6.19)64_u32_shr: (a * mul) >> shift without
 // overflow.
 func mulU64U32Shr(a uint64, mul uint32, shift uint) uint64 {
 	hi, lo := bits.Mul64(a, uint64(mul))
@@ -118,7 +118,7 @@ func mulU64U32Shr(a uint64, mul uint32, shift uint) uint64 {
 	return lo>>shift | hi<<(64-shift)
 }
 
-// calcDeltaFair mirrors fair.c:calc_delta_fair: wall time to the entity's
+// calcDeltaFair mirrors fair.c:calc_delta_fair (v6.19): wall time to the entity's
 // virtual time.
 func calcDeltaFair(delta uint64, se *SchedEntity) uint64 {
 	if se.Load.Weight != NiceZeroLoad {
@@ -127,5 +127,5 @@ func calcDeltaFair(delta uint64, se *SchedEntity) uint64 {
 	return delta
 }
 
-// seWeight mirrors sched.h:se_weight (the unscaled weight).
+// seWeight mirrors sched.h:se_weight (v6.19; the unscaled weight).
 func seWeight(se *SchedEntity) uint64 { return scaleLoadDown(se.Load.Weight) }
