@@ -112,7 +112,7 @@ func (k *Kernel) groupClassify(imbalancePct int, g *topology.Group, sgs *SgLbSta
 // numaImbalanceMin mirrors NUMA_IMBALANCE_MIN.
 const numaImbalanceMin = 2
 
-// adjustNumaImbalance mirrors fair.c:adjust_numa_imbalance (v6.19; v6.x): while
+// adjustNumaImbalance mirrors fair.c:adjust_numa_imbalance (v6.19): while
 // the destination would run at most imb_numa_nr tasks
 // (allow_numa_imbalance), an imbalance of up to NUMA_IMBALANCE_MIN idle
 // CPUs is tolerated (returns 0) so a communicating pair stays local.
