@@ -29,6 +29,7 @@ func init() {
 			costsFile, traceFile, schedstatDir string
 			noCosts                            bool
 			backgroundCgroups                  int
+			cpus                               string
 			traceEvents                        []string
 			traceFrom, traceTo                 string
 		)
@@ -80,7 +81,7 @@ Workloads:
 				cfg := wlrun.Config{
 					Machine: machine, Kernel: kernel, Variant: variant, Features: features,
 					Seed: seed, Tool: tool, Args: toolArgs, ApplyVariant: applyVariant,
-					CostsFile: costsFile, NoCosts: noCosts, BackgroundCgroups: backgroundCgroups,
+					CostsFile: costsFile, NoCosts: noCosts, BackgroundCgroups: backgroundCgroups, CPUs: cpus,
 				}
 				if traceFile != "" || schedstatDir != "" {
 					obs, err := newRunObservers(traceFile, traceEvents, traceFrom, traceTo, schedstatDir)
@@ -132,6 +133,7 @@ Workloads:
 		f.StringSliceVar(&traceEvents, "trace-events", nil, "trace only these events (e.g. sched_switch,sched_wakeup)")
 		f.StringVar(&traceFrom, "trace-from", "", "trace from this simulated time (e.g. 10ms)")
 		f.StringVar(&traceTo, "trace-to", "", "trace up to this simulated time")
+		f.StringVar(&cpus, "cpus", "", "run the workload confined to these CPUs, as 'taskset -c LIST' does (children inherit the affinity)")
 		f.IntVar(&backgroundCgroups, "background-cgroups", 0, "add N cgroups, each with a task that runs 300 µs every 50-250 ms (blocked-load work of a desktop or phone)")
 		f.StringVar(&schedstatDir, "schedstat", "", "write /proc/schedstat snapshots before and after the workload into DIR")
 		return c

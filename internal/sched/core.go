@@ -305,9 +305,26 @@ func (k *Kernel) Fork(spec TaskSpec) (*Task, error) {
 		return nil, fmt.Errorf("task %q has no program", spec.Comm)
 	}
 	n := k.NrCPUs()
+	if spec.CPU < 0 || int(spec.CPU) >= n {
+		return nil, fmt.Errorf("cpu %d out of range", spec.CPU)
+	}
+	// The parent is the task whose program is forking on this CPU; a
+	// fork from outside any program (a workload's first task, a scenario
+	// command) has none.
+	var parent *Task
+	if pt := k.progTask; pt != nil && pt.OnCPU && pt.cpu == spec.CPU {
+		parent = pt
+	}
 	allowed := spec.Allowed
 	if allowed.Size() == 0 {
-		allowed = cpumask.Full(n)
+		switch {
+		case parent != nil:
+			allowed = parent.CPUsAllowed // copy_process: the child inherits cpus_mask
+		case k.DefaultAllowed.Size() != 0:
+			allowed = k.DefaultAllowed
+		default:
+			allowed = cpumask.Full(n)
+		}
 	}
 	if allowed.Empty() {
 		return nil, fmt.Errorf("task %q may run on no CPU", spec.Comm)
@@ -316,11 +333,7 @@ func (k *Kernel) Fork(spec TaskSpec) (*Task, error) {
 	if tg == nil {
 		tg = k.RootTG
 	}
-	if spec.CPU < 0 || int(spec.CPU) >= n {
-		return nil, fmt.Errorf("cpu %d out of range", spec.CPU)
-	}
 	k.thisCPU = spec.CPU
-	parent := k.Rqs[spec.CPU].Curr
 	p := &Task{
 		PID:           k.nextPID,
 		Comm:          spec.Comm,
@@ -339,7 +352,7 @@ func (k *Kernel) Fork(spec TaskSpec) (*Task, error) {
 		lastRanCPU:    cpumask.None,
 		homeNode:      -1,
 	}
-	if !parent.IsIdleTask() {
+	if parent != nil {
 		p.Parent = parent
 	}
 	k.nextPID++
@@ -363,7 +376,11 @@ func (k *Kernel) Fork(spec TaskSpec) (*Task, error) {
 	}
 	k.Tasks = append(k.Tasks, p)
 	if k.Hooks.Fork != nil {
-		k.Hooks.Fork(parent, p)
+		hp := parent
+		if hp == nil {
+			hp = k.Rqs[spec.CPU].Curr // what ran on the CPU the fork came from
+		}
+		k.Hooks.Fork(hp, p)
 	}
 	k.wakeUpNewTask(p)
 	return p, nil

@@ -100,6 +100,13 @@ type Kernel struct {
 
 	dom domainState
 
+	// DefaultAllowed, when set, is the affinity of tasks forked from
+	// outside any program (a workload's first tasks), as `taskset -c`
+	// gives them; their children inherit it. progTask is the task whose
+	// program is running (the parent of what it forks).
+	DefaultAllowed cpumask.Mask
+	progTask       *Task
+
 	// Costs are the cost model's parameters (work.go); the zero value
 	// charges nothing but the IPI latency of Settings.
 	Costs Costs

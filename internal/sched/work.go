@@ -156,7 +156,10 @@ func (k *Kernel) runProgram(rq *Rq, t *Task) {
 		if i > 1000000 {
 			panic(fmt.Sprintf("sched: program of %s[%d] returns zero-length operations forever", t.Comm, t.PID))
 		}
+		prev := k.progTask
+		k.progTask = t
 		op := t.Prog.Next(k, t)
+		k.progTask = prev
 		if t.overhead > 0 {
 			// Kernel work the program caused (syscalls, wakeups) runs
 			// before the operation takes effect.

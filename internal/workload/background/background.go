@@ -41,7 +41,9 @@ func Add(k *sched.Kernel, n int) error {
 			}
 			return sched.Run(RunTime)
 		})
-		if _, err := k.Fork(sched.TaskSpec{Comm: "bg", Group: tg, CPU: cpumask.CPU(i % k.NrCPUs()), Prog: prog}); err != nil {
+		// The machine's other processes: not confined by --cpus.
+		all := cpumask.Full(k.NrCPUs())
+		if _, err := k.Fork(sched.TaskSpec{Comm: "bg", Group: tg, CPU: cpumask.CPU(i % k.NrCPUs()), Allowed: all, Prog: prog}); err != nil {
 			return err
 		}
 	}

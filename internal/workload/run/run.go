@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/schedlab/schedlab/internal/costmodel"
+	"github.com/schedlab/schedlab/internal/cpumask"
 	"github.com/schedlab/schedlab/internal/engine"
 	"github.com/schedlab/schedlab/internal/sched"
 	"github.com/schedlab/schedlab/internal/topology"
@@ -99,6 +100,9 @@ type Config struct {
 	// BackgroundCgroups adds that many cgroups with a briefly waking task
 	// each (package background) before the workload starts.
 	BackgroundCgroups int
+	// CPUs, a cpulist, confines the workload as `taskset -c CPUs` would:
+	// its first tasks get that affinity and their children inherit it.
+	CPUs string
 	// Attach, when set, is called with the run's kernel before the
 	// workload starts (to attach a tracer, take a schedstat snapshot);
 	// the function it returns, if any, runs when the workload is done.
@@ -198,6 +202,16 @@ func Kernel(cfg *Config) (*sched.Kernel, *topology.MachineSpec, error) {
 	k, err := sched.New(engine.New(cfg.Seed), topo, s)
 	if err != nil {
 		return nil, nil, err
+	}
+	if cfg.CPUs != "" {
+		m, err := cpumask.Parse(k.NrCPUs(), cfg.CPUs)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--cpus: %v", err)
+		}
+		if m.Empty() {
+			return nil, nil, fmt.Errorf("--cpus: no CPU in %q", cfg.CPUs)
+		}
+		k.DefaultAllowed = m
 	}
 	if !cfg.NoCosts {
 		p, err := costmodel.Resolve(spec, cfg.CostsFile)

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/schedlab/schedlab/internal/sched"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -188,3 +190,31 @@ func BenchmarkSchbenchCurrent(b *testing.B) {
 func BenchmarkTbench(b *testing.B) { benchRun(b, "tbench", "-t", "5", "64") }
 
 func BenchmarkStream(b *testing.B) { benchRun(b, "stream", "OMP_NUM_THREADS=16") }
+
+// TestCPUsConfinesWorkload: --cpus confines the workload as taskset does:
+// its first task gets the affinity and every child inherits it, so no
+// timeslice runs outside the list (copy_process copies cpus_mask).
+func TestCPUsConfinesWorkload(t *testing.T) {
+	var k *sched.Kernel
+	_, err := Run(Config{Machine: "hikey", Seed: 1, Tool: "hackbench", Args: []string{"-p", "-T", "-l", "20", "-g", "2"}, CPUs: "4-7",
+		Attach: func(kk *sched.Kernel) (func() error, error) { k = kk; return nil, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in, out uint64
+	for c, rq := range k.Rqs {
+		if c >= 4 {
+			in += rq.Schedstat.Pcount
+		} else {
+			out += rq.Schedstat.Pcount
+		}
+	}
+	if in == 0 || out != 0 {
+		t.Fatalf("timeslices on CPUs 4-7: %d, elsewhere: %d", in, out)
+	}
+	for _, p := range k.Tasks {
+		if p.CPUsAllowed.String() != "4-7" {
+			t.Fatalf("task %s/%d may run on %s", p.Comm, p.PID, p.CPUsAllowed)
+		}
+	}
+}
