@@ -33,6 +33,7 @@ func (p *Plan) RunConfig(pt *Point, dir string) wlrun.Config {
 		Seed:     pt.Seed,
 		Tool:     w.Tool,
 		Args:     w.Param.ArgsFor(w.Args, pt.Load),
+		CPUs:     p.CPUs,
 	}
 	switch {
 	case pt.Variant != Tip:

@@ -38,6 +38,7 @@ type Plan struct {
 	// baseline (sched.VariantInfo.Base): tip applies their base.
 	TipBase   []string       `json:"tip_base,omitempty"`
 	Features  []string       `json:"features,omitempty"`
+	CPUs      string         `json:"cpus,omitempty"`
 	Workloads []PlanWorkload `json:"workloads"`
 	// Skipped are the workloads and variants of the experiment that this
 	// schedlab does not have (built-in experiments name whole studies).
@@ -104,7 +105,7 @@ func Resolve(s *Spec, opt ResolveOptions) (*Plan, error) {
 		}
 	}
 	p := &Plan{SchemaVersion: PlanSchemaVersion, Name: s.Name, Description: s.Description, Patch: s.Patch,
-		Profile: opt.Profile, Runs: s.Runs, Seed: s.Seed, Trace: s.Trace, Features: append([]string(nil), s.Features...)}
+		Profile: opt.Profile, Runs: s.Runs, Seed: s.Seed, Trace: s.Trace, Features: append([]string(nil), s.Features...), CPUs: s.CPUs}
 	if p.Runs < 1 {
 		return nil, s.errAt("runs", "runs must be at least 1")
 	}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/schedlab/schedlab/internal/cpumask"
 	"gopkg.in/yaml.v3"
 )
 
@@ -27,10 +28,12 @@ type Spec struct {
 	// for the built-in files, whose machine files are embedded.
 	Dir string
 
-	Machines  []string // presets, "host" or machine files
-	Kernels   []string // empty: the variants' common baseline
-	Variants  []string // compared against tip, which always comes first
-	Features  []string // sched_features set on every kernel, e.g. NO_TTWU_QUEUE
+	Machines []string // presets, "host" or machine files
+	Kernels  []string // empty: the variants' common baseline
+	Variants []string // compared against tip, which always comes first
+	Features []string // sched_features set on every kernel, e.g. NO_TTWU_QUEUE
+	// CPUs confines every workload as taskset -c does (schedlab run --cpus).
+	CPUs      string
 	Workloads []Workload
 	Runs      int
 	Seed      uint64
@@ -89,7 +92,7 @@ func ParseFile(path string) (*Spec, error) {
 }
 
 var (
-	topKeys      = []string{"name", "description", "patch", "machines", "machine", "kernels", "kernel", "variants", "features", "workloads", "runs", "seed", "trace", "profiles"}
+	topKeys      = []string{"name", "description", "patch", "machines", "machine", "kernels", "kernel", "variants", "features", "cpus", "workloads", "runs", "seed", "trace", "profiles"}
 	workloadKeys = []string{"name", "run", "metrics", "param"}
 	profileKeys  = []string{"description", "runs", "machines", "variants", "workloads"}
 )
@@ -178,6 +181,15 @@ func Parse(file string, data []byte) (*Spec, error) {
 		if s.Seed, err = strconv.ParseUint(strings.ReplaceAll(v.Value, "_", ""), 0, 64); err != nil {
 			return nil, p.errf(v, "seed must be a non-negative integer below 2^64")
 		}
+	}
+	if v := vals["cpus"]; v != nil {
+		if v.Kind != yaml.ScalarNode {
+			return nil, p.errf(v, "cpus must be a CPU list such as 0-23")
+		}
+		if _, err := cpumask.Parse(8192, v.Value); err != nil { // NR_CPUS; checked against the machine at run time
+			return nil, p.errf(v, "cpus: %v", err)
+		}
+		s.CPUs = v.Value
 	}
 	if v := vals["trace"]; v != nil {
 		if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!bool" {

@@ -70,6 +70,7 @@ func TestSpecErrors(t *testing.T) {
 		{"machines: [hikey]\nworkloads: [hackbench]\nprofiles:\n  paper:\n    workloads: {nope: hackbench}\n", "e.yaml:5: profile paper: no workload named \"nope\""},
 		{"machines: [hikey\n", "e.yaml:2: did not find expected ',' or ']'"},
 		{"machines: [hikey]\nmachine: hikey\nworkloads: [hackbench]\n", "e.yaml:2: give machine or machines, not both"},
+		{"machines: [hikey]\ncpus: 3-1\nworkloads: [hackbench]\n", "e.yaml:2: cpus: bad CPU range"},
 	} {
 		_, err := Parse("e.yaml", []byte(tc.file))
 		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
@@ -253,4 +254,20 @@ func FuzzParseCommand(f *testing.F) {
 			}
 		}
 	})
+}
+
+// cpus: confines every run as taskset -c does (run.Config.CPUs).
+func TestSpecCPUs(t *testing.T) {
+	s, err := Parse("e.yaml", []byte("machines: [hikey]\ncpus: 4-7\nworkloads: [hackbench -p -T -l 5 -g 1]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Resolve(s, ResolveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pt := p.Points()[0]
+	if cfg := p.RunConfig(&pt, ""); cfg.CPUs != "4-7" {
+		t.Fatalf("run config cpus %q", cfg.CPUs)
+	}
 }
