@@ -559,7 +559,9 @@ func (k *Kernel) TryToWakeUp(p *Task, wakeFlags int) bool {
 		return true
 	}
 	p.waking = true
+	before := thisRq.Wakeup
 	cpu := k.selectTaskRq(p, p.WakeCPU, &wakeFlags)
+	k.chargeWakeupPath(thisRq, before, cpu)
 	if cpu != p.cpu {
 		wakeFlags |= WFMigrated
 		k.setTaskCPU(p, cpu)

@@ -144,3 +144,47 @@ func TestIdleCoresNoSMT(t *testing.T) {
 		t.Errorf("v5.19 on hikey: %d reads, want 0", r)
 	}
 }
+
+// TestIdleCoresNoSMTCostsTime: with the cost model charging a read of
+// another CPU's cache line (here 1 µs, every other cost zero), the
+// test_idle_cores reads of the v5.12 layout cost the wakers simulated
+// time on a HiKey, and idle-cores-nosmt, which removes them, costs none:
+// the variant shows in time, not only in counters (patches.md §2).
+func TestIdleCoresNoSMTCostsTime(t *testing.T) {
+	run := func(s Settings) (reads, overhead uint64) {
+		r := newRigSettings(t, "hikey", s)
+		k := r.k
+		k.costsOn = true
+		k.S.CostJitterPct = 0
+		k.Costs.LineSameLLC = engine.Microsecond
+		k.Costs.LineOther = [][]engine.Time{{engine.Microsecond}}
+		for i := 0; i < 12; i++ {
+			if _, err := k.Fork(TaskSpec{Comm: "w", CPU: cpumask.CPU(i % 8), Prog: loop(50*engine.Microsecond, 50*engine.Microsecond)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		k.Eng.RunUntil(20 * engine.Millisecond)
+		for _, rq := range k.Rqs {
+			reads += rq.Wakeup.TestIdleCoresReads
+			overhead += rq.Costs.OverheadNs
+		}
+		return reads, overhead
+	}
+	base := MustBaseline(KernelV519)
+	if err := ApplyVariantBase(&base, "idle-cores-nosmt"); err != nil {
+		t.Fatal(err)
+	}
+	patched := MustBaseline(KernelV519)
+	if err := ApplyVariant(&patched, "idle-cores-nosmt"); err != nil {
+		t.Fatal(err)
+	}
+	rb, ob := run(base)
+	rp, op := run(patched)
+	t.Logf("base: %d reads, %d ns charged; patched: %d reads, %d ns", rb, ob, rp, op)
+	if rb == 0 || ob == 0 || ob > rb*uint64(engine.Microsecond) {
+		t.Errorf("base: %d reads charged %d ns, want some, at most 1 µs each", rb, ob)
+	}
+	if rp != 0 || op != 0 {
+		t.Errorf("patched: %d reads charged %d ns, want none", rp, op)
+	}
+}

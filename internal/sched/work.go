@@ -141,7 +141,14 @@ func (k *Kernel) segmentDone(rq *Rq) {
 	rq.segStart = k.Eng.Now()
 	if t.hasPending {
 		t.hasPending = false
-		k.doOp(rq, t, t.pendingOp)
+		op := t.pendingOp
+		if (op.Kind == OpSleep || op.Kind == OpBlock) && t.State == TaskRunning {
+			// Woken while still on the CPU: schedule() would not block,
+			// and the program sees the wakeup at once.
+			k.runProgram(rq, t)
+		} else {
+			k.doOp(rq, t, op)
+		}
 	} else {
 		k.runProgram(rq, t)
 	}
@@ -164,6 +171,13 @@ func (k *Kernel) runProgram(rq *Rq, t *Task) {
 			// Kernel work the program caused (syscalls, wakeups) runs
 			// before the operation takes effect.
 			t.pendingOp, t.hasPending = op, true
+			if op.Kind == OpSleep || op.Kind == OpBlock {
+				// set_current_state before the kernel work, as a
+				// task does before it checks its wait condition and
+				// calls schedule(): a wakeup arriving meanwhile makes
+				// it runnable again instead of being lost.
+				t.State = TaskInterruptible
+			}
 			t.workLeft = t.overhead
 			rq.Costs.OverheadNs += uint64(t.overhead)
 			t.overhead = 0
@@ -259,16 +273,38 @@ func (k *Kernel) ipiLatency(from, to cpumask.CPU) engine.Time {
 	return k.jitter(d)
 }
 
-// sharedLineRead is the time for reader to load a cache line written by
-// writer (costmodel.Params.SharedLineRead).
-func (k *Kernel) sharedLineRead(reader, writer cpumask.CPU) engine.Time {
+// chargeWakeupPath charges the waker (the task running on rq, the CPU
+// doing try_to_wake_up) for what select_task_rq just did, from the
+// wakeup path's counters: ScanPerCPU per CPU select_idle_* examined, a
+// read of the target LLC's sd_llc_shared line (written by that LLC's CPUs
+// on idle entry and exit) per test_idle_cores, and RemoteEnqueue when the
+// wakee goes to another CPU. Nothing is charged when rq is idle (a timer
+// wakeup from an idle CPU) or without the cost model.
+func (k *Kernel) chargeWakeupPath(rq *Rq, before WakeupCounters, target cpumask.CPU) {
+	if !k.costsOn {
+		return
+	}
+	w := &rq.Wakeup
+	d := engine.Time(w.SISScanned-before.SISScanned) * k.Costs.ScanPerCPU
+	if reads := w.TestIdleCoresReads - before.TestIdleCoresReads; reads > 0 {
+		d += engine.Time(reads) * k.llcSharedLineRead(rq.CPU, target)
+	}
+	if target != rq.CPU {
+		d += k.Costs.RemoteEnqueue
+	}
+	k.Charge(d)
+}
+
+// llcSharedLineRead is the time for reader to load the sd_llc_shared line
+// of target's LLC, which the CPUs of that LLC keep writing (nr_busy_cpus
+// on NOHZ idle entry and exit): a transfer within the LLC, or from another
+// LLC or node (costmodel.Params.SharedLineRead).
+func (k *Kernel) llcSharedLineRead(reader, target cpumask.CPU) engine.Time {
 	switch {
-	case reader == writer || k.Topo.SMTMask[reader].Test(writer):
-		return 0
-	case k.cpusShareCache(reader, writer):
+	case k.cpusShareCache(reader, target):
 		return k.Costs.LineSameLLC
 	case k.Costs.LineOther != nil:
-		return k.Costs.LineOther[k.Topo.CPUNode[reader]][k.Topo.CPUNode[writer]]
+		return k.Costs.LineOther[k.Topo.CPUNode[reader]][k.Topo.CPUNode[target]]
 	}
 	return 0
 }

@@ -227,3 +227,41 @@ func TestClusterIdleStateNeedsIdleCluster(t *testing.T) {
 		}
 	}
 }
+
+// TestWakeupDuringChargedWorkNotLost: a program that charges kernel work
+// and then blocks is marked sleeping before that work runs, as a task sets
+// its state before checking its wait condition; a wakeup arriving while
+// the work runs makes it runnable, and the block does not happen (without
+// this the wakeup was lost and the task slept forever).
+// Reference: core.c:try_to_wake_up on a task still on its CPU
+// (ttwu_runnable), set_current_state/schedule.
+func TestWakeupDuringChargedWorkNotLost(t *testing.T) {
+	k := newTestKernel(t, "hikey", KernelV619)
+	var a *Task
+	stepA := 0
+	a, _ = k.Fork(TaskSpec{Comm: "a", CPU: 0, Allowed: cpumask.Of(8, 0), Prog: ProgramFunc(func(k *Kernel, p *Task) Op {
+		stepA++
+		if stepA == 1 {
+			k.Charge(100 * engine.Microsecond) // e.g. a long syscall before waiting
+			return Block()
+		}
+		return Exit()
+	})})
+	stepB := 0
+	k.Fork(TaskSpec{Comm: "b", CPU: 1, Allowed: cpumask.Of(8, 1), Prog: ProgramFunc(func(k *Kernel, p *Task) Op {
+		stepB++
+		switch stepB {
+		case 1:
+			return Sleep(50 * engine.Microsecond) // a is still in its charged work then
+		case 2:
+			if !k.WakeUp(a, 0) {
+				t.Error("the wakeup found a not sleeping")
+			}
+		}
+		return Exit()
+	})})
+	k.Eng.RunUntil(10 * engine.Millisecond)
+	if a.State != TaskDead {
+		t.Fatalf("a is %v after being woken during its charged work", a.State)
+	}
+}
