@@ -12,18 +12,22 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"regexp"
 	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
 )
 
-// Env is what every subcommand may use: output streams and whether stderr
-// is a terminal (progress bars are shown only then).
+// Env is what every subcommand may use: output streams, whether stderr is
+// a terminal (progress bars are drawn only then) and whether progress
+// lines go to a log (--progress or SCHEDLAB_PROGRESS=1).
 type Env struct {
-	Stdout   io.Writer
-	Stderr   io.Writer
-	Terminal bool
+	Stdout        io.Writer
+	Stderr        io.Writer
+	Terminal      bool
+	ProgressLines bool
 }
 
 var constructors []func(*Env) *cobra.Command
@@ -44,8 +48,10 @@ and reports what the real tools report.`,
 	}
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
+	root.PersistentFlags().BoolVar(&env.ProgressLines, "progress", env.ProgressLines,
+		"show progress on stderr: a bar on a terminal, else a line every 5 s (also "+ProgressEnv+"=1)")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return fmt.Errorf("%s: %w (see '%s --help')", c.CommandPath(), err, c.CommandPath())
+		return fmt.Errorf("%s: %s (see '%s --help')", c.CommandPath(), flagErrorText(c, err), c.CommandPath())
 	})
 	cmds := make([]*cobra.Command, 0, len(constructors))
 	for _, f := range constructors {
@@ -68,6 +74,11 @@ func (e *ExitError) Unwrap() error { return e.Err }
 // Main runs schedlab with args and returns the process exit status.
 func Main(stdout, stderr io.Writer, args []string) int {
 	env := &Env{Stdout: stdout, Stderr: stderr, Terminal: isTerminal(stderr)}
+	switch os.Getenv(ProgressEnv) {
+	case "", "0", "false", "no":
+	default:
+		env.ProgressLines = true
+	}
 	root := NewRoot(env)
 	root.SetArgs(args)
 	err := root.Execute()
@@ -84,4 +95,33 @@ func Main(stdout, stderr io.Writer, args []string) int {
 	msg = strings.ReplaceAll(msg, "\n", "; ")
 	fmt.Fprintf(stderr, "schedlab: %s\n", msg)
 	return code
+}
+
+// flagValueRE matches pflag's message for a value that does not parse.
+var flagValueRE = regexp.MustCompile(`^invalid argument "(.*)" for "(?:-\w, )?(--[\w-]+)" flag: `)
+
+// flagErrorText turns a flag parsing error into one plain sentence: a bad
+// value names the flag, the value and what it must be, not the parser's
+// internals ("strconv.ParseUint: parsing ...").
+func flagErrorText(c *cobra.Command, err error) string {
+	m := flagValueRE.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err.Error()
+	}
+	want := "a valid value"
+	if f := c.Flags().Lookup(strings.TrimPrefix(m[2], "--")); f != nil {
+		switch f.Value.Type() {
+		case "uint64", "uint", "uint32":
+			want = "a non-negative integer"
+		case "int", "int64", "int32":
+			want = "an integer"
+		case "bool":
+			want = "true or false"
+		case "float64":
+			want = "a number"
+		case "duration":
+			want = "a duration such as 10s"
+		}
+	}
+	return fmt.Sprintf("%s %s: must be %s", m[2], m[1], want)
 }

@@ -14,9 +14,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/schedlab/schedlab/internal/experiment"
-	"github.com/schedlab/schedlab/internal/sched"
+	"github.com/schedlab/schedlab/internal/sim"
 	"github.com/schedlab/schedlab/internal/workload"
-	wlrun "github.com/schedlab/schedlab/internal/workload/run"
 )
 
 // schedlab compare: tip against variants over a range of loads, the table
@@ -24,11 +23,11 @@ import (
 func init() {
 	register(func(env *Env) *cobra.Command {
 		var (
-			machine, kernel, jsonFile, benchFile, test string
-			variants, features, metrics                []string
-			runs, jobs                                 int
-			seed                                       uint64
-			showSchedstat                              bool
+			rf                        runFlags
+			jsonFile, benchFile, test string
+			metrics                   []string
+			runs, jobs                int
+			showSchedstat             bool
 		)
 		c := &cobra.Command{
 			Use:   "compare [flags] WORKLOAD ARGS (one argument ranged: -g 1,2,4)",
@@ -49,15 +48,23 @@ percentiles, the harmonic mean for rates), pct the change from tip
 significant change (Welch t-test, or --test utest for Mann-Whitney on
 medians), "~" one that is not.
 
+--runs defaults to 6, the fewest with which benchstat (and --test utest)
+gives a 95% interval; with fewer the table says why a cell has none.
 Run i of every variant uses the same seed, derived from --seed, so the
 comparison is paired; runs go in parallel (--jobs, default all cores) and the
-results do not depend on how many. --json writes the tables and every run;
---bench-out writes the Go benchmark format for benchstat
-(benchstat -col /variant FILE).`,
-			Args: cobra.MinimumNArgs(1),
+results do not depend on how many. Every run option of 'schedlab run'
+(--cpus, --sysctl, --background-cgroups, --costs …) applies to every run.
+--json writes the tables and every run; --bench-out writes the Go benchmark
+format for benchstat (benchstat -col /variant FILE).`,
+			Args: func(cmd *cobra.Command, args []string) error {
+				if len(args) == 0 {
+					return fmt.Errorf("compare: name a workload and its arguments with one ranged, e.g. 'schedlab compare --variant short-task-v3 hackbench -p -T -l 2000 -g 1,2,4'")
+				}
+				return nil
+			},
 			RunE: func(cmd *cobra.Command, args []string) error {
-				t, _, err := wlrun.Parse(args[0], nil)
-				var ute *wlrun.UnknownToolError
+				t, _, err := sim.Parse(args[0], nil)
+				var ute *sim.UnknownToolError
 				if errors.As(err, &ute) {
 					return err
 				}
@@ -67,25 +74,22 @@ results do not depend on how many. --json writes the tables and every run;
 						return nil
 					}
 				}
+				if err := rf.check(cmd.Flags()); err != nil {
+					return err
+				}
 				tst, err := experiment.ParseTest(test)
 				if err != nil {
 					return err
 				}
-				if machine == "" {
-					machine = wlrun.DefaultMachine
+				if runs < 1 {
+					return fmt.Errorf("--runs %d: give at least 1 (6 or more for 95%% intervals)", runs)
 				}
 				spec := &experiment.Spec{
 					Name:      "compare",
-					Machines:  []string{machine},
-					Variants:  variants,
-					Features:  features,
 					Workloads: []experiment.Workload{{Name: args[0], Command: args, Metrics: metrics}},
 					Runs:      runs,
-					Seed:      seed,
 				}
-				if kernel != "" {
-					spec.Kernels = []string{kernel}
-				}
+				rf.spec(spec)
 				plan, err := experiment.Resolve(spec, experiment.ResolveOptions{})
 				if err != nil {
 					if errors.Is(err, workload.ErrHelp) {
@@ -94,13 +98,22 @@ results do not depend on how many. --json writes the tables and every run;
 					}
 					return err
 				}
+				// Every output is checked before the first run starts.
+				if err := sim.CheckOutputFile("--json", jsonFile); err != nil {
+					return err
+				}
+				if err := sim.CheckOutputFile("--bench-out", benchFile); err != nil {
+					return err
+				}
 				if jobs < 1 {
 					jobs = runtime.NumCPU()
 				}
 				start := time.Now()
-				bar := newSweepBar(env, start)
-				recs, err := experiment.Sweep(plan, experiment.SweepOptions{Jobs: jobs, Progress: bar.update})
-				bar.clear()
+				prog := newProgress(env)
+				prog.header("compare %s on %s, kernel %s, variants %s, seed %d, %d runs each",
+					args[0], plan.Machines[0].Label, strings.Join(plan.Kernels, ","), strings.Join(plan.Variants, ","), plan.Seed, plan.Runs)
+				recs, err := experiment.Sweep(plan, experiment.SweepOptions{Jobs: jobs, Progress: prog.sweep})
+				prog.clear()
 				if err != nil {
 					return err
 				}
@@ -110,6 +123,9 @@ results do not depend on how many. --json writes the tables and every run;
 				}
 				if err := experiment.FormatTables(env.Stdout, tables); err != nil {
 					return err
+				}
+				if need := tst.MinRuns(); plan.Runs < need {
+					fmt.Fprintf(env.Stdout, "\nNo 95%% intervals: %d runs per cell, and the %s needs at least %d (--runs %d).\n", plan.Runs, tst, need, need)
 				}
 				if showSchedstat {
 					for _, c := range experiment.SchedstatComparisons(plan, recs) {
@@ -125,7 +141,7 @@ results do not depend on how many. --json writes the tables and every run;
 						return err
 					}
 					if err := os.WriteFile(jsonFile, b.Bytes(), 0o644); err != nil {
-						return fmt.Errorf("%s: %v", jsonFile, unwrapPathError(err))
+						return fmt.Errorf("--json %s: %v", jsonFile, unwrapPathError(err))
 					}
 				}
 				if benchFile != "" {
@@ -134,10 +150,10 @@ results do not depend on how many. --json writes the tables and every run;
 						return err
 					}
 					if err := os.WriteFile(benchFile, b.Bytes(), 0o644); err != nil {
-						return fmt.Errorf("%s: %v", benchFile, unwrapPathError(err))
+						return fmt.Errorf("--bench-out %s: %v", benchFile, unwrapPathError(err))
 					}
 				}
-				if env.Terminal {
+				if prog.on() {
 					fmt.Fprintf(env.Stderr, "schedlab: %d runs in %.1fs on %d workers\n", len(recs), time.Since(start).Seconds(), jobs)
 				}
 				return nil
@@ -145,16 +161,13 @@ results do not depend on how many. --json writes the tables and every run;
 		}
 		f := c.Flags()
 		f.SetInterspersed(false)
-		f.StringVar(&machine, "machine", "", "machine: a preset, host, or a YAML file (default "+wlrun.DefaultMachine+")")
-		f.StringVar(&kernel, "kernel", "", "kernel baseline: "+strings.Join(sched.Kernels, " or ")+" (default: the variants' baseline)")
-		f.StringArrayVar(&variants, "variant", nil, "a variant to compare with tip (repeatable; see 'schedlab variants')")
-		f.IntVar(&runs, "runs", 3, "runs per variant and load")
-		f.Uint64Var(&seed, "seed", 1, "master seed: run i of every variant uses a seed derived from it")
+		rf.add(f, true)
+		f.Lookup("seed").Usage = "master seed: run i of every variant uses a seed derived from it"
+		f.IntVar(&runs, "runs", 6, "runs per variant and load (6 or more give 95% intervals)")
 		f.IntVar(&jobs, "jobs", 0, "runs at once (default: the number of CPUs)")
 		f.StringVar(&jsonFile, "json", "", "also write the tables and every run as JSON to this file")
 		f.StringVar(&benchFile, "bench-out", "", "also write every run in the Go benchmark format (for benchstat) to this file")
 		f.StringVar(&test, "test", "welch", "significance test: welch (means, Welch t-test) or utest (medians, Mann-Whitney U)")
-		f.StringArrayVar(&features, "feature", nil, "set a sched_feature on every kernel, e.g. NO_TTWU_QUEUE (repeatable)")
 		f.StringArrayVar(&metrics, "metric", nil, "metric to tabulate (repeatable; default the benchmark's usual one, e.g. time_s, latency_us.p99)")
 		f.BoolVar(&showSchedstat, "schedstat", false, "also print the schedstat comparison of the variants at each load")
 		return c
@@ -177,56 +190,6 @@ func writeCompareJSON(w io.Writer, plan *experiment.Plan, tables []*experiment.T
 	}
 	_, err = w.Write(append(b, '\n'))
 	return err
-}
-
-// sweepBar draws "[####......] 12/54 runs  22%  1m02s, ETA 3m40s" on a
-// terminal, at most five times a second.
-type sweepBar struct {
-	w     io.Writer
-	on    bool
-	start time.Time
-	last  time.Time
-	drawn bool
-}
-
-func newSweepBar(env *Env, start time.Time) *sweepBar {
-	return &sweepBar{w: env.Stderr, on: env.Terminal, start: start}
-}
-
-func (b *sweepBar) update(p experiment.Progress) {
-	if !b.on {
-		return
-	}
-	now := time.Now()
-	if now.Sub(b.last) < 200*time.Millisecond && p.Done < p.Todo {
-		return
-	}
-	b.last = now
-	frac := 1.0
-	if p.Todo > 0 {
-		frac = float64(p.Done) / float64(p.Todo)
-	}
-	filled := int(frac * progressWidth)
-	eta := "?"
-	if p.Done > 0 {
-		rem := time.Duration(float64(p.Elapsed) / float64(p.Done) * float64(p.Todo-p.Done))
-		eta = fmtDuration(rem)
-	}
-	skipped := ""
-	if p.Skipped > 0 {
-		skipped = fmt.Sprintf(" (+%d done before)", p.Skipped)
-	}
-	fmt.Fprintf(b.w, "\r\033[K[%s%s] %d/%d runs%s %3d%%  %s, ETA %s",
-		strings.Repeat("#", filled), strings.Repeat(".", progressWidth-filled), p.Done, p.Todo, skipped,
-		int(frac*100), fmtDuration(p.Elapsed), eta)
-	b.drawn = true
-}
-
-func (b *sweepBar) clear() {
-	if b.drawn {
-		fmt.Fprint(b.w, "\r\033[K")
-		b.drawn = false
-	}
 }
 
 func fmtDuration(d time.Duration) string {

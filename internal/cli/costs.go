@@ -4,8 +4,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/schedlab/schedlab/internal/costmodel"
+	"github.com/schedlab/schedlab/internal/sim"
 	"github.com/schedlab/schedlab/internal/topology"
-	wlrun "github.com/schedlab/schedlab/internal/workload/run"
 )
 
 // schedlab costs: the cost model's parameters for a machine.
@@ -21,12 +21,12 @@ path costs), its value for MACHINE and where the value comes from: a
 datasheet, a published microbenchmark, an estimate, calibration, or the file
 and line that set it.
 
-MACHINE is a preset, "host" or a YAML machine file (default ` + wlrun.DefaultMachine + `).
+MACHINE is a preset, "host" or a YAML machine file (default ` + sim.DefaultMachine + `).
 A machine file's costs: section and --costs FILE (the same keys, at top
 level) override the defaults; docs/costs.md describes every parameter.`,
 			Args: cobra.MaximumNArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
-				name := wlrun.DefaultMachine
+				name := sim.DefaultMachine
 				if len(args) == 1 {
 					name = args[0]
 				}

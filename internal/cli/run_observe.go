@@ -11,6 +11,7 @@ import (
 	"github.com/schedlab/schedlab/internal/scenario"
 	"github.com/schedlab/schedlab/internal/sched"
 	"github.com/schedlab/schedlab/internal/schedstat"
+	"github.com/schedlab/schedlab/internal/sim"
 	"github.com/schedlab/schedlab/internal/trace"
 )
 
@@ -24,6 +25,12 @@ type runObservers struct {
 
 func newRunObservers(traceFile string, events []string, from, to, schedstatDir string) (*runObservers, error) {
 	o := &runObservers{traceFile: traceFile, schedstatDir: schedstatDir}
+	if err := sim.CheckOutputFile("--trace", traceFile); err != nil {
+		return nil, err
+	}
+	if err := sim.CheckOutputDir("--schedstat", schedstatDir); err != nil {
+		return nil, err
+	}
 	if traceFile != "" {
 		switch filepath.Ext(traceFile) {
 		case ".txt", ".dat", ".json":

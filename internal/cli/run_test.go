@@ -60,7 +60,7 @@ $`).MatchString(out1) {
 	if !bytes.Equal(b1, b2) {
 		t.Fatalf("JSON differs:\n%s\n%s", b1, b2)
 	}
-	if d1["schema_version"].(float64) != 1 || d1["machine"] != "hikey" || d1["kernel"] != "v6.19" || d1["seed"].(float64) != 7 {
+	if d1["schema_version"].(float64) != 2 || d1["machine"] != "hikey" || d1["kernel"] != "v6.19" || d1["seed"].(float64) != 7 {
 		t.Fatalf("header %v", d1)
 	}
 	w := d1["workload"].(map[string]any)
@@ -68,17 +68,28 @@ $`).MatchString(out1) {
 		t.Fatalf("workload %v", w)
 	}
 	m := d1["metrics"].(map[string]any)
-	if m["time_s"].(float64) <= 0 {
+	// rt-tests hackbench: every one of the 20 senders of each of the 2
+	// groups sends -l 40 messages to each of the group's 20 receivers.
+	if m["time_s"].(float64) <= 0 || m["messages"].(float64) != 2*20*20*40 || m["bytes"].(float64) != 2*20*20*40*100 {
 		t.Fatalf("metrics %v", m)
 	}
 	ss := d1["schedstat"].(map[string]any)
-	for _, k := range []string{"ttwu_count", "ttwu_local", "sched_count", "sched_goidle", "run_time_ns", "run_delay_ns", "pcount"} {
-		if _, ok := ss[k]; !ok {
+	cpu := ss["cpu"].(map[string]any)
+	for _, k := range []string{"ttwu_count", "ttwu_local", "sched_count", "sched_goidle", "rq_cpu_time", "run_delay", "pcount"} {
+		if _, ok := cpu[k]; !ok {
 			t.Fatalf("schedstat lacks %s: %v", k, ss)
 		}
 	}
+	// Every message is a wakeup or finds its receiver running: at most
+	// one wakeup per message, and at least one per receiver.
+	if tw := cpu["ttwu_count"].(float64); tw > 2*20*20*40 || tw < 2*20 {
+		t.Fatalf("ttwu_count %v", tw)
+	}
+	if ss["version"].(float64) != 17 || ss["nr_cpus"].(float64) != 8 {
+		t.Fatalf("schedstat %v", ss)
+	}
 	doms := ss["domains"].([]any)
-	if len(doms) == 0 || doms[0].(map[string]any)["level"] != "MC" {
+	if len(doms) == 0 || doms[0].(map[string]any)["name"] != "MC" {
 		t.Fatalf("domains %v", doms)
 	}
 	if _, ok := doms[0].(map[string]any)["ttwu_move_affine"]; !ok {
@@ -130,12 +141,15 @@ func TestRunFlagsPassThrough(t *testing.T) {
 func TestProgressBar(t *testing.T) {
 	var b bytes.Buffer
 	t0 := time.Unix(0, 0)
-	p := newProgressBar(&b, t0)
-	p.update(0.5, t0.Add(500*time.Millisecond))
+	now := t0
+	p := &progress{w: &b, bar: true, start: t0, now: func() time.Time { return now }}
+	now = t0.Add(500 * time.Millisecond)
+	p.run(0.5)
 	if b.Len() != 0 {
 		t.Fatal("bar drawn before a second")
 	}
-	p.update(0.5, t0.Add(1500*time.Millisecond))
+	now = t0.Add(1500 * time.Millisecond)
+	p.run(0.5)
 	if !strings.Contains(b.String(), "[####################....................]  50%") {
 		t.Fatalf("%q", b.String())
 	}
@@ -145,10 +159,28 @@ func TestProgressBar(t *testing.T) {
 	}
 }
 
-func TestMetricsJSON(t *testing.T) {
-	m := metrics{{Name: "time_s", Value: 0.5}, {Name: "latency_us.p50", Value: 7}, {Name: "latency_us.p99", Value: 120.5}, {Name: "samples", Value: 8e6}}
-	b, err := json.Marshal(m)
-	if err != nil || string(b) != `{"time_s":0.5,"latency_us":{"p50":7,"p99":120.5},"samples":8000000}` {
-		t.Fatalf("%s %v", b, err)
+// With --progress and no terminal, a plain line every five seconds: none
+// before, one at 5 s, none again until 10 s.
+func TestProgressLines(t *testing.T) {
+	var b bytes.Buffer
+	t0 := time.Unix(0, 0)
+	now := t0
+	p := &progress{w: &b, lines: true, start: t0, now: func() time.Time { return now }}
+	for _, c := range []struct {
+		at    time.Duration
+		frac  float64
+		lines int
+	}{{time.Second, 0.1, 0}, {5 * time.Second, 0.25, 1}, {7 * time.Second, 0.3, 1}, {10 * time.Second, 0.5, 2}} {
+		now = t0.Add(c.at)
+		p.run(c.frac)
+		if got := strings.Count(b.String(), "\n"); got != c.lines {
+			t.Fatalf("at %v: %d lines, want %d: %q", c.at, got, c.lines, b.String())
+		}
+	}
+	if want := "schedlab:  25% after 5s\nschedlab:  50% after 10s\n"; b.String() != want {
+		t.Fatalf("%q, want %q", b.String(), want)
+	}
+	if strings.Contains(b.String(), "\r") {
+		t.Fatal("a log line must not redraw")
 	}
 }

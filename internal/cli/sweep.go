@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/schedlab/schedlab/internal/experiment"
+	"github.com/schedlab/schedlab/internal/sim"
 )
 
 // schedlab sweep: run an experiment's matrix into a results directory, in
@@ -19,6 +20,7 @@ import (
 func init() {
 	register(func(env *Env) *cobra.Command {
 		var (
+			rf                                                        runFlags
 			out, shard, profile, slurmFile, partition, timeLimit, bin string
 			jobs, tasks, cpusPerTask                                  int
 			resume, trace                                             bool
@@ -36,6 +38,11 @@ EXPERIMENT is a built-in experiment ('schedlab experiments') or a YAML file
 (docs/experiments.md); --profile picks one of its profiles (e.g. paper). With
 --resume and no EXPERIMENT, the sweep stored in DIR continues.
 
+The run options of 'schedlab run' (--kernel, --variant, --feature, --sysctl,
+--cpus, --background-cgroups, --costs, --no-costs, --seed, --machine) apply
+over the experiment file's keys of the same names: lists are added to, single
+values replaced.
+
 --shard i/n runs only the points whose index is i modulo n. --slurm FILE
 writes an sbatch job-array script instead of running: each array task runs one
 shard into DIR (a directory every node sees); submit it with sbatch FILE, then
@@ -45,8 +52,21 @@ check and merge with 'schedlab collect DIR'.`,
 				if out == "" {
 					return fmt.Errorf("sweep: --out DIR is required")
 				}
+				if err := rf.check(cmd.Flags()); err != nil {
+					return err
+				}
+				// Outputs are checked before anything is written.
+				if err := sim.CheckOutputDir("--out", out); err != nil {
+					return err
+				}
+				if err := sim.CheckOutputFile("--slurm", slurmFile); err != nil {
+					return err
+				}
+				si, sn, err := parseShard(shard)
+				if err != nil {
+					return err
+				}
 				var plan *experiment.Plan
-				var err error
 				if len(args) == 0 {
 					if !resume {
 						return fmt.Errorf("sweep: name an experiment (see 'schedlab experiments'), or give --resume to continue the one in %s", out)
@@ -54,11 +74,17 @@ check and merge with 'schedlab collect DIR'.`,
 					if profile != "" || trace {
 						return fmt.Errorf("sweep: --profile and --trace need the experiment named")
 					}
+					for _, name := range []string{"machine", "kernel", "variant", "feature", "sysctl", "cpus", "background-cgroups", "costs", "no-costs", "seed"} {
+						if cmd.Flags().Changed(name) {
+							return fmt.Errorf("sweep: --%s changes the experiment, and --resume continues the one stored in %s as it was", name, out)
+						}
+					}
 					if plan, err = experiment.LoadPlan(out); err != nil {
 						return err
 					}
 				} else {
-					if plan, err = experiment.Load(args[0], profile); err != nil {
+					edit := func(s *experiment.Spec) error { rf.override(cmd.Flags(), s); return nil }
+					if plan, err = experiment.LoadWith(args[0], profile, edit); err != nil {
 						return err
 					}
 					if trace {
@@ -67,10 +93,6 @@ check and merge with 'schedlab collect DIR'.`,
 				}
 				for _, s := range plan.Skipped {
 					fmt.Fprintf(env.Stderr, "schedlab: %s: skipping %s (not in this schedlab yet)\n", plan.Name, s)
-				}
-				si, sn, err := parseShard(shard)
-				if err != nil {
-					return err
 				}
 				if slurmFile != "" {
 					if sn > 1 {
@@ -88,11 +110,13 @@ check and merge with 'schedlab collect DIR'.`,
 					jobs = runtime.NumCPU()
 				}
 				start := time.Now()
-				bar := newSweepBar(env, start)
+				prog := newProgress(env)
+				prog.header("sweep %s: machines %s, kernels %s, variants %s, seed %d, %d runs each",
+					plan.Name, machineLabels(plan), strings.Join(plan.Kernels, ","), strings.Join(plan.Variants, ","), plan.Seed, plan.Runs)
 				var last experiment.Progress
 				recs, err := experiment.Sweep(plan, experiment.SweepOptions{Dir: out, Jobs: jobs, Shard: si, Shards: sn,
-					Progress: func(p experiment.Progress) { last = p; bar.update(p) }})
-				bar.clear()
+					Progress: func(p experiment.Progress) { last = p; prog.sweep(p) }})
+				prog.clear()
 				if err != nil {
 					return err
 				}
@@ -118,8 +142,17 @@ check and merge with 'schedlab collect DIR'.`,
 		f.StringVar(&partition, "slurm-partition", "", "with --slurm: partition (sbatch --partition)")
 		f.StringVar(&timeLimit, "slurm-time", "", "with --slurm: time limit per task (sbatch --time, e.g. 1:00:00)")
 		f.StringVar(&bin, "slurm-schedlab", "", "with --slurm: the schedlab binary the tasks run (default: this one)")
+		rf.add(f, true)
 		return c
 	})
+}
+
+func machineLabels(p *experiment.Plan) string {
+	var out []string
+	for _, m := range p.Machines {
+		out = append(out, m.Label)
+	}
+	return strings.Join(out, ",")
 }
 
 func parseShard(s string) (int, int, error) {

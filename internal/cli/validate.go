@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -10,38 +11,26 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/schedlab/schedlab/internal/costmodel"
-	"github.com/schedlab/schedlab/internal/engine"
-	"github.com/schedlab/schedlab/internal/sched"
+	"github.com/schedlab/schedlab/internal/sim"
 	"github.com/schedlab/schedlab/internal/topology"
-	"github.com/schedlab/schedlab/internal/workload/hackbench"
-	"github.com/schedlab/schedlab/internal/workload/kobj"
-	wlrun "github.com/schedlab/schedlab/internal/workload/run"
 )
 
-// simulateHackbench is the validation's simulator: rt-tests hackbench on
-// the simulated machine with the cost parameters the kernel and workload
-// models accept today (pipe and socket call costs, the IPI latency, the
-// select_idle_cpu scan cost, the load-balancing costs).
-func simulateHackbench(machine *topology.MachineSpec, p *costmodel.Params, args []string) (float64, error) {
-	cfg, err := hackbench.ParseRTTests(args)
-	if err != nil {
-		return 0, err
+// simulateHackbench runs rt-tests hackbench through the run pipeline
+// (sim.Run) with base's machine, kernel and options, and returns its time.
+func simulateHackbench(base sim.Config) costmodel.Simulator {
+	return func(_ *topology.MachineSpec, _ *costmodel.Params, args []string) (float64, error) {
+		cfg := base
+		cfg.Tool, cfg.Args = "hackbench", args
+		res, err := sim.Run(cfg, sim.Options{})
+		if err != nil {
+			return 0, err
+		}
+		t, ok := res.Metric("time_s")
+		if !ok {
+			return 0, errors.New("hackbench reported no time_s")
+		}
+		return t, nil
 	}
-	cfg.Costs = kobj.CostsFromModel(p)
-	topo, err := topology.Build(machine, topology.Options{Kernel: sched.KernelV619})
-	if err != nil {
-		return 0, err
-	}
-	k, err := sched.New(engine.New(1), topo, sched.MustBaseline(sched.KernelV619))
-	if err != nil {
-		return 0, err
-	}
-	k.ApplyCosts(p)
-	b := hackbench.New(cfg)
-	if err := wlrun.Drive(k, b, 0, nil); err != nil {
-		return 0, err
-	}
-	return b.TimeSeconds(), nil
 }
 
 // schedlab validate hackbench: real against simulated hackbench on this host.
@@ -56,11 +45,11 @@ func init() {
 			},
 		}
 		var (
-			groups         string
-			loops, runs    int
-			machine, costs string
-			modes          string
-			hackbenchBin   string
+			rf           runFlags
+			groups       string
+			loops, runs  int
+			modes        string
+			hackbenchBin string
 		)
 		hb := &cobra.Command{
 			Use:   "hackbench",
@@ -72,8 +61,10 @@ of --runs runs), the simulated time and their ratio.
 
 The simulated machine is "host" with costs from, in order of preference:
 --machine FILE (a file written by schedlab calibrate), --costs FILE, or a
-quick calibration run first (a few seconds). The table is what it is: the
-parameters are never tuned per case.`,
+quick calibration run first (a few seconds). The simulation goes through the
+same run pipeline as 'schedlab run', so --kernel, --variant, --feature,
+--sysctl, --seed and the other run options apply. The table is what it is:
+the parameters are never tuned per case.`,
 			Args: cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, args []string) error {
 				bin, err := exec.LookPath(hackbenchBin)
@@ -96,13 +87,31 @@ parameters are never tuned per case.`,
 				if runs < 1 {
 					return errors.New("--runs must be at least 1")
 				}
-				spec, p, how, err := validationMachine(env, machine, costs)
+				if err := rf.check(cmd.Flags()); err != nil {
+					return err
+				}
+				if rf.noCosts {
+					return errors.New("--no-costs: validation compares the cost model with the real machine; it needs the costs")
+				}
+				spec, p, how, file, err := validationMachine(env, rf.machine, rf.costsFile)
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(env.Stdout, "machine %s (%d CPUs), costs: %s\nreal: %s, median of %d runs; simulated: schedlab, kernel %s, seed 1\n\n",
-					spec.Name, len(spec.CPUs), how, bin, runs, sched.KernelV619)
-				results, err := runValidation(bin, cases, runs, spec, p, simulateHackbench)
+				if file != "" {
+					defer os.Remove(file)
+				}
+				cfg := rf.config("hackbench", nil)
+				if file != "" {
+					cfg.Machine, cfg.CostsFile = file, ""
+				} else if cfg.Machine == "" {
+					cfg.Machine = "host"
+				}
+				if err := cfg.Resolve(); err != nil {
+					return err
+				}
+				fmt.Fprintf(env.Stdout, "machine %s (%d CPUs), costs: %s\nreal: %s, median of %d runs; simulated: schedlab, kernel %s%s, seed %d\n\n",
+					spec.Name, len(spec.CPUs), how, bin, runs, cfg.Kernel, variantSuffix(cfg.VariantLabel()), cfg.Seed)
+				results, err := runValidation(bin, cases, runs, spec, p, simulateHackbench(cfg))
 				if err != nil {
 					return err
 				}
@@ -113,8 +122,9 @@ parameters are never tuned per case.`,
 		hb.Flags().IntVar(&loops, "loops", 200, "messages per sender and receiver (-l)")
 		hb.Flags().IntVar(&runs, "runs", 3, "real runs per case (the median is shown)")
 		hb.Flags().StringVar(&modes, "modes", "T,P", "T (threads), P (processes) or both")
-		hb.Flags().StringVar(&machine, "machine", "", "the simulated machine: a file from schedlab calibrate (default: host, calibrated now)")
-		hb.Flags().StringVar(&costs, "costs", "", "a costs file for host")
+		rf.add(hb.Flags(), false)
+		hb.Flags().Lookup("machine").Usage = "the simulated machine: a file from schedlab calibrate (default: host, calibrated now)"
+		hb.Flags().Lookup("costs").Usage = "a costs file for host"
 		hb.Flags().StringVar(&hackbenchBin, "hackbench", "hackbench", "the real hackbench binary")
 		validate.AddCommand(hb)
 		return validate
@@ -122,36 +132,48 @@ parameters are never tuned per case.`,
 }
 
 // validationMachine resolves the simulated machine and its costs, and says
-// where the costs come from.
-func validationMachine(env *Env, machine, costs string) (*topology.MachineSpec, *costmodel.Params, string, error) {
+// where the costs come from. A quick calibration is written to a temporary
+// machine file (returned; the caller removes it), so the simulation runs
+// through the run pipeline from a file like any other machine.
+func validationMachine(env *Env, machine, costs string) (*topology.MachineSpec, *costmodel.Params, string, string, error) {
 	if machine != "" {
 		spec, err := topology.Load(machine)
 		if err != nil {
-			return nil, nil, "", err
+			return nil, nil, "", "", err
 		}
 		p, err := costmodel.Resolve(spec, costs)
-		return spec, p, "from " + machine, err
+		return spec, p, "from " + machine, "", err
 	}
 	spec, err := topology.ReadHost()
 	if err != nil {
-		return nil, nil, "", err
+		return nil, nil, "", "", err
 	}
 	if costs != "" {
 		p, err := costmodel.Resolve(spec, costs)
-		return spec, p, "from " + costs, err
+		return spec, p, "from " + costs, "", err
 	}
 	fmt.Fprintln(env.Stderr, "calibrating (quick)...")
 	m, err := costmodel.Calibrate(spec, costmodel.CalibrateOptions{Quick: true})
 	if err != nil {
-		return nil, nil, "", err
+		return nil, nil, "", "", err
 	}
 	p, _ := costmodel.Defaults(costmodel.GenericName)
-	for _, s := range costmodel.Derive(m, spec) {
+	settings := costmodel.Derive(m, spec)
+	for _, s := range settings {
 		if err := p.Set(s.Key, s.Value, s.Source); err != nil {
-			return nil, nil, "", err
+			return nil, nil, "", "", err
 		}
 	}
-	return spec, p, "quick calibration now", nil
+	f, err := os.CreateTemp("", "schedlab-validate-*.yaml")
+	if err != nil {
+		return nil, nil, "", "", err
+	}
+	defer f.Close()
+	if err := costmodel.WriteMachine(f, spec, settings, []string{"schedlab validate: quick calibration"}); err != nil {
+		os.Remove(f.Name())
+		return nil, nil, "", "", err
+	}
+	return spec, p, "quick calibration now", f.Name(), nil
 }
 
 // runValidation runs every case: the real binary runs times, the

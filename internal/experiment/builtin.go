@@ -66,6 +66,13 @@ func BuiltinSource(name string) ([]byte, bool) {
 // experiments skip the workloads and variants this schedlab lacks; an
 // experiment file must name only what exists.
 func Load(nameOrFile string, profile string) (*Plan, error) {
+	return LoadWith(nameOrFile, profile, nil)
+}
+
+// LoadWith is Load with edit applied to the spec before it is resolved:
+// the command line's run options (sweep --sysctl, --cpus …) over the
+// file's.
+func LoadWith(nameOrFile string, profile string, edit func(*Spec) error) (*Plan, error) {
 	var s *Spec
 	opt := ResolveOptions{Profile: profile}
 	if b, ok := Builtin(nameOrFile); ok && !strings.ContainsRune(nameOrFile, '/') {
@@ -83,6 +90,11 @@ func Load(nameOrFile string, profile string) (*Plan, error) {
 				}
 				return nil, &UnknownExperimentError{Name: nameOrFile, Builtins: names}
 			}
+			return nil, err
+		}
+	}
+	if edit != nil {
+		if err := edit(s); err != nil {
 			return nil, err
 		}
 	}

@@ -1,14 +1,12 @@
 package experiment
 
 import (
-	"bytes"
 	"path/filepath"
-	"time"
 
 	"github.com/schedlab/schedlab/internal/observe"
 	"github.com/schedlab/schedlab/internal/sched"
+	"github.com/schedlab/schedlab/internal/sim"
 	"github.com/schedlab/schedlab/internal/trace"
-	wlrun "github.com/schedlab/schedlab/internal/workload/run"
 )
 
 // MachineArg is the machine argument of a plan machine for the run
@@ -21,83 +19,61 @@ func (m *PlanMachine) MachineArg(dir string) string {
 	return m.Ref
 }
 
-// Config returns the run configuration of a point: tip is the kernel
-// baseline with the base of every variant in TipBase applied
-// (sched.ApplyVariantBase); a variant is sched.ApplyVariant.
-func (p *Plan) RunConfig(pt *Point, dir string) wlrun.Config {
+// RunConfig is the run of a point: tip is the kernel baseline with the
+// base of every variant in TipBase applied ("base:NAME"); a variant column
+// is that variant.
+func (p *Plan) RunConfig(pt *Point, dir string) sim.Config {
 	w := &p.Workloads[pt.Workload]
-	cfg := wlrun.Config{
-		Machine:  p.Machines[pt.Machine].MachineArg(dir),
-		Kernel:   pt.Kernel,
-		Features: p.Features,
-		Seed:     pt.Seed,
-		Tool:     w.Tool,
-		Args:     w.Param.ArgsFor(w.Args, pt.Load),
-		CPUs:     p.CPUs,
+	cfg := sim.Config{
+		Machine:           p.Machines[pt.Machine].MachineArg(dir),
+		Kernel:            pt.Kernel,
+		Features:          p.Features,
+		Sysctls:           p.Sysctls,
+		CPUs:              p.CPUs,
+		BackgroundCgroups: p.BackgroundCgroups,
+		CostsFile:         p.Costs,
+		NoCosts:           p.NoCosts,
+		Seed:              pt.Seed,
+		Tool:              w.Tool,
+		Args:              w.Param.ArgsFor(w.Args, pt.Load),
 	}
-	switch {
-	case pt.Variant != Tip:
-		cfg.Variant, cfg.ApplyVariant = pt.Variant, sched.ApplyVariant
-	case len(p.TipBase) > 0:
-		bases := p.TipBase
-		cfg.Variant = Tip
-		cfg.ApplyVariant = func(s *sched.Settings, _ string) error {
-			for _, v := range bases {
-				if err := sched.ApplyVariantBase(s, v); err != nil {
-					return err
-				}
-			}
-			return nil
+	if pt.Variant != Tip {
+		cfg.Variants = []string{pt.Variant}
+	} else {
+		for _, v := range p.TipBase {
+			cfg.Variants = append(cfg.Variants, sim.BasePrefix+v)
 		}
 	}
 	return cfg
 }
 
-// Execute runs one point on a kernel of its own and returns its record.
-// dir is the results directory relative machine files are read from ("" if
-// none). progress, if set, is called with the fraction of the benchmark
-// done.
+// Execute runs one point through the run pipeline (sim.Run) and returns
+// its record. dir is the results directory relative machine files are
+// read from ("" if none). progress, if set, is called with the fraction
+// of the benchmark done.
 func Execute(p *Plan, pt *Point, dir string, progress func(float64)) (*Record, error) {
 	cfg := p.RunConfig(pt, dir)
-	_, inst, err := wlrun.Parse(cfg.Tool, cfg.Args)
-	if err != nil {
-		return nil, err
-	}
-	k, _, err := wlrun.Kernel(&cfg)
-	if err != nil {
-		return nil, err
-	}
-	wlrun.ApplyCosts(&cfg, inst)
+	opt := sim.Options{Progress: progress}
 	var occ *occupancyWriter
 	var tr *observe.Tracer
 	if pt.Trace {
-		occ = newOccupancyWriter(k.NrCPUs())
-		tr = observe.AttachTracer(k, occ)
+		opt.Observers = append(opt.Observers, func(k *sched.Kernel) (func() error, error) {
+			occ = newOccupancyWriter(k.NrCPUs())
+			tr = observe.AttachTracer(k, occ)
+			return tr.Close, nil
+		})
 	}
-	jiffies0 := k.Jiffies()
-	start := time.Now()
-	if err := wlrun.Drive(k, inst, 0, progress); err != nil {
-		return nil, err
-	}
-	wall := time.Since(start)
-	var out bytes.Buffer
-	if err := inst.Report(&out); err != nil {
+	res, err := sim.Run(cfg, opt)
+	if err != nil {
 		return nil, err
 	}
 	w := &p.Workloads[pt.Workload]
-	r := &Record{SchemaVersion: RecordSchemaVersion, Key: pt.Key, Experiment: p.Name,
-		Machine: p.Machines[pt.Machine].Label, NrCPUs: k.NrCPUs(), Kernel: pt.Kernel, Variant: pt.Variant,
-		Run: pt.Run, Seed: pt.Seed, Metrics: Metrics(inst.Metrics()), Output: out.String()}
-	r.Workload.Name, r.Workload.Tool, r.Workload.Args = w.Name, w.Tool, cfg.Args
+	r := &Record{Key: pt.Key, Experiment: p.Name, Run: pt.Run, Result: *res}
+	r.Machine, r.Kernel, r.Variant = p.Machines[pt.Machine].Label, pt.Kernel, pt.Variant
+	r.Workload.Name = w.Name
 	r.Param.Name, r.Param.Value = w.Param.Name, pt.Load
-	r.Schedstat = SumSnapshot(observe.Snapshot(k), observe.SchedstatVersion(pt.Kernel))
-	r.Schedstat.Jiffies -= jiffies0
-	r.Sim.Events, r.Sim.SimulatedNs, r.Sim.WallNs = k.Eng.Events(), int64(k.Now()), wall.Nanoseconds()
-	if tr != nil {
-		if err := tr.Close(); err != nil {
-			return nil, err
-		}
-		r.Occupancy = occ.finish(uint64(k.Now()))
+	if occ != nil {
+		r.Occupancy = occ.finish(uint64(res.Sim.SimulatedNs))
 	}
 	return r, nil
 }

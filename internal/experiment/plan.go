@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/schedlab/schedlab/internal/sched"
+	"github.com/schedlab/schedlab/internal/sim"
 	"github.com/schedlab/schedlab/internal/topology"
-	wlrun "github.com/schedlab/schedlab/internal/workload/run"
 )
 
 // Tip is the name of the baseline column: the kernel without the patch.
@@ -36,10 +36,16 @@ type Plan struct {
 	Variants []string `json:"variants"`
 	// TipBase lists the variants whose comparison kernel is not the plain
 	// baseline (sched.VariantInfo.Base): tip applies their base.
-	TipBase   []string       `json:"tip_base,omitempty"`
-	Features  []string       `json:"features,omitempty"`
-	CPUs      string         `json:"cpus,omitempty"`
-	Workloads []PlanWorkload `json:"workloads"`
+	TipBase  []string `json:"tip_base,omitempty"`
+	Features []string `json:"features,omitempty"`
+	Sysctls  []string `json:"sysctls,omitempty"`
+	CPUs     string   `json:"cpus,omitempty"`
+	// BackgroundCgroups, Costs and NoCosts are sim.Config's options of
+	// the same names, for every run.
+	BackgroundCgroups int            `json:"background_cgroups,omitempty"`
+	Costs             string         `json:"costs,omitempty"`
+	NoCosts           bool           `json:"no_costs,omitempty"`
+	Workloads         []PlanWorkload `json:"workloads"`
 	// Skipped are the workloads and variants of the experiment that this
 	// schedlab does not have (built-in experiments name whole studies).
 	Skipped []string `json:"skipped,omitempty"`
@@ -105,7 +111,24 @@ func Resolve(s *Spec, opt ResolveOptions) (*Plan, error) {
 		}
 	}
 	p := &Plan{SchemaVersion: PlanSchemaVersion, Name: s.Name, Description: s.Description, Patch: s.Patch,
-		Profile: opt.Profile, Runs: s.Runs, Seed: s.Seed, Trace: s.Trace, Features: append([]string(nil), s.Features...), CPUs: s.CPUs}
+		Profile: opt.Profile, Runs: s.Runs, Seed: s.Seed, Trace: s.Trace, Features: append([]string(nil), s.Features...), CPUs: s.CPUs,
+		Sysctls: append([]string(nil), s.Sysctls...), BackgroundCgroups: s.BackgroundCgroups, NoCosts: s.NoCosts}
+	if s.Costs != "" {
+		// A costs file is named relative to the experiment file and
+		// stored absolute, so a resumed or sharded sweep finds it.
+		c := s.Costs
+		if !filepath.IsAbs(c) && s.Dir != "" {
+			c = filepath.Join(s.Dir, c)
+		}
+		abs, err := filepath.Abs(c)
+		if err != nil {
+			return nil, s.errAt("costs", "costs file %s: %v", s.Costs, err)
+		}
+		if _, err := os.Stat(abs); err != nil {
+			return nil, s.errAt("costs", "costs file %s: %v", s.Costs, unwrapPath(err))
+		}
+		p.Costs = abs
+	}
 	if p.Runs < 1 {
 		return nil, s.errAt("runs", "runs must be at least 1")
 	}
@@ -176,6 +199,12 @@ func Resolve(s *Spec, opt ResolveOptions) (*Plan, error) {
 				return nil, s.errAt("features", "%v", err)
 			}
 		}
+		for _, kv := range p.Sysctls {
+			name, value, _ := strings.Cut(kv, "=")
+			if err := settings.SetSysctl(name, value); err != nil {
+				return nil, s.errAt("sysctls", "%v", err)
+			}
+		}
 	}
 	// Machines.
 	labels := map[string]bool{}
@@ -196,18 +225,18 @@ func Resolve(s *Spec, opt ResolveOptions) (*Plan, error) {
 		if err != nil {
 			return nil, s.errLine(w.Line, "%v", err)
 		}
-		if _, ok := wlrun.Lookup(tool); !ok {
+		if _, ok := sim.Lookup(tool); !ok {
 			if opt.AllowMissing {
 				p.Skipped = append(p.Skipped, "workload "+w.Name)
 				continue
 			}
-			return nil, s.errLine(w.Line, "%v", &wlrun.UnknownToolError{Name: tool})
+			return nil, s.errLine(w.Line, "%v", &sim.UnknownToolError{Name: tool})
 		}
 		if w.Param != "" && param.Index >= 0 {
 			param.Name = w.Param
 		}
 		for _, v := range param.Values {
-			if _, _, err := wlrun.Parse(tool, param.ArgsFor(args, v)); err != nil {
+			if _, _, err := sim.Parse(tool, param.ArgsFor(args, v)); err != nil {
 				if param.Index < 0 {
 					return nil, s.errLine(w.Line, "%s: %v", tool, err)
 				}

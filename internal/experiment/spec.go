@@ -33,7 +33,17 @@ type Spec struct {
 	Variants []string // compared against tip, which always comes first
 	Features []string // sched_features set on every kernel, e.g. NO_TTWU_QUEUE
 	// CPUs confines every workload as taskset -c does (schedlab run --cpus).
-	CPUs      string
+	CPUs string
+	// Sysctls are NAME=VALUE settings applied to every kernel (--sysctl).
+	Sysctls []string
+	// BackgroundCgroups adds that many background cgroups to every run
+	// (--background-cgroups).
+	BackgroundCgroups int
+	// Costs is a cost-model file applied over every machine's costs
+	// (--costs; relative to the experiment file), NoCosts turns the cost
+	// model off (--no-costs).
+	Costs     string
+	NoCosts   bool
 	Workloads []Workload
 	Runs      int
 	Seed      uint64
@@ -92,7 +102,7 @@ func ParseFile(path string) (*Spec, error) {
 }
 
 var (
-	topKeys      = []string{"name", "description", "patch", "machines", "machine", "kernels", "kernel", "variants", "features", "cpus", "workloads", "runs", "seed", "trace", "profiles"}
+	topKeys      = []string{"name", "description", "patch", "machines", "machine", "kernels", "kernel", "variants", "features", "sysctls", "cpus", "background_cgroups", "costs", "no_costs", "workloads", "runs", "seed", "trace", "profiles"}
 	workloadKeys = []string{"name", "run", "metrics", "param"}
 	profileKeys  = []string{"description", "runs", "machines", "variants", "workloads"}
 )
@@ -159,7 +169,7 @@ func Parse(file string, data []byte) (*Spec, error) {
 	for _, f := range []struct {
 		key string
 		dst *[]string
-	}{{"machines", &s.Machines}, {"machine", &s.Machines}, {"kernels", &s.Kernels}, {"kernel", &s.Kernels}, {"variants", &s.Variants}, {"features", &s.Features}} {
+	}{{"machines", &s.Machines}, {"machine", &s.Machines}, {"kernels", &s.Kernels}, {"kernel", &s.Kernels}, {"variants", &s.Variants}, {"features", &s.Features}, {"sysctls", &s.Sysctls}} {
 		if v := vals[f.key]; v != nil {
 			if *f.dst, err = p.strList(v, f.key); err != nil {
 				return nil, err
@@ -190,6 +200,30 @@ func Parse(file string, data []byte) (*Spec, error) {
 			return nil, p.errf(v, "cpus: %v", err)
 		}
 		s.CPUs = v.Value
+	}
+	for _, kv := range s.Sysctls {
+		if name, _, ok := strings.Cut(kv, "="); !ok || name == "" {
+			return nil, p.errf(vals["sysctls"], "sysctls: %q: write NAME=VALUE, e.g. migration_cost_ns=250000", kv)
+		}
+	}
+	if v := vals["background_cgroups"]; v != nil {
+		if s.BackgroundCgroups, err = p.integer(v, "background_cgroups", 0, 100000); err != nil {
+			return nil, err
+		}
+	}
+	if v := vals["costs"]; v != nil {
+		if s.Costs, err = p.str(v, "costs"); err != nil {
+			return nil, err
+		}
+	}
+	if v := vals["no_costs"]; v != nil {
+		if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!bool" {
+			return nil, p.errf(v, "no_costs must be true or false")
+		}
+		s.NoCosts = v.Value == "true"
+	}
+	if s.NoCosts && s.Costs != "" {
+		return nil, p.errf(vals["no_costs"], "give costs or no_costs, not both")
 	}
 	if v := vals["trace"]; v != nil {
 		if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!bool" {

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/schedlab/schedlab/internal/sched"
-	wlrun "github.com/schedlab/schedlab/internal/workload/run"
+	"github.com/schedlab/schedlab/internal/sim"
 )
 
 func TestParseCommand(t *testing.T) {
@@ -128,7 +128,7 @@ func TestBuiltins(t *testing.T) {
 				}
 				if strings.HasPrefix(sk, "workload ") {
 					for _, w := range s.Workloads {
-						if _, ok := wlrun.Lookup(w.Command[0]); w.Name == name && ok {
+						if _, ok := sim.Lookup(w.Command[0]); w.Name == name && ok {
 							t.Errorf("%s skips %s, which exists", s.Name, sk)
 						}
 					}

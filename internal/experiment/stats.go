@@ -27,6 +27,16 @@ const (
 	UTest
 )
 
+// MinRuns is the fewest runs per cell that give a 95% confidence
+// interval: benchmath's AssumeNormal needs 2, AssumeNothing (the U test's
+// median interval, and benchstat's default) 6.
+func (t Test) MinRuns() int {
+	if t == UTest {
+		return 6
+	}
+	return 2
+}
+
 func (t Test) String() string {
 	if t == UTest {
 		return "Mann-Whitney U test"
@@ -312,7 +322,7 @@ func (c *Cell) CIPct() float64 {
 type SchedstatComparison struct {
 	Machine, Kernel, Workload, Param, Load string
 	Names                                  []string // the variants
-	Sums                                   []*Schedstat
+	Sums                                   []*schedstat.Totals
 }
 
 // Title says what is compared.
@@ -329,14 +339,14 @@ func (c *SchedstatComparison) Title() string {
 // variant has no record are left out.
 func SchedstatComparisons(p *Plan, recs []*Record) []*SchedstatComparison {
 	type gk = group
-	sums := map[gk]*Schedstat{}
+	sums := map[gk]*schedstat.Totals{}
 	for _, r := range recs {
 		if r == nil || r.Schedstat == nil {
 			continue
 		}
 		g := gk{r.Machine, r.Kernel, r.Workload.Name, r.Variant, r.Param.Value}
 		if sums[g] == nil {
-			sums[g] = &Schedstat{}
+			sums[g] = &schedstat.Totals{}
 		}
 		sums[g].Add(r.Schedstat)
 	}

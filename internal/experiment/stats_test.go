@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"bytes"
+	"github.com/schedlab/schedlab/internal/schedstat"
 	"math"
 	"strings"
 	"testing"
@@ -32,8 +33,9 @@ func fakeResults(t *testing.T, cmd string, metric string, values map[string][][]
 				li = i
 			}
 		}
-		r := &Record{SchemaVersion: RecordSchemaVersion, Key: pt.Key, Experiment: p.Name, Machine: "hikey", NrCPUs: 8,
-			Kernel: pt.Kernel, Variant: pt.Variant, Run: pt.Run, Seed: pt.Seed, Schedstat: &Schedstat{NrCPUs: 8}}
+		r := &Record{Key: pt.Key, Experiment: p.Name, Run: pt.Run}
+		r.SchemaVersion, r.Machine, r.NrCPUs = RecordSchemaVersion, "hikey", 8
+		r.Kernel, r.Variant, r.Seed, r.Schedstat = pt.Kernel, pt.Variant, pt.Seed, &schedstat.Totals{NrCPUs: 8}
 		r.Workload.Name, r.Workload.Tool, r.Workload.Args = w.Name, w.Tool, w.Param.ArgsFor(w.Args, pt.Load)
 		r.Param.Name, r.Param.Value = w.Param.Name, pt.Load
 		r.Metrics = Metrics{{Name: metric, Value: values[pt.Variant][li][pt.Run]}, {Name: "other", Value: 1}}
@@ -162,11 +164,11 @@ func TestBenchFormat(t *testing.T) {
 // Schedstat sums over runs become a one-CPU delta that the comparison
 // formatter averages to the per-CPU means.
 func TestSchedstatDelta(t *testing.T) {
-	s := &Schedstat{NrCPUs: 4, Jiffies: 10}
+	s := &schedstat.Totals{NrCPUs: 4, Jiffies: 10}
 	s.CPU.SchedCount = 40
-	s.Domains = []DomainCounters{{Name: "MC", CPUs: 4, TtwuWakeRemote: 8}}
+	s.Domains = []schedstat.DomainCounters{{Name: "MC", CPUs: 4, TtwuWakeRemote: 8}}
 	s.Domains[0].LB.NewIdle.LbCount = 12
-	sum := &Schedstat{}
+	sum := &schedstat.Totals{}
 	sum.Add(s)
 	sum.Add(s)
 	d := sum.Delta()

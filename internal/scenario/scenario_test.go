@@ -71,7 +71,7 @@ func TestErrorsNameFileAndLine(t *testing.T) {
 		{"machine name=hikey\n----\n\nadvance by=-3ms\n----\n", "s.txt:4: advance: bad duration"},
 		{"machine name=hikey\n----\n\nrq cpu=99\n----\n", "s.txt:4: cpu=99"},
 		{"machine name=hikey\n----\n\ntask name=a cpu=1\nwake b\n----\n", "s.txt:4: task: the program must run"},
-		{"machine name=hikey\n----\n\nfeature NO_FOO\n----\n", "s.txt:4: unknown sched feature \"FOO\""},
+		{"machine name=hikey\n----\n\nfeature NO_FOO\n----\n", "s.txt:4: unknown sched feature \"NO_FOO\""},
 		{"machine name=hikey\n----\n\nfeature START_DEBIT\n----\n", "s.txt:4: feature START_DEBIT is not in v6.19"},
 		{"machine name=hikey\n----\nx\n\nrq\n", ""},
 		{"----\n", "s.txt:1: \"----\" without a command"},

@@ -338,7 +338,11 @@ func (s *Settings) SetFeature(spec string) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("unknown sched feature %q", name)
+	var known []string
+	for _, f := range s.Features() {
+		known = append(known, f.Name)
+	}
+	return fmt.Errorf("unknown sched feature %q (%s has %s; NO_X clears X)", spec, s.Kernel, strings.Join(known, " "))
 }
 
 // SetSysctl sets a sysctl-tagged field by name from its text value.

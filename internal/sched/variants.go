@@ -138,3 +138,14 @@ func ApplyVariantBase(s *Settings, name string) error {
 	}
 	return s.Validate()
 }
+
+// LookupVariant returns the named variant's description.
+func LookupVariant(name string) (VariantInfo, bool) {
+	v, err := findVariant(name)
+	if err != nil {
+		return VariantInfo{}, false
+	}
+	info := v.info
+	info.Touches = append([]string(nil), info.Touches...)
+	return info, true
+}

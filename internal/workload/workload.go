@@ -1,7 +1,7 @@
 // Package workload holds what every simulated benchmark shares: the
 // Instance interface a run drives and the Metric values --json records.
 // The benchmarks live in subpackages (hackbench, schbench, tbench, stream,
-// rtapp), built on the kernel objects of package kobj; package run lists
+// rtapp), built on the kernel objects of package kobj; package sim lists
 // them as tools and runs one on a machine (docs/workloads.md).
 //
 // A benchmark is a set of task programs (sched.Program): state machines
@@ -32,7 +32,7 @@ type Instance interface {
 	// Report writes the tool's output.
 	Report(w io.Writer) error
 	// Metrics are the run's figures for --json, in a fixed order.
-	Metrics() []Metric
+	Metrics() Metrics
 }
 
 // CostAware is an Instance whose system calls are charged with the cost

@@ -199,7 +199,7 @@ func (b *Bench) Report(w io.Writer) error {
 func (b *Bench) TimeSeconds() float64 { return float64(b.Elapsed()) / 1e9 }
 
 // Metrics are time_s (seconds, full precision), messages and bytes.
-func (b *Bench) Metrics() []workload.Metric {
+func (b *Bench) Metrics() workload.Metrics {
 	return []workload.Metric{
 		{Name: "time_s", Value: b.TimeSeconds()},
 		{Name: "messages", Value: float64(b.total)},

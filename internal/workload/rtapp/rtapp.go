@@ -224,7 +224,7 @@ func (b *Bench) Report(w io.Writer) error {
 
 // Metrics are the thread count, the phase loops logged and the timer
 // wakeup latencies.
-func (b *Bench) Metrics() []workload.Metric {
+func (b *Bench) Metrics() workload.Metrics {
 	loops := 0
 	for _, th := range b.threads {
 		loops += th.lines

@@ -199,7 +199,7 @@ func pctName(p float64) string {
 // Metrics are wakeup_latency_us and request_latency_us (p50 … p99_9, min,
 // max, samples), rps (p20, p50, p90, min, max, average), loops and
 // sched_delay_us (message, worker).
-func (b *Current) Metrics() []workload.Metric {
+func (b *Current) Metrics() workload.Metrics {
 	var out []workload.Metric
 	for _, h := range []struct {
 		name string

@@ -121,7 +121,7 @@ func (b *Bench) Report(w io.Writer) error {
 }
 
 // Metrics are latency_us.p50 … p99_9, min, max and the sample count.
-func (b *Bench) Metrics() []workload.Metric {
+func (b *Bench) Metrics() workload.Metrics {
 	ovals := b.stats.Percentiles(plist)
 	names := []string{"p50", "p75", "p90", "p95", "p99", "p99_5", "p99_9"}
 	var out []workload.Metric

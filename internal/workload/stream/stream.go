@@ -160,7 +160,7 @@ func (b *Bench) stats(j int) (avg, min, max float64) {
 }
 
 // Metrics are copy_mb_s, scale_mb_s, add_mb_s and triad_mb_s (best rates).
-func (b *Bench) Metrics() []workload.Metric {
+func (b *Bench) Metrics() workload.Metrics {
 	var out []workload.Metric
 	for j, n := range []string{"copy_mb_s", "scale_mb_s", "add_mb_s", "triad_mb_s"} {
 		_, min, _ := b.stats(j)

@@ -197,7 +197,7 @@ func (b *Bench) Report(w io.Writer) error {
 
 // Metrics are throughput_mb_s, the operations executed per client and the
 // maximum latency.
-func (b *Bench) Metrics() []workload.Metric {
+func (b *Bench) Metrics() workload.Metrics {
 	return []workload.Metric{
 		{Name: "throughput_mb_s", Value: b.lastTput},
 		{Name: "operations", Value: float64(b.lines)},

@@ -1,6 +1,10 @@
-package run
+package sim
 
 import (
+	"fmt"
+	"sort"
+	"strings"
+
 	"github.com/schedlab/schedlab/internal/workload"
 	"github.com/schedlab/schedlab/internal/workload/hackbench"
 	"github.com/schedlab/schedlab/internal/workload/rtapp"
@@ -106,4 +110,60 @@ func init() {
 			return rtapp.New(spec), nil
 		},
 	})
+}
+
+// Tool is one benchmark command.
+type Tool struct {
+	Name    string
+	Summary string
+	// Usage is the tool's own usage text, printed for -h.
+	Usage string
+	// Parse builds an instance from the tool's arguments.
+	Parse func(args []string) (workload.Instance, error)
+}
+
+var tools = map[string]*Tool{}
+
+func register(t *Tool) {
+	if _, dup := tools[t.Name]; dup {
+		panic("sim: tool " + t.Name + " registered twice")
+	}
+	tools[t.Name] = t
+}
+
+// Tools lists the tools by name.
+func Tools() []*Tool {
+	out := make([]*Tool, 0, len(tools))
+	for _, t := range tools {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Lookup finds a tool by name.
+func Lookup(name string) (*Tool, bool) {
+	t, ok := tools[name]
+	return t, ok
+}
+
+// UnknownToolError names a workload that does not exist.
+type UnknownToolError struct{ Name string }
+
+func (e *UnknownToolError) Error() string {
+	var names []string
+	for _, t := range Tools() {
+		names = append(names, t.Name)
+	}
+	return fmt.Sprintf("unknown workload %q (have %s)", e.Name, strings.Join(names, ", "))
+}
+
+// Parse builds the benchmark instance for a tool and its arguments.
+func Parse(tool string, args []string) (*Tool, workload.Instance, error) {
+	t, ok := Lookup(tool)
+	if !ok {
+		return nil, nil, &UnknownToolError{tool}
+	}
+	inst, err := t.Parse(args)
+	return t, inst, err
 }

@@ -1,4 +1,4 @@
-package run
+package sim
 
 import (
 	"bytes"
@@ -36,20 +36,20 @@ var goldenRuns = []struct {
 
 func TestGolden(t *testing.T) {
 	for _, g := range goldenRuns {
-		res, err := Run(Config{Machine: "hikey", Seed: 1, Tool: g.tool, Args: g.args})
+		res, err := Run(Config{Machine: "hikey", Seed: 1, Tool: g.tool, Args: g.args}, Options{})
 		if err != nil {
 			t.Fatalf("%s: %v", g.file, err)
 		}
 		path := filepath.Join("testdata", g.file)
 		if *update {
-			os.WriteFile(path, res.Output, 0o644)
+			os.WriteFile(path, []byte(res.Output), 0o644)
 			continue
 		}
 		want, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Equal(res.Output, want) {
+		if res.Output != string(want) {
 			t.Errorf("%s differs:\n--- want\n%s--- got\n%s", g.file, want, res.Output)
 		}
 	}
@@ -62,13 +62,12 @@ func TestDeterministic(t *testing.T) {
 		if g.tool == "hackbench" {
 			machine = "zen3-2s-nps1"
 		}
-		a, err := Run(Config{Machine: machine, Seed: 3, Tool: g.tool, Args: g.args})
+		a, err := Run(Config{Machine: machine, Seed: 3, Tool: g.tool, Args: g.args}, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, _ := Run(Config{Machine: machine, Seed: 3, Tool: g.tool, Args: g.args})
-		if !bytes.Equal(a.Output, b.Output) || a.Events != b.Events || a.Simulated != b.Simulated ||
-			fmt.Sprint(a.Metrics, a.Schedstat) != fmt.Sprint(b.Metrics, b.Schedstat) {
+		b, _ := Run(Config{Machine: machine, Seed: 3, Tool: g.tool, Args: g.args}, Options{})
+		if !bytes.Equal(a.Deterministic(), b.Deterministic()) {
 			t.Errorf("%s: two runs with the same seed differ", g.tool)
 		}
 	}
@@ -95,7 +94,7 @@ func TestTbenchFormat(t *testing.T) {
 		{"dbench-4.00-tbench-t11-1.txt", []string{"-t", "11", "1", "127.0.0.1"}},
 	} {
 		real, _ := os.ReadFile(filepath.Join("testdata/real", c.file))
-		res, err := Run(Config{Machine: "hikey", Seed: 1, Tool: "tbench", Args: c.args})
+		res, err := Run(Config{Machine: "hikey", Seed: 1, Tool: "tbench", Args: c.args}, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -112,7 +111,7 @@ func TestTbenchFormat(t *testing.T) {
 			}
 			return mask(strings.Join(out, "\n"))
 		}
-		if got, want := keep(string(res.Output)), keep(string(real)); got != want {
+		if got, want := keep(res.Output), keep(string(real)); got != want {
 			t.Errorf("%s:\n--- real (masked)\n%s\n--- schedlab (masked)\n%s", c.file, want, got)
 		}
 	}
@@ -121,11 +120,11 @@ func TestTbenchFormat(t *testing.T) {
 // rt-app's notices and log columns are those of Debian's rt-app 1.0
 // (testdata/real: rt-app-1.0-t.json run for real).
 func TestRtappFormat(t *testing.T) {
-	res, err := Run(Config{Machine: "hikey", Seed: 1, Tool: "rt-app", Args: []string{"testdata/real/rt-app-1.0-t.json"}})
+	res, err := Run(Config{Machine: "hikey", Seed: 1, Tool: "rt-app", Args: []string{"testdata/real/rt-app-1.0-t.json"}}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := string(res.Output)
+	out := res.Output
 	notices, _ := os.ReadFile("testdata/real/rt-app-1.0-notices.txt")
 	// The notices come in the order the threads run; compare as sets.
 	lines := func(s string) []string {
@@ -151,25 +150,25 @@ func TestRtappFormat(t *testing.T) {
 }
 
 func TestUnknownTool(t *testing.T) {
-	_, err := Run(Config{Tool: "nope"})
+	_, err := Run(Config{Tool: "nope"}, Options{})
 	if err == nil || !strings.Contains(err.Error(), `unknown workload "nope" (have hackbench, perf, perf-bench-messaging, rt-app, schbench, schbench-current, stream, tbench)`) {
 		t.Fatal(err)
 	}
 }
 
 // The workloads' simulated event rates (docs/workloads.md's table comes
-// from these): go test -run XXX -bench . ./internal/workload/run/
+// from these): go test -run XXX -bench . ./internal/sim/
 func benchRun(b *testing.B, tool string, args ...string) {
 	var events uint64
 	var wall time.Duration
 	for i := 0; i < b.N; i++ {
 		start := time.Now()
-		res, err := Run(Config{Machine: "zen3-2s-nps1", Seed: 1, Tool: tool, Args: args})
+		res, err := Run(Config{Machine: "zen3-2s-nps1", Seed: 1, Tool: tool, Args: args}, Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
 		wall += time.Since(start)
-		events += res.Events
+		events += res.Sim.Events
 	}
 	b.ReportMetric(float64(events)/wall.Seconds(), "events/s")
 	b.ReportMetric(float64(events)/float64(b.N), "events/op")
@@ -196,8 +195,8 @@ func BenchmarkStream(b *testing.B) { benchRun(b, "stream", "OMP_NUM_THREADS=16")
 // timeslice runs outside the list (copy_process copies cpus_mask).
 func TestCPUsConfinesWorkload(t *testing.T) {
 	var k *sched.Kernel
-	_, err := Run(Config{Machine: "hikey", Seed: 1, Tool: "hackbench", Args: []string{"-p", "-T", "-l", "20", "-g", "2"}, CPUs: "4-7",
-		Attach: func(kk *sched.Kernel) (func() error, error) { k = kk; return nil, nil }})
+	_, err := Run(Config{Machine: "hikey", Seed: 1, Tool: "hackbench", Args: []string{"-p", "-T", "-l", "20", "-g", "2"}, CPUs: "4-7"},
+		Options{Observers: []Observer{func(kk *sched.Kernel) (func() error, error) { k = kk; return nil, nil }}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package observe
+package sim
 
 import (
 	"bufio"
@@ -11,23 +11,23 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/schedlab/schedlab/internal/observe"
 	"github.com/schedlab/schedlab/internal/sched"
 	"github.com/schedlab/schedlab/internal/trace"
-	wlrun "github.com/schedlab/schedlab/internal/workload/run"
 )
 
 // tracedHackbench runs a simulated hackbench on zen3-2s-nps1 with the
 // tracer writing to w (nil: untraced) and returns the run's event count.
-func tracedHackbench(t testing.TB, args []string, mk func(k *sched.Kernel) trace.Writer) *wlrun.Result {
-	var tr *Tracer
-	cfg := wlrun.Config{Machine: "zen3-2s-nps1", Seed: 1, Tool: "hackbench", Args: args}
+func tracedHackbench(t testing.TB, args []string, mk func(k *sched.Kernel) trace.Writer) *Result {
+	cfg := Config{Machine: "zen3-2s-nps1", Seed: 1, Tool: "hackbench", Args: args}
+	var opt Options
 	if mk != nil {
-		cfg.Attach = func(k *sched.Kernel) (func() error, error) {
-			tr = AttachTracer(k, mk(k))
+		opt.Observers = []Observer{func(k *sched.Kernel) (func() error, error) {
+			tr := observe.AttachTracer(k, mk(k))
 			return tr.Close, nil
-		}
+		}}
 	}
-	res, err := wlrun.Run(cfg)
+	res, err := Run(cfg, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestHackbenchTraceDatMatchesText(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return Multi{tw, dw, closer{f}}
+		return observe.Multi{tw, dw, closer{f}}
 	})
 	evs, err := trace.ReadText(bytes.NewReader(text.Bytes()))
 	if err != nil {
@@ -123,7 +123,7 @@ func BenchmarkHackbenchTracing(b *testing.B) {
 	b.Run("untraced", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			res := tracedHackbench(b, args, nil)
-			b.ReportMetric(float64(res.Events), "events/op")
+			b.ReportMetric(float64(res.Sim.Events), "events/op")
 		}
 	})
 	b.Run("trace.dat", func(b *testing.B) {

@@ -1,0 +1,125 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/schedlab/schedlab/internal/experiment"
+	"github.com/schedlab/schedlab/internal/sched"
+	"github.com/schedlab/schedlab/internal/sim"
+)
+
+// runFlags are the run options every command that runs simulations takes
+// (run, compare, sweep, validate, fidelity): each maps to one field of
+// sim.Config, and to the experiment-file key of the same name.
+type runFlags struct {
+	machine, kernel       string
+	variants              []string
+	features, sysctls     []string
+	cpus, costsFile       string
+	noCosts               bool
+	backgroundCgroups     int
+	seed                  uint64
+	seedSet, multiVariant bool
+}
+
+// add registers the flags. multi makes --variant repeatable (compare,
+// sweep); run takes one.
+func (r *runFlags) add(f *pflag.FlagSet, multi bool) {
+	r.multiVariant = multi
+	f.StringVar(&r.machine, "machine", "", "machine: a preset (see 'schedlab machines'), host, or a YAML file (default "+sim.DefaultMachine+")")
+	f.StringVar(&r.kernel, "kernel", "", "kernel baseline: "+strings.Join(sched.Kernels, " or ")+" (default v6.19, or the variants' baseline)")
+	if multi {
+		f.StringArrayVar(&r.variants, "variant", nil, "a kernel variant to compare with tip (repeatable; see 'schedlab variants'); base:NAME is the kernel NAME is compared with")
+	} else {
+		f.StringArrayVar(&r.variants, "variant", nil, "kernel variant (see 'schedlab variants'); base:NAME runs the kernel NAME is compared with")
+	}
+	f.StringArrayVar(&r.features, "feature", nil, "set a sched_feature, e.g. NO_TTWU_QUEUE (repeatable)")
+	f.StringArrayVar(&r.sysctls, "sysctl", nil, "set a sysctl or model setting, NAME=VALUE, e.g. migration_cost_ns=250000 (repeatable; docs/scenarios.md lists them)")
+	f.StringVar(&r.cpus, "cpus", "", "run the workload confined to these CPUs, as 'taskset -c LIST' does (children inherit the affinity)")
+	f.IntVar(&r.backgroundCgroups, "background-cgroups", 0, "add N cgroups, each with a task that runs 300 µs every 50-250 ms (blocked-load work of a desktop or phone)")
+	f.StringVar(&r.costsFile, "costs", "", "cost-model file applied over the machine's costs (see 'schedlab costs')")
+	f.BoolVar(&r.noCosts, "no-costs", false, "run without the cost model (no context-switch, refill, IPI-distance or idle-exit costs)")
+	f.Uint64Var(&r.seed, "seed", 1, "seed of every random stream of the run")
+}
+
+// check validates what the flags say alone.
+func (r *runFlags) check(f *pflag.FlagSet) error {
+	r.seedSet = f.Changed("seed")
+	if !r.multiVariant && len(r.variants) > 1 {
+		return fmt.Errorf("--variant: give one variant (compare takes several)")
+	}
+	if r.noCosts && r.costsFile != "" {
+		return fmt.Errorf("--costs and --no-costs: give one")
+	}
+	if r.backgroundCgroups < 0 {
+		return fmt.Errorf("--background-cgroups: %d is negative", r.backgroundCgroups)
+	}
+	for _, kv := range r.sysctls {
+		if name, _, ok := strings.Cut(kv, "="); !ok || name == "" {
+			return fmt.Errorf("--sysctl %s: write NAME=VALUE, e.g. migration_cost_ns=250000", kv)
+		}
+	}
+	return nil
+}
+
+// config is the sim.Config of one run of tool.
+func (r *runFlags) config(tool string, args []string) sim.Config {
+	return sim.Config{
+		Machine: r.machine, Kernel: r.kernel, Variants: r.variants,
+		Features: r.features, Sysctls: r.sysctls, CPUs: r.cpus,
+		BackgroundCgroups: r.backgroundCgroups, CostsFile: r.costsFile, NoCosts: r.noCosts,
+		Seed: r.seed, Tool: tool, Args: args,
+	}
+}
+
+// spec sets the run options of an experiment spec built from flags
+// (compare).
+func (r *runFlags) spec(s *experiment.Spec) {
+	machine := r.machine
+	if machine == "" {
+		machine = sim.DefaultMachine
+	}
+	s.Machines = []string{machine}
+	if r.kernel != "" {
+		s.Kernels = []string{r.kernel}
+	}
+	s.Variants = r.variants
+	s.Features, s.Sysctls = r.features, r.sysctls
+	s.CPUs, s.BackgroundCgroups = r.cpus, r.backgroundCgroups
+	s.Costs, s.NoCosts = r.costsFile, r.noCosts
+	s.Seed = r.seed
+}
+
+// override lays the flags that were given over an experiment file's keys
+// (sweep): lists are appended, single values replace.
+func (r *runFlags) override(f *pflag.FlagSet, s *experiment.Spec) {
+	if f.Changed("machine") {
+		s.Machines = []string{r.machine}
+	}
+	if f.Changed("kernel") {
+		s.Kernels = []string{r.kernel}
+	}
+	if f.Changed("variant") {
+		s.Variants = r.variants
+	}
+	s.Features = append(s.Features, r.features...)
+	s.Sysctls = append(s.Sysctls, r.sysctls...)
+	if f.Changed("cpus") {
+		s.CPUs = r.cpus
+	}
+	if f.Changed("background-cgroups") {
+		s.BackgroundCgroups = r.backgroundCgroups
+	}
+	if f.Changed("costs") {
+		s.Costs, s.NoCosts = r.costsFile, false
+	}
+	if f.Changed("no-costs") {
+		s.NoCosts, s.Costs = r.noCosts, ""
+	}
+	if f.Changed("seed") {
+		s.Seed = r.seed
+	}
+}

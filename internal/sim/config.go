@@ -1,0 +1,147 @@
+package sim
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/schedlab/schedlab/internal/sched"
+)
+
+// DefaultMachine is the machine used when none is given: the two-socket
+// AMD EPYC 7763 (Zen3, 256 CPUs, NPS1) on which the project's reference
+// results (patches.md) were taken.
+const DefaultMachine = "zen3-2s-nps1"
+
+// BasePrefix marks a variant's comparison kernel: "base:NAME" runs the
+// kernel NAME is measured against (sched.ApplyVariantBase), which is the
+// plain baseline for most variants.
+const BasePrefix = "base:"
+
+// Config is everything that decides a run. It is plain data: experiment
+// plans store it, and two equal Configs give byte-identical results.
+type Config struct {
+	// Machine is a preset name, "host" or a machine YAML file; "" is
+	// DefaultMachine.
+	Machine string `json:"machine"`
+	// Kernel is the baseline; "" is the variants' baseline, or the
+	// default baseline (sched.KernelV619) when there is no variant.
+	Kernel string `json:"kernel"`
+	// Variants are applied to the baseline's settings in order: a
+	// variant's name applies the patch, "base:NAME" the kernel the patch
+	// is compared with. All must share one baseline.
+	Variants []string `json:"variants,omitempty"`
+	// Features are sched_features as written to the debugfs file
+	// ("NO_TTWU_QUEUE"), applied after the variants.
+	Features []string `json:"features,omitempty"`
+	// Sysctls are NAME=VALUE settings of sched.Settings' sysctl names
+	// (migration_cost_ns=250000, model_cost_jitter_pct=0), applied after
+	// the features and again after the cost model.
+	Sysctls []string `json:"sysctls,omitempty"`
+	// CPUs, a cpulist, confines the workload as `taskset -c CPUs` does:
+	// its first tasks get that affinity and their children inherit it.
+	CPUs string `json:"cpus,omitempty"`
+	// BackgroundCgroups adds that many cgroups with a briefly waking task
+	// each (package background) before the workload starts.
+	BackgroundCgroups int `json:"background_cgroups,omitempty"`
+	// CostsFile is a cost-model file applied over the machine's costs;
+	// NoCosts runs without the cost model.
+	CostsFile string `json:"costs,omitempty"`
+	NoCosts   bool   `json:"no_costs,omitempty"`
+	Seed      uint64 `json:"seed"`
+	// Tool is the workload (Tools lists them) and Args its own arguments.
+	Tool string   `json:"tool"`
+	Args []string `json:"args"`
+}
+
+// VariantLabel names the kernel the Config runs: "" for the plain
+// baseline, else its variants joined with "+".
+func (c *Config) VariantLabel() string { return strings.Join(c.Variants, "+") }
+
+// Resolve checks the Config's names and fills in its defaults: the
+// machine, and the kernel its variants need. It builds nothing, so a
+// command can check every Config before the first run starts.
+func (c *Config) Resolve() error {
+	if c.Machine == "" {
+		c.Machine = DefaultMachine
+	}
+	if c.Seed == 0 {
+		// Seed 0 is allowed (engine.New accepts it); nothing to fill.
+	}
+	if _, ok := Lookup(c.Tool); !ok {
+		return &UnknownToolError{c.Tool}
+	}
+	want := ""
+	for _, v := range c.Variants {
+		name := strings.TrimPrefix(v, BasePrefix)
+		info, ok := sched.LookupVariant(name)
+		if !ok {
+			return fmt.Errorf("--variant: unknown variant %q (known: %s)", name, strings.Join(sched.VariantNames(), ", "))
+		}
+		switch {
+		case want == "":
+			want = info.Baseline
+		case want != info.Baseline:
+			return fmt.Errorf("--variant: %s applies to kernel %s, the other variants to %s", name, info.Baseline, want)
+		}
+	}
+	switch {
+	case c.Kernel == "" && want != "":
+		c.Kernel = want
+	case c.Kernel == "":
+		c.Kernel = sched.KernelV619
+	case want != "" && c.Kernel != want:
+		return fmt.Errorf("--kernel: variant %s applies to kernel %s, not %s", c.VariantLabel(), want, c.Kernel)
+	}
+	if _, err := c.Settings(); err != nil {
+		return err
+	}
+	if c.BackgroundCgroups < 0 {
+		return fmt.Errorf("--background-cgroups: %d is negative", c.BackgroundCgroups)
+	}
+	return nil
+}
+
+// Settings builds the kernel settings: the baseline, the variants, the
+// features and the sysctls, in that order.
+func (c *Config) Settings() (sched.Settings, error) {
+	kernel := c.Kernel
+	if kernel == "" {
+		kernel = sched.KernelV619
+	}
+	s, err := sched.Baseline(kernel)
+	if err != nil {
+		return s, fmt.Errorf("--kernel: %v", err)
+	}
+	for _, v := range c.Variants {
+		if name, ok := strings.CutPrefix(v, BasePrefix); ok {
+			err = sched.ApplyVariantBase(&s, name)
+		} else {
+			err = sched.ApplyVariant(&s, v)
+		}
+		if err != nil {
+			return s, fmt.Errorf("--variant: %v", err)
+		}
+	}
+	for _, f := range c.Features {
+		if err := s.SetFeature(f); err != nil {
+			return s, fmt.Errorf("--feature %s: %v", f, err)
+		}
+	}
+	if err := applySysctls(&s, c.Sysctls); err != nil {
+		return s, err
+	}
+	return s, nil
+}
+
+func applySysctls(s *sched.Settings, sysctls []string) error {
+	for _, kv := range sysctls {
+		name, value, ok := strings.Cut(kv, "=")
+		if !ok || name == "" {
+			return fmt.Errorf("--sysctl %s: write NAME=VALUE, e.g. migration_cost_ns=250000", kv)
+		}
+		if err := s.SetSysctl(name, value); err != nil {
+			return fmt.Errorf("--sysctl %s: %v", kv, err)
+		}
+	}
+	return nil
+}

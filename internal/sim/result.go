@@ -1,0 +1,116 @@
+package sim
+
+import (
+	"encoding/json"
+
+	"github.com/schedlab/schedlab/internal/sched"
+	"github.com/schedlab/schedlab/internal/schedstat"
+	"github.com/schedlab/schedlab/internal/workload"
+)
+
+// SchemaVersion is the version of the result record: the document
+// `schedlab run --json` writes and the part of every sweep record
+// (runs/KEY.json) that describes the run.
+const SchemaVersion = 2
+
+// Result is one finished run: the one result schema of schedlab. Every
+// field but Sim.WallNs is a function of the Config.
+type Result struct {
+	SchemaVersion int    `json:"schema_version"`
+	Machine       string `json:"machine"`
+	NrCPUs        int    `json:"nr_cpus"`
+	Kernel        string `json:"kernel"`
+	// Variant is the kernel's variants joined with "+" ("" for the
+	// plain baseline); an experiment writes its column name ("tip").
+	Variant  string `json:"variant"`
+	Seed     uint64 `json:"seed"`
+	Workload struct {
+		Name string   `json:"name"`
+		Tool string   `json:"tool"`
+		Args []string `json:"args"`
+	} `json:"workload"`
+	// Options are the run options that changed the kernel or the
+	// machine beyond the baseline and variant (omitted when unset).
+	Options   *RunOptions       `json:"options,omitempty"`
+	Metrics   workload.Metrics  `json:"metrics"`
+	Schedstat *schedstat.Totals `json:"schedstat"`
+	// Balance is what the load balancer did: calls and time of
+	// update_blocked_averages, newidle, periodic and NOHZ balance.
+	Balance *Balance `json:"balance,omitempty"`
+	// Output is what the tool printed.
+	Output string `json:"output"`
+	Sim    struct {
+		Events      uint64 `json:"events"`
+		SimulatedNs int64  `json:"simulated_ns"`
+		// WallNs is the one field that differs between identical runs.
+		WallNs int64 `json:"wall_ns"`
+	} `json:"sim"`
+}
+
+// RunOptions are a Config's options besides machine, kernel, variant,
+// seed and workload.
+type RunOptions struct {
+	Features          []string `json:"features,omitempty"`
+	Sysctls           []string `json:"sysctls,omitempty"`
+	CPUs              string   `json:"cpus,omitempty"`
+	BackgroundCgroups int      `json:"background_cgroups,omitempty"`
+	CostsFile         string   `json:"costs,omitempty"`
+	NoCosts           bool     `json:"no_costs,omitempty"`
+}
+
+func optionsOf(c *Config) *RunOptions {
+	o := &RunOptions{Features: c.Features, Sysctls: c.Sysctls, CPUs: c.CPUs,
+		BackgroundCgroups: c.BackgroundCgroups, CostsFile: c.CostsFile, NoCosts: c.NoCosts}
+	if len(o.Features) == 0 && len(o.Sysctls) == 0 && o.CPUs == "" && o.BackgroundCgroups == 0 && o.CostsFile == "" && !o.NoCosts {
+		return nil
+	}
+	return o
+}
+
+// Metric returns the value of a metric.
+func (r *Result) Metric(name string) (float64, bool) { return r.Metrics.Get(name) }
+
+// Deterministic returns r's JSON without the wall time: equal for equal
+// Configs, whatever ran them.
+func (r *Result) Deterministic() []byte {
+	c := *r
+	c.Sim.WallNs = 0
+	b, err := json.Marshal(&c)
+	if err != nil {
+		panic("sim: " + err.Error())
+	}
+	return b
+}
+
+// Balance is the result's "balance" section: how often the balancing
+// paths ran and how long they took (simulated ns).
+type Balance struct {
+	UpdateBlockedAverages BalanceCounter `json:"update_blocked_averages"`
+	NewidleBalance        BalanceCounter `json:"newidle_balance"`
+	PeriodicBalance       BalanceCounter `json:"periodic_balance"`
+	NohzIdleBalance       BalanceCounter `json:"nohz_idle_balance"`
+	ActiveBalance         BalanceCounter `json:"active_balance"`
+	Migrations            uint64         `json:"migrations"`
+}
+
+// BalanceCounter is one balancing path's calls and simulated time.
+type BalanceCounter struct {
+	Calls   uint64 `json:"calls"`
+	TotalNs int64  `json:"total_ns"`
+	MaxNs   int64  `json:"max_ns"`
+}
+
+func counterOf(c sched.BalanceCounter) BalanceCounter {
+	return BalanceCounter{Calls: c.Calls, TotalNs: int64(c.Total), MaxNs: int64(c.Max)}
+}
+
+func balanceOf(b sched.BalanceStats) *Balance {
+	return &Balance{
+		UpdateBlockedAverages: counterOf(b.UpdateBlockedAverages),
+		NewidleBalance:        counterOf(b.NewidleBalance),
+		PeriodicBalance:       counterOf(b.PeriodicBalance),
+		NohzIdleBalance:       counterOf(b.NohzIdleBalance),
+		ActiveBalance:         counterOf(b.ActiveBalance),
+		Migrations:            b.Migrations,
+	}
+}
