@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"github.com/schedlab/schedlab/internal/kernels"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -75,7 +76,7 @@ flags and sd_init parameters.`,
 				return topology.FormatTextCPUs(env.Stdout, topo, mask)
 			},
 		}
-		show.Flags().StringVar(&kernel, "kernel", topology.KernelV619, "kernel baseline: v6.19 or v5.19")
+		show.Flags().StringVar(&kernel, "kernel", kernels.V619, "kernel baseline: v6.19 or v5.19")
 		show.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of text")
 		show.Flags().StringVar(&cpus, "cpu", "", "only these CPUs (a cpu list such as 0-3,128)")
 		machine.AddCommand(show)

@@ -2,12 +2,12 @@ package cli
 
 import (
 	"fmt"
+	"github.com/schedlab/schedlab/internal/kernels"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/schedlab/schedlab/internal/experiment"
-	"github.com/schedlab/schedlab/internal/sched"
 	"github.com/schedlab/schedlab/internal/sim"
 )
 
@@ -30,7 +30,7 @@ type runFlags struct {
 func (r *runFlags) add(f *pflag.FlagSet, multi bool) {
 	r.multiVariant = multi
 	f.StringVar(&r.machine, "machine", "", "machine: a preset (see 'schedlab machines'), host, or a YAML file (default "+sim.DefaultMachine+")")
-	f.StringVar(&r.kernel, "kernel", "", "kernel baseline: "+strings.Join(sched.Kernels, " or ")+" (default v6.19, or the variants' baseline)")
+	f.StringVar(&r.kernel, "kernel", "", "kernel baseline: "+strings.Join(kernels.Names(), " or ")+" (default v6.19, or the variants' baseline)")
 	if multi {
 		f.StringArrayVar(&r.variants, "variant", nil, "a kernel variant to compare with tip (repeatable; see 'schedlab variants'); base:NAME is the kernel NAME is compared with")
 	} else {

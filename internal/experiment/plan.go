@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"fmt"
+	"github.com/schedlab/schedlab/internal/kernels"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -166,7 +167,7 @@ func Resolve(s *Spec, opt ResolveOptions) (*Plan, error) {
 	if len(p.Kernels) == 0 {
 		switch len(baselines) {
 		case 0:
-			p.Kernels = []string{sched.Kernels[0]}
+			p.Kernels = []string{kernels.Default}
 		case 1:
 			for k := range baselines {
 				p.Kernels = []string{k}

@@ -5,6 +5,7 @@ package observe
 
 import (
 	"github.com/schedlab/schedlab/internal/cpumask"
+	"github.com/schedlab/schedlab/internal/kernels"
 	"github.com/schedlab/schedlab/internal/sched"
 	"github.com/schedlab/schedlab/internal/schedstat"
 	"github.com/schedlab/schedlab/internal/trace"
@@ -179,9 +180,4 @@ func Snapshot(k *sched.Kernel) *schedstat.Snapshot {
 }
 
 // SchedstatVersion is the /proc/schedstat version of a kernel baseline.
-func SchedstatVersion(kernel string) int {
-	if kernel == sched.KernelV519 {
-		return 15
-	}
-	return 17
-}
+func SchedstatVersion(kernel string) int { return kernels.Must(kernel).SchedstatVersion }

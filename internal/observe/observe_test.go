@@ -2,6 +2,7 @@ package observe
 
 import (
 	"bytes"
+	"github.com/schedlab/schedlab/internal/kernels"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,7 +29,7 @@ func pingPong(t testing.TB, machine string, pairs int, attach func(*sched.Kernel
 	if err != nil {
 		t.Fatal(err)
 	}
-	k, err := sched.New(engine.New(1), topo, sched.MustBaseline(sched.KernelV619))
+	k, err := sched.New(engine.New(1), topo, sched.MustBaseline(kernels.V619))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +162,7 @@ func TestSnapshotFromKernel(t *testing.T) {
 		t.Fatalf("no activity counted: ttwu %d schedule %d", ttwu, nsched)
 	}
 	var b bytes.Buffer
-	if err := schedstat.Format(&b, after, SchedstatVersion(sched.KernelV619)); err != nil {
+	if err := schedstat.Format(&b, after, SchedstatVersion(kernels.V619)); err != nil {
 		t.Fatal(err)
 	}
 	back, err := schedstat.Parse(&b)

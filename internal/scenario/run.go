@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"github.com/schedlab/schedlab/internal/kernels"
 	"hash/fnv"
 	"math"
 	"sort"
@@ -210,7 +211,7 @@ func (r *Runner) cmdMachine(c *Command, b *strings.Builder) error {
 	}
 	kernel, _ := c.arg("kernel")
 	if kernel == "" {
-		kernel = sched.KernelV619
+		kernel = kernels.V619
 	}
 	s, err := sched.Baseline(kernel)
 	if err != nil {

@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"github.com/schedlab/schedlab/internal/kernels"
 	"testing"
 	"time"
 
@@ -16,7 +17,7 @@ import (
 // run. Each iteration simulates 50 ms; the benchmark reports simulated
 // events per second of wall time, and the balancing passes per iteration.
 func BenchmarkPeriodicBalance(b *testing.B) {
-	for _, kern := range Kernels {
+	for _, kern := range kernels.Names() {
 		b.Run(kern, func(b *testing.B) {
 			k := lbKernel(b, "zen3-2s-nps1", MustBaseline(kern), true)
 			n := k.NrCPUs()

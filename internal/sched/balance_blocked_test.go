@@ -2,6 +2,7 @@ package sched
 
 import (
 	"fmt"
+	"github.com/schedlab/schedlab/internal/kernels"
 	"strings"
 	"testing"
 
@@ -148,16 +149,16 @@ func TestBlockedAveragesBackgroundCgroups(t *testing.T) {
 		s.BlockedAvgRatelimit = ratelimit
 		return s
 	}
-	base := chromebookBlocked(t, "v5.19 (blocked load outside newidle, v5.13+)", cfg(KernelV519, false, false))
-	baseRL := chromebookBlocked(t, "v5.19 + blocked-avg-ratelimit", cfg(KernelV519, false, true))
-	pre := chromebookBlocked(t, "v5.19 with pre-v5.13 blocked-load paths", cfg(KernelV519, true, false))
-	preRL := chromebookBlocked(t, "v5.19 with pre-v5.13 paths + blocked-avg-ratelimit (the patch as posted)", cfg(KernelV519, true, true))
+	base := chromebookBlocked(t, "v5.19 (blocked load outside newidle, v5.13+)", cfg(kernels.V519, false, false))
+	baseRL := chromebookBlocked(t, "v5.19 + blocked-avg-ratelimit", cfg(kernels.V519, false, true))
+	pre := chromebookBlocked(t, "v5.19 with pre-v5.13 blocked-load paths", cfg(kernels.V519, true, false))
+	preRL := chromebookBlocked(t, "v5.19 with pre-v5.13 paths + blocked-avg-ratelimit (the patch as posted)", cfg(kernels.V519, true, true))
 	for _, r := range []blockedRun{base, baseRL, pre, preRL} {
 		r.log(t)
 	}
 	v619 := base
 	if !invariantsEnabled {
-		v619 = chromebookBlocked(t, "v6.19", cfg(KernelV619, false, false))
+		v619 = chromebookBlocked(t, "v6.19", cfg(kernels.V619, false, false))
 		v619.log(t)
 	}
 
@@ -206,21 +207,21 @@ func TestBlockedAveragesBackgroundCgroups(t *testing.T) {
 //
 // Reference: shared/reference/patches.md §3.
 func TestBalanceVariants(t *testing.T) {
-	s := MustBaseline(KernelV519)
+	s := MustBaseline(kernels.V519)
 	if !applyBalanceVariant(&s, "blocked-avg-ratelimit", true) || !s.NewidleNohzStats || !s.BlockedAvgRatelimit {
 		t.Errorf("blocked-avg-ratelimit: %+v", s)
 	}
-	s = MustBaseline(KernelV519)
+	s = MustBaseline(kernels.V519)
 	applyBalanceVariant(&s, "blocked-avg-ratelimit", false)
 	if !s.NewidleNohzStats || s.BlockedAvgRatelimit {
 		t.Errorf("blocked-avg-ratelimit base: %v %v", s.NewidleNohzStats, s.BlockedAvgRatelimit)
 	}
-	s = MustBaseline(KernelV519)
+	s = MustBaseline(kernels.V519)
 	applyBalanceVariant(&s, "blocked-load-outside-newidle", true)
-	if s != MustBaseline(KernelV519) {
+	if s != MustBaseline(kernels.V519) {
 		t.Errorf("blocked-load-outside-newidle is not the v5.19 baseline")
 	}
-	s = MustBaseline(KernelV519)
+	s = MustBaseline(kernels.V519)
 	applyBalanceVariant(&s, "blocked-load-outside-newidle", false)
 	if !s.NewidleNohzStats {
 		t.Errorf("blocked-load-outside-newidle base lacks the pre-v5.13 paths")
@@ -234,7 +235,7 @@ func TestBalanceVariants(t *testing.T) {
 // same seed and compares every migration and counter.
 func TestBalanceDeterministic(t *testing.T) {
 	run := func() string {
-		s := MustBaseline(KernelV619)
+		s := MustBaseline(kernels.V619)
 		k := lbKernel(t, "chromebook-7c", s, true)
 		var b strings.Builder
 		k.Hooks.Migrate = func(p *Task, from, to cpumask.CPU) {

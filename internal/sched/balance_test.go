@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"github.com/schedlab/schedlab/internal/kernels"
 	"math"
 	"testing"
 
@@ -73,7 +74,7 @@ func recordMigrations(k *Kernel) *[]lbMigration {
 // subtracts a jiffy: 32 ms → 8−1 = 7, 256 ms → 63, 2048 ms → 511, 4096 ms
 // → 1023, all below max_load_balance_interval = HZ × 256 CPUs / 10 = 6400.
 func TestGetSdBalanceInterval(t *testing.T) {
-	k := lbKernel(t, "zen3-2s-nps1", MustBaseline(KernelV619), false)
+	k := lbKernel(t, "zen3-2s-nps1", MustBaseline(kernels.V619), false)
 	if k.bal.maxLoadBalanceInterval != 6400 {
 		t.Fatalf("max_load_balance_interval %d, want 6400", k.bal.maxLoadBalanceInterval)
 	}
@@ -132,7 +133,7 @@ func TestGetSdBalanceInterval(t *testing.T) {
 // 2048 ms. After that LLC 0 and LLC 1 each run 4 tasks, the sibling
 // imbalance is 0 and nothing moves again.
 func TestPeriodicBalanceEvensTwoLLCs(t *testing.T) {
-	for _, kern := range Kernels {
+	for _, kern := range kernels.Names() {
 		t.Run(kern, func(t *testing.T) {
 			k := lbKernel(t, "zen3-2s-nps1", MustBaseline(kern), false)
 			n := k.NrCPUs()
@@ -216,9 +217,9 @@ func TestPeriodicBalanceEvensTwoLLCs(t *testing.T) {
 // cache_nice_tries and W stays (nr_failed_migrations_hot, lb_failed).
 // NI_RANDOM is turned off so that the MC pass is not skipped by chance.
 func TestNewidleBalancePullsColdKeepsHot(t *testing.T) {
-	for _, kern := range Kernels {
+	for _, kern := range kernels.Names() {
 		T := 6 * engine.Millisecond
-		if kern == KernelV519 {
+		if kern == kernels.V519 {
 			T = 14 * engine.Millisecond
 		}
 		for _, tc := range []struct {
@@ -301,7 +302,7 @@ func TestNewidleBalancePullsColdKeepsHot(t *testing.T) {
 // MAX_PINNED_INTERVAL (512 ms) instead of max_interval (MC of hikey:
 // 8 ms).
 func TestAffinityPinnedTasksNotMoved(t *testing.T) {
-	for _, kern := range Kernels {
+	for _, kern := range kernels.Names() {
 		t.Run(kern, func(t *testing.T) {
 			k := lbKernel(t, "hikey", MustBaseline(kern), false)
 			n := k.NrCPUs()
@@ -362,7 +363,7 @@ func TestAffinityPinnedTasksNotMoved(t *testing.T) {
 // has_blocked_load and the ILB stops refreshing it.
 func TestNohzIdleBalancerDecaysBlockedLoad(t *testing.T) {
 	for _, busy := range []bool{true, false} {
-		k := lbKernel(t, "hikey", MustBaseline(KernelV619), false)
+		k := lbKernel(t, "hikey", MustBaseline(kernels.V619), false)
 		n := k.NrCPUs()
 		tg, err := k.CreateGroup(nil, "app", 100)
 		if err != nil {

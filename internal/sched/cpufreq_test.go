@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"github.com/schedlab/schedlab/internal/kernels"
 	"testing"
 
 	"github.com/schedlab/schedlab/internal/costmodel"
@@ -28,7 +29,7 @@ func withCosts(t *testing.T, k *Kernel) {
 // Reference: cpufreq_schedutil.c:sugov_update_shared, get_next_freq,
 // map_util_perf (v6.19).
 func TestSchedutilFollowsUtilisation(t *testing.T) {
-	k := newTestKernel(t, "hikey", KernelV619)
+	k := newTestKernel(t, "hikey", kernels.V619)
 	withCosts(t, k)
 	min := uint64(SchedCapacityScale * MinFreqPct / 100)
 	for _, rq := range k.Rqs {
@@ -50,7 +51,7 @@ func TestSchedutilFollowsUtilisation(t *testing.T) {
 		t.Errorf("10 ms of work done at %v: want slower than at full speed, faster than at 20%%", p.Exited)
 	}
 
-	k2 := newTestKernel(t, "hikey", KernelV619)
+	k2 := newTestKernel(t, "hikey", kernels.V619)
 	k2.S.CpufreqGovernor = GovernorPerformance
 	withCosts(t, k2)
 	p2 := runOnce(t, k2, "hog", 0, Run(10*engine.Millisecond), 0)
@@ -73,7 +74,7 @@ func TestSchedutilFollowsUtilisation(t *testing.T) {
 // maximum frequency (util·1.25/1024 of it, as the task's own util grows
 // while it runs slower), and never below the minimum.
 func TestSchedutilShortDutyCycle(t *testing.T) {
-	k := newTestKernel(t, "hikey", KernelV619)
+	k := newTestKernel(t, "hikey", kernels.V619)
 	withCosts(t, k)
 	k.Fork(TaskSpec{Comm: "duty", CPU: 2, Allowed: cpumask.Of(8, 2), Prog: loop(engine.Millisecond, 3*engine.Millisecond)})
 	k.Eng.RunUntil(2 * engine.Second)

@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"github.com/schedlab/schedlab/internal/kernels"
 	"testing"
 
 	"github.com/schedlab/schedlab/internal/cpumask"
@@ -45,7 +46,7 @@ func loop(run, sleep engine.Time) Program {
 }
 
 func TestTwoTasksShareOneCPU(t *testing.T) {
-	for _, kern := range Kernels {
+	for _, kern := range kernels.Names() {
 		t.Run(kern, func(t *testing.T) {
 			k := newTestKernel(t, "hikey", kern)
 			one := cpumask.Of(k.NrCPUs(), 0)

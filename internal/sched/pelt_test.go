@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"github.com/schedlab/schedlab/internal/kernels"
 	"math"
 	"testing"
 
@@ -110,7 +111,7 @@ func TestAlwaysRunningAtPeriodBoundaries(t *testing.T) {
 // here), attached at a period boundary, so after p whole periods the real
 // valued average is 512·y^p plus the running contribution.
 func TestAlwaysRunningTaskInKernel(t *testing.T) {
-	for _, kern := range Kernels {
+	for _, kern := range kernels.Names() {
 		t.Run(kern, func(t *testing.T) {
 			k := newTestKernel(t, "hikey", kern)
 			k.S.HZ = 1000
@@ -169,7 +170,7 @@ func TestAlwaysRunningTaskInKernel(t *testing.T) {
 // and u·y^s at the end of a sleep, with r = s = 8 ms in periods; the
 // reference gives ≈ 556 and ≈ 468.
 func TestRunSleep8ms(t *testing.T) {
-	k := newTestKernel(t, "hikey", KernelV619)
+	k := newTestKernel(t, "hikey", kernels.V619)
 	p, err := k.Fork(TaskSpec{Comm: "rs", Allowed: cpumask.Of(8, 3), CPU: 3, Prog: loop(8*engine.Millisecond, 8*engine.Millisecond)})
 	if err != nil {
 		t.Fatal(err)
@@ -206,7 +207,7 @@ func TestRunSleep8ms(t *testing.T) {
 // blocked contribution to the idle CPU's root cfs_rq halves after 32
 // periods, as decay_load(x, 32) = x/2 says.
 func TestBlockedLoadHalves(t *testing.T) {
-	k := newTestKernel(t, "hikey", KernelV619)
+	k := newTestKernel(t, "hikey", kernels.V619)
 	n := 0
 	prog := ProgramFunc(func(k *Kernel, t *Task) Op {
 		n++
@@ -257,7 +258,7 @@ func TestBlockedLoadHalves(t *testing.T) {
 // propagate_entity_load_avg, update_tg_cfs_util (v6.19); patches.md §4.
 func TestMigrationInsideCgroupPropagates(t *testing.T) {
 	for _, propagate := range []bool{true, false} {
-		k := newTestKernel(t, "hikey", KernelV619)
+		k := newTestKernel(t, "hikey", kernels.V619)
 		k.S.TgPropagate = propagate
 		a, err := k.CreateGroup(nil, "a", 100)
 		if err != nil {

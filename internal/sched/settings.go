@@ -2,22 +2,12 @@ package sched
 
 import (
 	"fmt"
+	"github.com/schedlab/schedlab/internal/kernels"
 	"reflect"
 	"sort"
 	"strconv"
 	"strings"
 )
-
-// Kernel baselines. A baseline is a complete Settings value; everything that
-// differs between kernel versions is a field of Settings, named after the
-// sched_feature or sysctl it models.
-const (
-	KernelV619 = "v6.19"
-	KernelV519 = "v5.19"
-)
-
-// Kernels lists the supported baselines, default first.
-var Kernels = []string{KernelV619, KernelV519}
 
 // Settings holds every scheduler feature, sysctl and model constant of a run.
 // Fields tagged `feature:"NAME"` mirror kernel/sched/features.h and can be
@@ -201,8 +191,14 @@ type Settings struct {
 	BlockedAvgRatelimit bool `sysctl:"model_blocked_avg_ratelimit"`
 }
 
-// Baseline returns the default settings of a kernel baseline.
+// Baseline returns the default settings of a kernel baseline (package
+// kernels lists them). A baseline is a complete Settings value; everything
+// that differs between kernel versions is a field of Settings, named after
+// the sched_feature or sysctl it models.
 func Baseline(kernel string) (Settings, error) {
+	if _, err := kernels.Lookup(kernel); err != nil || kernel == "" {
+		return Settings{}, &kernels.UnknownError{Name: kernel}
+	}
 	s := Settings{
 		Kernel:             kernel,
 		HZ:                 250,
@@ -234,7 +230,7 @@ func Baseline(kernel string) (Settings, error) {
 		ShortTaskDurAvgFactor: 8,
 	}
 	switch kernel {
-	case KernelV619:
+	case kernels.V619:
 		s.EEVDF = true
 		s.PlaceLag = true
 		s.PlaceDeadlineInit = true
@@ -252,7 +248,7 @@ func Baseline(kernel string) (Settings, error) {
 		s.LBUtilBoost = true
 		s.LBMisfitNoFailCount = true
 		s.NewidleStopOnNoContinue = true
-	case KernelV519:
+	case kernels.V519:
 		s.EEVDF = false
 		s.GentleFairSleepers = true
 		s.StartDebit = true
@@ -262,7 +258,7 @@ func Baseline(kernel string) (Settings, error) {
 		s.BaseSliceFeat = true
 		s.SISProp = false
 	default:
-		return Settings{}, fmt.Errorf("unknown kernel %q (known: %s)", kernel, strings.Join(Kernels, ", "))
+		panic("sched: no settings for baseline " + kernel)
 	}
 	return s, nil
 }
@@ -279,8 +275,8 @@ func MustBaseline(kernel string) Settings {
 // featuresNotIn lists, per baseline, the features its features.h lacks, so
 // that enabling one is reported as "not in vX" rather than silently accepted.
 var featuresNotIn = map[string][]string{
-	KernelV619: {"GENTLE_FAIR_SLEEPERS", "START_DEBIT", "LAST_BUDDY", "SIS_PROP", "UTIL_EST_FASTUP", "ALT_PERIOD", "BASE_SLICE"},
-	KernelV519: {"PLACE_LAG", "PLACE_DEADLINE_INITIAL", "PLACE_REL_DEADLINE", "RUN_TO_PARITY", "PREEMPT_SHORT", "PICK_BUDDY", "DELAY_DEQUEUE", "DELAY_ZERO", "NI_RANDOM"},
+	kernels.V619: {"GENTLE_FAIR_SLEEPERS", "START_DEBIT", "LAST_BUDDY", "SIS_PROP", "UTIL_EST_FASTUP", "ALT_PERIOD", "BASE_SLICE"},
+	kernels.V519: {"PLACE_LAG", "PLACE_DEADLINE_INITIAL", "PLACE_REL_DEADLINE", "RUN_TO_PARITY", "PREEMPT_SHORT", "PICK_BUDDY", "DELAY_DEQUEUE", "DELAY_ZERO", "NI_RANDOM"},
 }
 
 // UnsupportedFeatureError reports a feature a baseline does not have.

@@ -2,6 +2,7 @@ package sched
 
 import (
 	"fmt"
+	"github.com/schedlab/schedlab/internal/kernels"
 	"hash/fnv"
 	"reflect"
 	"testing"
@@ -34,10 +35,10 @@ func TestVariantsTable(t *testing.T) {
 	}
 	for i, w := range want {
 		v := vs[i]
-		if v.Name != w.name || v.Baseline != KernelV519 || v.Description == "" || len(v.Touches) == 0 {
+		if v.Name != w.name || v.Baseline != kernels.V519 || v.Description == "" || len(v.Touches) == 0 {
 			t.Errorf("variant %d: %+v", i, v)
 		}
-		s := MustBaseline(KernelV519)
+		s := MustBaseline(kernels.V519)
 		base := s
 		if err := ApplyVariant(&s, w.name); err != nil {
 			t.Fatal(err)
@@ -50,16 +51,16 @@ func TestVariantsTable(t *testing.T) {
 		if !reflect.DeepEqual(s, base) {
 			t.Errorf("%s changes more than the short-task settings", w.name)
 		}
-		b := MustBaseline(KernelV519)
+		b := MustBaseline(kernels.V519)
 		if err := ApplyVariantBase(&b, w.name); err != nil || !reflect.DeepEqual(b, base) {
 			t.Errorf("%s: its base is not the plain baseline", w.name)
 		}
 	}
-	s := MustBaseline(KernelV519)
+	s := MustBaseline(kernels.V519)
 	if err := ApplyVariant(&s, "idle-cores-nosmt"); err != nil || !s.TestIdleCoresSMTCheck || !s.TestIdleCoresEveryScan {
 		t.Errorf("idle-cores-nosmt: %v %v %v", err, s.TestIdleCoresSMTCheck, s.TestIdleCoresEveryScan)
 	}
-	b := MustBaseline(KernelV519)
+	b := MustBaseline(kernels.V519)
 	if err := ApplyVariantBase(&b, "idle-cores-nosmt"); err != nil || b.TestIdleCoresSMTCheck || !b.TestIdleCoresEveryScan {
 		t.Errorf("idle-cores-nosmt base: %v %v %v", err, b.TestIdleCoresSMTCheck, b.TestIdleCoresEveryScan)
 	}
@@ -115,11 +116,11 @@ func TestIdleCoresNoSMT(t *testing.T) {
 		{"zen3-2s-nps1", 40, 3 * engine.Millisecond, false}, // SMT2
 	} {
 		t.Run(tc.machine, func(t *testing.T) {
-			base := MustBaseline(KernelV519)
+			base := MustBaseline(kernels.V519)
 			if err := ApplyVariantBase(&base, "idle-cores-nosmt"); err != nil {
 				t.Fatal(err)
 			}
-			patched := MustBaseline(KernelV519)
+			patched := MustBaseline(kernels.V519)
 			if err := ApplyVariant(&patched, "idle-cores-nosmt"); err != nil {
 				t.Fatal(err)
 			}
@@ -139,7 +140,7 @@ func TestIdleCoresNoSMT(t *testing.T) {
 		})
 	}
 	// The plain v5.19 baseline does not call test_idle_cores without SMT.
-	_, r := busyWakeups(t, "hikey", 12, 20*engine.Millisecond, MustBaseline(KernelV519))
+	_, r := busyWakeups(t, "hikey", 12, 20*engine.Millisecond, MustBaseline(kernels.V519))
 	if r != 0 {
 		t.Errorf("v5.19 on hikey: %d reads, want 0", r)
 	}
@@ -170,11 +171,11 @@ func TestIdleCoresNoSMTCostsTime(t *testing.T) {
 		}
 		return reads, overhead
 	}
-	base := MustBaseline(KernelV519)
+	base := MustBaseline(kernels.V519)
 	if err := ApplyVariantBase(&base, "idle-cores-nosmt"); err != nil {
 		t.Fatal(err)
 	}
-	patched := MustBaseline(KernelV519)
+	patched := MustBaseline(kernels.V519)
 	if err := ApplyVariant(&patched, "idle-cores-nosmt"); err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"github.com/schedlab/schedlab/internal/kernels"
 	"testing"
 
 	"github.com/schedlab/schedlab/internal/cpumask"
@@ -13,7 +14,7 @@ import (
 // select_task_rq_fair, wake_affine and select_idle_sibling with a partly
 // busy machine. It reports simulated wakeups per second of wall time.
 func BenchmarkWakeupPath(b *testing.B) {
-	for _, kern := range Kernels {
+	for _, kern := range kernels.Names() {
 		b.Run(kern, func(b *testing.B) {
 			k := newTestKernel(b, "zen3-2s-nps1", kern)
 			var wakeups uint64
@@ -64,7 +65,7 @@ func BenchmarkWakeupPath(b *testing.B) {
 // with LLC0's SMT siblings busy and nr_idle_scan 3, the state of
 // TestShortTaskVariants: wake_affine at PKG, then an LLC scan.
 func BenchmarkSelectTaskRqFair(b *testing.B) {
-	r := newRig(b, "zen3-2s-nps1", KernelV619)
+	r := newRig(b, "zen3-2s-nps1", kernels.V619)
 	for c := 128; c <= 135; c++ {
 		r.hog(c)
 	}

@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"github.com/schedlab/schedlab/internal/kernels"
 	"testing"
 
 	"github.com/schedlab/schedlab/internal/cpumask"
@@ -93,7 +94,7 @@ func forkSixteen(t *testing.T, k *Kernel) []int {
 // So: LLC1..LLC7 get two threads each, LLC0 gets two plus the parent.
 func TestForkSixteenThreads(t *testing.T) {
 	want := []int{8, 16, 24, 32, 40, 48, 56, 1, 9, 17, 25, 33, 41, 49, 57, 2}
-	for _, kern := range Kernels {
+	for _, kern := range kernels.Names() {
 		t.Run(kern, func(t *testing.T) {
 			spec, err := topology.Load("zen3-2s-nps1")
 			if err != nil {
@@ -173,7 +174,7 @@ func TestForkSixteenThreads(t *testing.T) {
 // LLC8 (15 idle): LLC9 (72) for child 5, LLC10 (80) for child 7, and so on.
 func TestForkSixteenThreadsZen(t *testing.T) {
 	want := []int{8, 16, 64, 24, 72, 32, 80, 40, 88, 48, 96, 56, 104, 112, 120, 1}
-	for _, kern := range Kernels {
+	for _, kern := range kernels.Names() {
 		t.Run(kern, func(t *testing.T) {
 			k := newTestKernel(t, "zen3-2s-nps1", kern)
 			if f := k.Domains(0)[3].T.Flags; f&topology.SDNuma == 0 || f&topology.SDBalanceFork == 0 {
@@ -207,7 +208,7 @@ func TestExecBalance(t *testing.T) {
 		want cpumask.CPU
 	}{{"alone", 0, 0}, {"with a hog", 1, 8}} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := newRig(t, "zen3-2s-nps1", KernelV619)
+			r := newRig(t, "zen3-2s-nps1", kernels.V619)
 			for i := 0; i < tc.hogs; i++ {
 				r.hog(0)
 			}
@@ -265,7 +266,7 @@ func TestFindDstGroupCPUIdleStates(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := newRig(t, "hikey", KernelV619)
+			r := newRig(t, "hikey", kernels.V619)
 			if tc.flap4 {
 				n := 0
 				r.spawn("flap", 4, 0, SchedNormal, ProgramFunc(func(k *Kernel, p *Task) Op {
@@ -311,7 +312,7 @@ func TestFindDstGroupCPUIdleStates(t *testing.T) {
 		})
 	}
 	// No idle CPU: the least loaded one (CPU 5 runs a nice-19 task).
-	r := newRig(t, "hikey", KernelV619)
+	r := newRig(t, "hikey", kernels.V619)
 	r.hog(4)
 	r.spawn("light", 5, 19, SchedNormal, loop(engine.Second, 0))
 	r.hog(6)
@@ -347,7 +348,7 @@ func TestAdjustNumaImbalance(t *testing.T) {
 // (runnable > 19169); fully busy: not fewer tasks than CPUs and (runnable
 // pressure, or util × 117 >= capacity × 100).
 func TestGroupClassify(t *testing.T) {
-	k := newTestKernel(t, "zen3-2s-nps1", KernelV619)
+	k := newTestKernel(t, "zen3-2s-nps1", kernels.V619)
 	g := k.Domains(0)[2].T.Groups[0]
 	base := SgLbStats{GroupCapacity: 16384, GroupWeight: 16}
 	for _, tc := range []struct {
@@ -391,7 +392,7 @@ func TestSchedExecMoves(t *testing.T) {
 		want cpumask.CPU
 	}{{"alone", 0, 0}, {"with a hog", 1, 8}} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := newRig(t, "zen3-2s-nps1", KernelV619)
+			r := newRig(t, "zen3-2s-nps1", kernels.V619)
 			for i := 0; i < tc.hogs; i++ {
 				r.hog(0)
 			}

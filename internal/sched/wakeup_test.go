@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"github.com/schedlab/schedlab/internal/kernels"
 	"testing"
 
 	"github.com/schedlab/schedlab/internal/cpumask"
@@ -55,7 +56,7 @@ func TestWakeAffineIdle(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := newRig(t, "zen3-2s-nps1", KernelV619)
+			r := newRig(t, "zen3-2s-nps1", kernels.V619)
 			for _, c := range tc.hogs {
 				r.hog(c)
 			}
@@ -127,7 +128,7 @@ func TestSelectIdleSibling(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := newRig(t, "zen3-2s-nps1", KernelV619)
+			r := newRig(t, "zen3-2s-nps1", kernels.V619)
 			for _, c := range tc.hogs {
 				r.hog(c)
 			}
@@ -159,7 +160,7 @@ func TestSelectIdleSibling(t *testing.T) {
 //
 // Reference: fair.c:select_idle_sibling, v6.19.
 func TestSelectIdleSiblingRecentUsed(t *testing.T) {
-	r := newRig(t, "zen3-2s-nps1", KernelV619)
+	r := newRig(t, "zen3-2s-nps1", kernels.V619)
 	r.hog(1)
 	r.hog(2)
 	p := r.sleeper(2, 100*engine.Microsecond)
@@ -201,7 +202,7 @@ func TestSelectIdleSiblingClusters(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := newRig(t, "kunpeng920-96", KernelV619)
+			r := newRig(t, "kunpeng920-96", kernels.V619)
 			if !r.k.Topo.ClusterActive || r.k.Topo.SMTPresent {
 				t.Fatal("kunpeng920-96 should have clusters and no SMT")
 			}
@@ -251,7 +252,7 @@ func TestSelectIdleCapacity(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := newRig(t, "hikey960", KernelV619)
+			r := newRig(t, "hikey960", kernels.V619)
 			p := r.sleeper(0, tc.run)
 			r.run(tc.run + engine.Millisecond)
 			for _, c := range tc.hogs {
@@ -323,7 +324,7 @@ func TestSelectTaskRqFairWakeup(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := newRig(t, "zen3-2s-nps1", KernelV619)
+			r := newRig(t, "zen3-2s-nps1", kernels.V619)
 			if tc.generic {
 				spec, err := topology.Load("zen3-2s-nps1")
 				if err != nil {
@@ -331,7 +332,7 @@ func TestSelectTaskRqFairWakeup(t *testing.T) {
 				}
 				spec = spec.Clone()
 				spec.ReclaimDistance = 0
-				r = &rig{t: t, k: newTestKernelSpec(t, spec, KernelV619)}
+				r = &rig{t: t, k: newTestKernelSpec(t, spec, kernels.V619)}
 			}
 			var waker *Task
 			for i, c := range tc.hogs {
@@ -384,7 +385,7 @@ func TestSelectTaskRqFairWakeup(t *testing.T) {
 // [+1 if sync]; this_cpu iff this_eff < prev_eff. On the PKG domain
 // imbalance_pct is 117, so prev is favoured by 108/100.
 func TestWakeAffineWeight(t *testing.T) {
-	r := newRig(t, "zen3-2s-nps1", KernelV619)
+	r := newRig(t, "zen3-2s-nps1", kernels.V619)
 	r.hog(0)
 	r.hog(8)
 	r.hog(8)
@@ -431,7 +432,7 @@ func TestWakeAffineWeight(t *testing.T) {
 // 3, 85 % (x=870, tmp=1011) → 0. Kunpeng's 24-CPU LLC at 50 % → 674×24/1024
 // = 15. Only periodic balancing at the LLC level updates it.
 func TestUpdateIdleCPUScan(t *testing.T) {
-	r := newRig(t, "zen3-2s-nps1", KernelV619)
+	r := newRig(t, "zen3-2s-nps1", kernels.V619)
 	if n := r.k.SdLLCShared(0).NrIdleScan; n != 0 {
 		t.Fatalf("boot nr_idle_scan = %d, want 0", n)
 	}
@@ -451,7 +452,7 @@ func TestUpdateIdleCPUScan(t *testing.T) {
 	if n := k.SdLLCShared(0).NrIdleScan; n != 10 {
 		t.Fatalf("nr_idle_scan changed to %d by newly idle / PKG updates", n)
 	}
-	kp := newRig(t, "kunpeng920-96", KernelV619)
+	kp := newRig(t, "kunpeng920-96", kernels.V619)
 	if got := kp.setIdleScan(0, 512); got != 15 {
 		t.Errorf("kunpeng 24-CPU LLC at 50 %%: %d, want 15", got)
 	}
@@ -465,7 +466,7 @@ func TestUpdateIdleCPUScan(t *testing.T) {
 // structure is zero-allocated). It is cleared only by a failed idle-core
 // search (TestSelectIdleSibling, "no idle core").
 func TestHasIdleCores(t *testing.T) {
-	r := newRig(t, "zen3-2s-nps1", KernelV619)
+	r := newRig(t, "zen3-2s-nps1", kernels.V619)
 	r.hog(136) // CPU 8's sibling stays busy
 	r.sleeper(8, 100*engine.Microsecond)
 	r.run(engine.Millisecond)
@@ -492,7 +493,7 @@ func TestHasIdleCores(t *testing.T) {
 // not run out, wake_avg_idle loses the scan time and avg_scan_cost takes
 // 1/8 of it (schedlab: 25 ns per CPU examined, Settings.SISScanCost).
 func TestSISProp(t *testing.T) {
-	s := MustBaseline(KernelV519)
+	s := MustBaseline(kernels.V519)
 	s.SISProp, s.SISUtil = true, false
 	for _, tc := range []struct {
 		name     string
@@ -544,7 +545,7 @@ func TestSISProp(t *testing.T) {
 // WF_SYNC, nr_wakeups always. A self-wakeup counts too. ttwu_move_balance
 // is never incremented.
 func TestWakeupSchedstats(t *testing.T) {
-	r := newRig(t, "zen3-2s-nps1", KernelV619)
+	r := newRig(t, "zen3-2s-nps1", kernels.V619)
 	r.hog(8)
 	// p sleeps on CPU 8 (busy with a hog), then w on CPU 0 wakes it at
 	// 10 ms with WF_SYNC: wake_affine_idle's sync test picks CPU 0 (w is
@@ -613,7 +614,7 @@ func TestWakeupSchedstats(t *testing.T) {
 // task check" (2022) and v6.4's dur_avg_update: dur = sum_exec_runtime −
 // prev_sleep_sum_runtime at a sleeping dequeue; update_avg(&dur_avg, dur).
 func TestDurAvgAcrossPreemption(t *testing.T) {
-	for _, kern := range Kernels {
+	for _, kern := range kernels.Names() {
 		t.Run(kern, func(t *testing.T) {
 			r := newRig(t, "hikey", kern)
 			r.hog(0)

@@ -2,6 +2,7 @@ package sched
 
 import (
 	"fmt"
+	"github.com/schedlab/schedlab/internal/kernels"
 	"testing"
 
 	"github.com/schedlab/schedlab/internal/cpumask"
@@ -80,7 +81,7 @@ func TestShortTaskVariants(t *testing.T) {
 			"short-task-v3": 136, "short-task-v4": 136, "short-task-rfc2": 136}},
 	}
 	variants := []string{"tip", "short-task-rfc", "short-task-v1", "short-task-v2", "short-task-v3", "short-task-v4", "short-task-rfc2"}
-	for _, kern := range Kernels {
+	for _, kern := range kernels.Names() {
 		for _, c := range cases {
 			for _, v := range variants {
 				t.Run(fmt.Sprintf("%s/%s/%s", kern, c.name[:1], v), func(t *testing.T) {

@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"github.com/schedlab/schedlab/internal/kernels"
 	"math"
 	"testing"
 
@@ -39,7 +40,7 @@ func TestSMTSiblingsShareThroughput(t *testing.T) {
 		{"separate cores", [2]cpumask.CPU{0, 1}, 10 * engine.Millisecond},
 		{"SMT siblings", [2]cpumask.CPU{0, 128}, 16 * engine.Millisecond},
 	} {
-		k := newTestKernel(t, "zen3-2s-nps1", KernelV619)
+		k := newTestKernel(t, "zen3-2s-nps1", kernels.V619)
 		k.Costs.SMTShare = 640
 		a := runOnce(t, k, "a", tc.cpus[0], Run(10*engine.Millisecond), 0)
 		b := runOnce(t, k, "b", tc.cpus[1], Run(10*engine.Millisecond), 0)
@@ -56,7 +57,7 @@ func TestSMTSiblingsShareThroughput(t *testing.T) {
 // the first 4 ms of wall time does 4×640/1024 = 2.5 ms of work meanwhile,
 // then the remaining 7.5 ms at full speed: it ends at 11.5 ms.
 func TestSMTSpeedRecoversWhenSiblingIdles(t *testing.T) {
-	k := newTestKernel(t, "zen3-2s-nps1", KernelV619)
+	k := newTestKernel(t, "zen3-2s-nps1", kernels.V619)
 	k.Costs.SMTShare = 640
 	a := runOnce(t, k, "a", 0, Run(10*engine.Millisecond), 0)
 	// b's 2.5 ms of work at 640/1024 take exactly 4 ms.
@@ -78,7 +79,7 @@ func TestSMTSpeedRecoversWhenSiblingIdles(t *testing.T) {
 func TestMigrationRefillByDistance(t *testing.T) {
 	const fp = 16 << 20
 	measure := func(dst cpumask.CPU) engine.Time {
-		k := newTestKernel(t, "zen3-2s-nps1", KernelV619)
+		k := newTestKernel(t, "zen3-2s-nps1", kernels.V619)
 		k.Costs.PrivateBytes = 512 << 10
 		k.Costs.LLCBytes = 32 << 20
 		k.Costs.RefillLLCFs = 5000
@@ -156,7 +157,7 @@ func TestBandwidthSharedOnLLC(t *testing.T) {
 		// A node limit tighter than the LLC's decides: 24/120 = 1/5.
 		{4, 24000, 50 * engine.Millisecond},
 	} {
-		k := newTestKernel(t, "zen3-2s-nps1", KernelV619)
+		k := newTestKernel(t, "zen3-2s-nps1", kernels.V619)
 		k.Costs.LLCBandwidth = 40000
 		k.Costs.NodeBandwidth = tc.node
 		var ps []*Task
@@ -179,7 +180,7 @@ const time100ms = 100 * engine.Millisecond
 // TestChargeDelaysNextOperation: kernel time charged by a program (a
 // syscall) is spent before its operation takes effect.
 func TestChargeDelaysNextOperation(t *testing.T) {
-	k := newTestKernel(t, "hikey", KernelV619)
+	k := newTestKernel(t, "hikey", kernels.V619)
 	n := 0
 	p, _ := k.Fork(TaskSpec{Comm: "c", Allowed: cpumask.Of(8, 0), Prog: ProgramFunc(func(k *Kernel, t *Task) Op {
 		n++
@@ -215,7 +216,7 @@ func TestClusterIdleStateNeedsIdleCluster(t *testing.T) {
 		{"sibling busy", 2, 250 * engine.Microsecond},
 		{"other cluster busy", 5, 700 * engine.Microsecond},
 	} {
-		k := newTestKernel(t, "hikey", KernelV619)
+		k := newTestKernel(t, "hikey", kernels.V619)
 		k.Costs.IdleExit = true
 		if tc.busyCPU != cpumask.None {
 			runOnce(t, k, "busy", tc.busyCPU, Run(engine.Second), 0)
@@ -236,7 +237,7 @@ func TestClusterIdleStateNeedsIdleCluster(t *testing.T) {
 // Reference: core.c:try_to_wake_up on a task still on its CPU
 // (ttwu_runnable), set_current_state/schedule.
 func TestWakeupDuringChargedWorkNotLost(t *testing.T) {
-	k := newTestKernel(t, "hikey", KernelV619)
+	k := newTestKernel(t, "hikey", kernels.V619)
 	var a *Task
 	stepA := 0
 	a, _ = k.Fork(TaskSpec{Comm: "a", CPU: 0, Allowed: cpumask.Of(8, 0), Prog: ProgramFunc(func(k *Kernel, p *Task) Op {

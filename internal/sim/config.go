@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"github.com/schedlab/schedlab/internal/kernels"
 	"strings"
 
 	"github.com/schedlab/schedlab/internal/sched"
@@ -24,7 +25,7 @@ type Config struct {
 	// DefaultMachine.
 	Machine string `json:"machine"`
 	// Kernel is the baseline; "" is the variants' baseline, or the
-	// default baseline (sched.KernelV619) when there is no variant.
+	// default baseline (kernels.V619) when there is no variant.
 	Kernel string `json:"kernel"`
 	// Variants are applied to the baseline's settings in order: a
 	// variant's name applies the patch, "base:NAME" the kernel the patch
@@ -88,7 +89,7 @@ func (c *Config) Resolve() error {
 	case c.Kernel == "" && want != "":
 		c.Kernel = want
 	case c.Kernel == "":
-		c.Kernel = sched.KernelV619
+		c.Kernel = kernels.V619
 	case want != "" && c.Kernel != want:
 		return fmt.Errorf("--kernel: variant %s applies to kernel %s, not %s", c.VariantLabel(), want, c.Kernel)
 	}
@@ -106,7 +107,7 @@ func (c *Config) Resolve() error {
 func (c *Config) Settings() (sched.Settings, error) {
 	kernel := c.Kernel
 	if kernel == "" {
-		kernel = sched.KernelV619
+		kernel = kernels.V619
 	}
 	s, err := sched.Baseline(kernel)
 	if err != nil {

@@ -1,12 +1,11 @@
 package sim
 
 import (
+	"github.com/schedlab/schedlab/internal/kernels"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/schedlab/schedlab/internal/sched"
 )
 
 // Every run option reaches the kernel through Build: the variant's base,
@@ -19,8 +18,8 @@ func TestBuildAppliesOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	k := b.Kernel
-	if k.S.Kernel != sched.KernelV519 {
-		t.Errorf("kernel %s: the variant's baseline is %s", k.S.Kernel, sched.KernelV519)
+	if k.S.Kernel != kernels.V519 {
+		t.Errorf("kernel %s: the variant's baseline is %s", k.S.Kernel, kernels.V519)
 	}
 	if !k.S.TestIdleCoresEveryScan || k.S.TestIdleCoresSMTCheck {
 		t.Errorf("base:idle-cores-nosmt must apply the base (every-scan %v) and not the patch (smt check %v)",
@@ -66,7 +65,7 @@ func TestResolveErrors(t *testing.T) {
 		}
 	}
 	c := Config{Tool: "hackbench", Variants: []string{"base:short-task-v3"}}
-	if err := c.Resolve(); err != nil || c.Kernel != sched.KernelV519 || c.Machine != DefaultMachine {
+	if err := c.Resolve(); err != nil || c.Kernel != kernels.V519 || c.Machine != DefaultMachine {
 		t.Errorf("base:short-task-v3 resolves to %s on %s: %v", c.Kernel, c.Machine, err)
 	}
 }

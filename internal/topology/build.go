@@ -4,27 +4,12 @@ import (
 	"fmt"
 
 	"github.com/schedlab/schedlab/internal/cpumask"
+	"github.com/schedlab/schedlab/internal/kernels"
 )
-
-// Kernel baselines Build knows.
-const (
-	KernelV619 = "v6.19" // the default: PKG, SD_SHARE_LLC, SD_CLUSTER, no SD_OVERLAP
-	KernelV519 = "v5.19" // DIE, SD_SHARE_PKG_RESOURCES, SD_OVERLAP, no SD_CLUSTER
-)
-
-// Kernels lists the baselines, default first.
-var Kernels = []string{KernelV619, KernelV519}
-
-// UnsupportedKernelError is returned for a baseline Build does not model.
-type UnsupportedKernelError struct{ Kernel string }
-
-func (e *UnsupportedKernelError) Error() string {
-	return fmt.Sprintf("unknown kernel baseline %q (have %s, %s)", e.Kernel, KernelV619, KernelV519)
-}
 
 // Options selects what Build models.
 type Options struct {
-	// Kernel is the baseline: KernelV619 (default when empty) or KernelV519.
+	// Kernel is the baseline (package kernels; "" is kernels.Default).
 	Kernel string
 }
 
@@ -46,9 +31,11 @@ func (s *MachineSpec) reclaimDist() int {
 // per-group and per-shared state in its own arrays indexed by Domain.ID,
 // Group.ID and Domain.SharedID.
 type Topology struct {
-	Spec   *MachineSpec
-	Kernel string
-	NrCPUs int
+	Spec *MachineSpec
+	// Kernel is the baseline's name, Baseline its facts.
+	Kernel   string
+	Baseline *kernels.Baseline
+	NrCPUs   int
 
 	// Domains[cpu] is the CPU's domain chain after degeneration, bottom-up
 	// (rq->sd, rq->sd->parent, ...). Empty on a one-CPU machine.
@@ -214,7 +201,7 @@ type level struct {
 // builder carries Build's working state.
 type builder struct {
 	spec   *MachineSpec
-	kernel string
+	kernel *kernels.Baseline
 	n      int
 	all    cpumask.Mask
 	levels []level
@@ -235,12 +222,9 @@ type builder struct {
 // capacities, then cpu_attach_domain's degeneration and
 // update_top_cache_domain's per-CPU shortcuts.
 func Build(spec *MachineSpec, opt Options) (*Topology, error) {
-	kernel := opt.Kernel
-	if kernel == "" {
-		kernel = KernelV619
-	}
-	if kernel != KernelV619 && kernel != KernelV519 {
-		return nil, &UnsupportedKernelError{Kernel: kernel}
+	kernel, err := kernels.Lookup(opt.Kernel)
+	if err != nil {
+		return nil, err
 	}
 	if err := spec.Validate(); err != nil {
 		return nil, fmt.Errorf("machine %s: %w", spec.Name, err)
@@ -346,11 +330,10 @@ func (b *builder) prepareMasks() {
 	}
 
 	clsFlags := SDCluster | SDShareLLC
-	pkgName := "PKG"
-	if b.kernel == KernelV519 {
+	if !b.kernel.ClusterFlag {
 		clsFlags = SDShareLLC // cpu_cluster_flags() was cpu_core_flags() then
-		pkgName = "DIE"
 	}
+	pkgName := b.kernel.PkgLevel
 	b.levels = []level{
 		{Level{"SMT", SDShareCPUCapacity | SDShareLLC, -1, 0}, func(c cpumask.CPU) cpumask.Mask { return b.smt[c] }},
 		{Level{"CLS", clsFlags, -1, 0}, func(c cpumask.CPU) cpumask.Mask { return cls[c] }},
@@ -772,7 +755,8 @@ func (b *builder) finish() *Topology {
 	s, n := b.spec, b.n
 	t := &Topology{
 		Spec:              s,
-		Kernel:            b.kernel,
+		Kernel:            b.kernel.Name,
+		Baseline:          b.kernel,
 		NrCPUs:            n,
 		Domains:           make([][]*Domain, n),
 		SdLLC:             make([]*Domain, n),
@@ -840,7 +824,7 @@ func (b *builder) finish() *Topology {
 			if b.levels[sd.tl].NumaLevel >= 0 {
 				d.NumaDistance = b.levels[sd.tl].Distance
 			}
-			if b.kernel == KernelV619 {
+			if b.kernel.NewidleRatio {
 				d.NewidleCall, d.NewidleSuccess, d.NewidleRatio = 512, 256, 512
 			}
 			if sd.shared >= 0 {
@@ -938,14 +922,14 @@ func (b *builder) groupFlags(t *Topology, g *Group) Flags {
 // highestFlagDomain mirrors sched.h:highest_flag_domain. For v6.19 the
 // search stops at the first domain without the flag only for flags shared
 // with children (SDF_SHARED_CHILD); v5.19 always stopped there.
-func highestFlagDomain(chain []*Domain, flag Flags, kernel string) *Domain {
+func highestFlagDomain(chain []*Domain, flag Flags, kernel *kernels.Baseline) *Domain {
 	var h *Domain
 	for _, d := range chain {
 		if d.Flags&flag != 0 {
 			h = d
 			continue
 		}
-		if kernel == KernelV519 || flag&sdSharedChildMask != 0 {
+		if !kernel.HighestFlagPastGaps || flag&sdSharedChildMask != 0 {
 			break
 		}
 	}
@@ -966,7 +950,7 @@ func lowestFlagDomain(chain []*Domain, flag Flags) *Domain {
 func (t *Topology) updateTopCacheDomain(cpu cpumask.CPU) {
 	chain := t.Domains[cpu]
 	id, size, shared := cpu, 1, -1
-	sd := highestFlagDomain(chain, SDShareLLC, t.Kernel)
+	sd := highestFlagDomain(chain, SDShareLLC, t.Baseline)
 	if sd != nil {
 		id, size, shared = sd.Span.First(), sd.SpanWeight, sd.SharedID
 	}
@@ -978,7 +962,7 @@ func (t *Topology) updateTopCacheDomain(cpu cpumask.CPU) {
 	}
 	t.SdShareID[cpu] = id
 	t.SdNUMA[cpu] = lowestFlagDomain(chain, SDNuma)
-	t.SdAsymPacking[cpu] = highestFlagDomain(chain, SDAsymPacking, t.Kernel)
+	t.SdAsymPacking[cpu] = highestFlagDomain(chain, SDAsymPacking, t.Baseline)
 	t.SdAsymCPUCapacity[cpu] = lowestFlagDomain(chain, SDAsymCPUCapacityFull)
 }
 

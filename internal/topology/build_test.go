@@ -2,6 +2,7 @@ package topology
 
 import (
 	"fmt"
+	"github.com/schedlab/schedlab/internal/kernels"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -166,7 +167,7 @@ func checkChain(t *testing.T, topo *Topology, cpu cpumask.CPU, want []wantDomain
 // v6.19; x86 topology table (smpboot.c). Expected chain from patches.md:
 // SMT(2) -> MC(16) -> PKG(128) -> NUMA(256).
 func TestZen3NPS1(t *testing.T) {
-	topo := mustBuild(t, mustPreset(t, "zen3-2s-nps1"), KernelV619)
+	topo := mustBuild(t, mustPreset(t, "zen3-2s-nps1"), kernels.V619)
 	// Raw chain before degeneration: SMT 2, CLS 2, MC 16, PKG 128,
 	// NODE 128, NUMA 256; LLC flags on the first three.
 	imb := imbNumaNr([]int{2, 2, 16, 128, 128, 256},
@@ -261,7 +262,7 @@ func TestZen3NPS1(t *testing.T) {
 // Expected chain from patches.md: SMT(2) -> MC(16) -> NODE(32) -> NUMA(128)
 // -> NUMA(256).
 func TestZen3NPS4(t *testing.T) {
-	topo := mustBuild(t, mustPreset(t, "zen3-2s-nps4"), KernelV619)
+	topo := mustBuild(t, mustPreset(t, "zen3-2s-nps4"), kernels.V619)
 	// Raw chain: SMT 2, CLS 2, MC 16, NODE 32, NUMA(12) 128, NUMA(32) 256.
 	imb := imbNumaNr([]int{2, 2, 16, 32, 128, 256},
 		[]bool{true, true, true, false, false, false},
@@ -353,7 +354,7 @@ func TestKunpeng920(t *testing.T) {
 	}{{"kunpeng920-96", 24, 6}, {"kunpeng920-128", 32, 8}} {
 		t.Run(tc.name, func(t *testing.T) {
 			spec := mustPreset(t, tc.name)
-			topo := mustBuild(t, spec, KernelV619)
+			topo := mustBuild(t, spec, kernels.V619)
 			if topo.NrCPUs != 4*tc.die {
 				t.Fatalf("%d CPUs", topo.NrCPUs)
 			}
@@ -404,7 +405,7 @@ func TestKunpeng920(t *testing.T) {
 // worked by hand from topology.c:build_overlap_sched_groups,
 // find_descended_sibling and build_balance_mask (v6.19).
 func TestKunpengOverlapGroups(t *testing.T) {
-	topo := mustBuild(t, mustPreset(t, "kunpeng920-96"), KernelV619)
+	topo := mustBuild(t, mustPreset(t, "kunpeng920-96"), kernels.V619)
 	groups := func(d *Domain) string {
 		var s []string
 		for _, g := range d.Groups {
@@ -442,7 +443,7 @@ func TestKunpengOverlapGroups(t *testing.T) {
 // arch_topology.c:cpu_coregroup_mask (the L2 is the LLC on these boards).
 func TestArmBoards(t *testing.T) {
 	t.Run("hikey", func(t *testing.T) {
-		topo := mustBuild(t, mustPreset(t, "hikey"), KernelV619)
+		topo := mustBuild(t, mustPreset(t, "hikey"), kernels.V619)
 		for _, cpu := range []cpumask.CPU{0, 5} {
 			lo := cpu / 4 * 4
 			checkChain(t, topo, cpu, []wantDomain{
@@ -450,7 +451,7 @@ func TestArmBoards(t *testing.T) {
 				{"PKG", "0-7", fPKG, 2}, // 8/4 = 2 LLCs, no NUMA above
 			})
 		}
-		v5 := mustBuild(t, mustPreset(t, "hikey"), KernelV519)
+		v5 := mustBuild(t, mustPreset(t, "hikey"), kernels.V519)
 		if chainSummary(v5, 0) != "MC:0-3 DIE:0-7" {
 			t.Errorf("v5.19: %s", chainSummary(v5, 0))
 		}
@@ -459,7 +460,7 @@ func TestArmBoards(t *testing.T) {
 		}
 	})
 	t.Run("hikey960", func(t *testing.T) {
-		topo := mustBuild(t, mustPreset(t, "hikey960"), KernelV619)
+		topo := mustBuild(t, mustPreset(t, "hikey960"), kernels.V619)
 		for _, cpu := range []cpumask.CPU{0, 7} {
 			lo := cpu / 4 * 4
 			// The top level sees both capacities: ASYM|FULL; its child
@@ -482,7 +483,7 @@ func TestArmBoards(t *testing.T) {
 	})
 	t.Run("chromebook-7c", func(t *testing.T) {
 		spec := mustPreset(t, "chromebook-7c")
-		topo := mustBuild(t, spec, KernelV619)
+		topo := mustBuild(t, spec, kernels.V619)
 		// One cluster and one L3 for all 8 CPUs: CLS falls back to the
 		// SMT mask and degenerates; MC spans the machine, so the build
 		// stops there, with both capacities inside it.
@@ -504,8 +505,8 @@ func TestArmBoards(t *testing.T) {
 // v6.19 and v5.19 (SD_SHARE_PKG_RESOURCES, SD_OVERLAP; level DIE).
 func TestBaselineNaming(t *testing.T) {
 	s := mustPreset(t, "zen3-2s-nps1")
-	v6 := mustBuild(t, s, KernelV619)
-	v5 := mustBuild(t, s, KernelV519)
+	v6 := mustBuild(t, s, kernels.V619)
+	v5 := mustBuild(t, s, kernels.V519)
 	if got := chainSummary(v5, 0); got != "SMT:0,128 MC:0-7,128-135 DIE:0-63,128-191 NUMA:0-255" {
 		t.Errorf("v5.19 chain %s", got)
 	}
@@ -530,14 +531,14 @@ func TestBaselineNaming(t *testing.T) {
 	}
 	// v5.19 has no SD_CLUSTER: the Kunpeng's CLS level carries only
 	// SD_SHARE_PKG_RESOURCES, and sd_share_id is the LLC id.
-	k5 := mustBuild(t, mustPreset(t, "kunpeng920-96"), KernelV519)
+	k5 := mustBuild(t, mustPreset(t, "kunpeng920-96"), kernels.V519)
 	if d := k5.Domains[5][0]; d.Name != "CLS" || d.Flags != fCLS&^SDCluster {
 		t.Errorf("v5.19 CLS: %s %s", d.Name, d.Flags)
 	}
 	if k5.SdShareID[5] != 0 || k5.ClusterActive || k5.Domains[5][0].NewidleCall != 0 {
 		t.Errorf("v5.19 sd_share_id %d cluster_active %v", k5.SdShareID[5], k5.ClusterActive)
 	}
-	if _, err := Build(s, Options{Kernel: "v4.4"}); err == nil || !strings.Contains(err.Error(), `unknown kernel baseline "v4.4"`) {
+	if _, err := Build(s, Options{Kernel: "v4.4"}); err == nil || !strings.Contains(err.Error(), `unknown kernel "v4.4"`) {
 		t.Errorf("bad kernel: %v", err)
 	}
 }
@@ -565,7 +566,7 @@ func TestDegenerate(t *testing.T) {
 				t.Fatal(err)
 			}
 			s.Name = tc.name
-			topo := mustBuild(t, s, KernelV619)
+			topo := mustBuild(t, s, kernels.V619)
 			if got := chainSummary(topo, tc.cpu); got != tc.want {
 				t.Errorf("got %q, want %q", got, tc.want)
 			}
@@ -575,7 +576,7 @@ func TestDegenerate(t *testing.T) {
 	// imb_numa_nr = 32/16 = 2.
 	s, _ := (&Regular{Sockets: 2, NodesPerSocket: 1, LLCsPerNode: 1, CoresPerLLC: 8, ThreadsPerCore: 2,
 		Distance: [][]int{{10, 21}, {21, 10}}}).Spec()
-	topo := mustBuild(t, s, KernelV619)
+	topo := mustBuild(t, s, kernels.V619)
 	if d := topo.Domains[0][2]; d.Flags != fNUMA || d.ImbNumaNr != 2 {
 		t.Errorf("worked example NUMA: %s imb %d", d.Flags, d.ImbNumaNr)
 	}
@@ -583,7 +584,7 @@ func TestDegenerate(t *testing.T) {
 
 func TestPresetsBuild(t *testing.T) {
 	for _, p := range Presets() {
-		for _, k := range Kernels {
+		for _, k := range kernels.Names() {
 			topo := mustBuild(t, mustPreset(t, p.Name), k)
 			if topo.NrCPUs != p.NrCPUs {
 				t.Errorf("%s: %d CPUs, list says %d", p.Name, topo.NrCPUs, p.NrCPUs)
@@ -605,7 +606,7 @@ func TestBuildDeterministic(t *testing.T) {
 	var outs []string
 	for range 2 {
 		var b strings.Builder
-		if err := FormatText(&b, mustBuild(t, s, KernelV619)); err != nil {
+		if err := FormatText(&b, mustBuild(t, s, kernels.V619)); err != nil {
 			t.Fatal(err)
 		}
 		outs = append(outs, b.String())
@@ -614,8 +615,8 @@ func TestBuildDeterministic(t *testing.T) {
 		t.Errorf("two builds print differently")
 	}
 	var b1, b2 strings.Builder
-	FormatJSON(&b1, mustBuild(t, before, KernelV619))
-	FormatJSON(&b2, mustBuild(t, s, KernelV619))
+	FormatJSON(&b1, mustBuild(t, before, kernels.V619))
+	FormatJSON(&b2, mustBuild(t, s, kernels.V619))
 	if b1.String() != b2.String() {
 		t.Errorf("Build modified its spec")
 	}
@@ -634,7 +635,7 @@ func load1024(t testing.TB) *MachineSpec {
 func TestBuild1024(t *testing.T) {
 	s := load1024(t)
 	start := time.Now()
-	topo := mustBuild(t, s, KernelV619)
+	topo := mustBuild(t, s, kernels.V619)
 	if el := time.Since(start); el > 5*time.Second {
 		t.Errorf("Build took %v", el)
 	}
@@ -693,7 +694,7 @@ func TestReclaimDistance(t *testing.T) {
 		spec  *MachineSpec
 		flags Flags
 	}{{zen, fNUMA}, {generic, fNUMAFar}} {
-		topo := mustBuild(t, tc.spec, KernelV619)
+		topo := mustBuild(t, tc.spec, kernels.V619)
 		d := topo.Domains[0][len(topo.Domains[0])-1]
 		if d.Name != "NUMA" || d.Flags != tc.flags {
 			t.Errorf("reclaim distance %d: %s flags %s, want %s", tc.spec.ReclaimDistance, d.Name, d.Flags, tc.flags)

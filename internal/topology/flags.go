@@ -3,7 +3,18 @@ package topology
 import (
 	"fmt"
 	"strings"
+
+	"github.com/schedlab/schedlab/internal/kernels"
 )
+
+// kernelFlags is the sd_flags.h layout of the named baseline (v6.19's for
+// an unknown name: Build has rejected those already).
+func kernelFlags(kernel string) kernels.FlagLayout {
+	if b, err := kernels.Lookup(kernel); err == nil {
+		return b.Flags
+	}
+	return kernels.FlagsV619
+}
 
 // Flags is a sched_domain's flags word (struct sched_domain::flags). The bit
 // values are those of v6.19 (include/linux/sched/sd_flags.h, in declaration
@@ -65,7 +76,7 @@ const overlapV519 = 0x1000
 // on NUMA levels.
 func FlagNames(f Flags, kernel string) []string {
 	var out []string
-	old := kernel == KernelV519
+	old := kernelFlags(kernel) == kernels.FlagsV519
 	for _, fi := range flagInfo {
 		if old && fi.flag == SDNuma && f&SDNuma != 0 {
 			out = append(out, "SD_OVERLAP")
@@ -88,7 +99,7 @@ func FlagNames(f Flags, kernel string) []string {
 // debugfs prints.
 func FlagsValue(f Flags, kernel string) uint32 {
 	var v uint32
-	old := kernel == KernelV519
+	old := kernelFlags(kernel) == kernels.FlagsV519
 	for _, fi := range flagInfo {
 		if f&fi.flag == 0 {
 			continue
@@ -115,7 +126,7 @@ func FlagsString(f Flags, kernel string) string {
 }
 
 // String renders the flags with v6.19 names.
-func (f Flags) String() string { return FlagsString(f, KernelV619) }
+func (f Flags) String() string { return FlagsString(f, kernels.V619) }
 
 // flagsHex is the baseline's value as "0x%x".
 func flagsHex(f Flags, kernel string) string { return fmt.Sprintf("0x%x", FlagsValue(f, kernel)) }

@@ -2,6 +2,7 @@ package topology
 
 import (
 	"errors"
+	"github.com/schedlab/schedlab/internal/kernels"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -43,7 +44,7 @@ func TestSysfsArmBigLittle(t *testing.T) {
 		t.Errorf("idle states: %+v / %+v", s.CPUs[0].IdleStates, s.CPUs[5].IdleStates)
 	}
 	// Reference: topology.c:sd_init asym classification, v6.19.
-	topo := mustBuild(t, s, KernelV619)
+	topo := mustBuild(t, s, kernels.V619)
 	if got := chainSummary(topo, 0); got != "MC:0-3 PKG:0-7" {
 		t.Errorf("chain %s", got)
 	}
@@ -68,7 +69,7 @@ func TestSysfsX86TwoSockets(t *testing.T) {
 	if len(s.IdleStates) != 3 || s.IdleStates[2].TargetResidencyNs != 600000 {
 		t.Errorf("idle %+v", s.IdleStates)
 	}
-	topo := mustBuild(t, s, KernelV619)
+	topo := mustBuild(t, s, kernels.V619)
 	if got := chainSummary(topo, 0); got != "SMT:0,4 MC:0-1,4-5 NUMA:0-7" {
 		t.Errorf("chain %s", got)
 	}
@@ -105,7 +106,7 @@ func TestSysfsErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	topo := mustBuild(t, s, KernelV619)
+	topo := mustBuild(t, s, kernels.V619)
 	if got := chainSummary(topo, 2); got != "MC:0-3" {
 		t.Errorf("minimal tree: %s", got)
 	}
@@ -140,7 +141,7 @@ func TestSysfsRealHost(t *testing.T) {
 	if s.Arch != HostArch() {
 		t.Errorf("arch %s", s.Arch)
 	}
-	topo := mustBuild(t, s, KernelV619)
+	topo := mustBuild(t, s, kernels.V619)
 	for c := range topo.NrCPUs {
 		if n := len(topo.Domains[c]); n > 0 && topo.Domains[c][n-1].SpanWeight != topo.NrCPUs {
 			t.Errorf("cpu%d: top domain %s", c, topo.Domains[c][n-1].Span)

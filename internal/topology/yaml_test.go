@@ -2,6 +2,7 @@ package topology
 
 import (
 	"errors"
+	"github.com/schedlab/schedlab/internal/kernels"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -16,7 +17,7 @@ func jsonOf(t *testing.T, s *MachineSpec) string {
 	s = s.Clone()
 	s.Source, s.Description = "", ""
 	var b strings.Builder
-	if err := FormatJSON(&b, mustBuild(t, s, KernelV619)); err != nil {
+	if err := FormatJSON(&b, mustBuild(t, s, kernels.V619)); err != nil {
 		t.Fatal(err)
 	}
 	return b.String()
@@ -62,7 +63,7 @@ func TestYAMLExplicitForm(t *testing.T) {
 	if c := s.CPUs[4]; c.Core != 4 || c.Cluster != 4 || c.Node != 1 || c.Capacity != 1024 || c.FreqDomain != 4 {
 		t.Errorf("defaults of cpu4: %+v", c)
 	}
-	topo := mustBuild(t, s, KernelV619)
+	topo := mustBuild(t, s, kernels.V619)
 	for cpu, want := range map[int]string{
 		0: "SMT:0-1 MC:0-3 NUMA:0-4",
 		2: "CLS:2-3 MC:0-3 NUMA:0-4",

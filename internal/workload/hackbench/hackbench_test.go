@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"github.com/schedlab/schedlab/internal/kernels"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -27,7 +28,7 @@ func kernel(t testing.TB, machine string, seed uint64) *sched.Kernel {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k, err := sched.New(engine.New(seed), topo, sched.MustBaseline(sched.KernelV619))
+	k, err := sched.New(engine.New(seed), topo, sched.MustBaseline(kernels.V619))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package kobj
 
 import (
+	"github.com/schedlab/schedlab/internal/kernels"
 	"testing"
 
 	"github.com/schedlab/schedlab/internal/cpumask"
@@ -19,7 +20,7 @@ func newKernel(t *testing.T) *sched.Kernel {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k, err := sched.New(engine.New(1), topo, sched.MustBaseline(sched.KernelV619))
+	k, err := sched.New(engine.New(1), topo, sched.MustBaseline(kernels.V619))
 	if err != nil {
 		t.Fatal(err)
 	}

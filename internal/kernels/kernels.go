@@ -1,0 +1,119 @@
+// Package kernels is the one list of the kernel baselines schedlab models,
+// with the facts about each release that more than one layer needs: the
+// fair class it runs (EEVDF or CFS), how topology.c names and flags its
+// sched domains, and the /proc/schedstat version it prints. Adding a
+// baseline is one entry here plus its sched_features and sysctl defaults
+// in package sched (sched.Baseline).
+//
+// It imports nothing of schedlab, so every layer (topology, sched,
+// observers, CLI) can ask it.
+package kernels
+
+import (
+	"fmt"
+	"strings"
+)
+
+// The baselines' names, as --kernel takes them.
+const (
+	V619 = "v6.19"
+	V519 = "v5.19"
+)
+
+// Default is the baseline used when none is named.
+const Default = V619
+
+// FlagLayout names the include/linux/sched/sd_flags.h a release has: the
+// names and bit values of the SD_* flags.
+type FlagLayout int
+
+const (
+	// FlagsV619: SD_CLUSTER at 0x100, SD_SHARE_LLC at 0x200, no
+	// SD_OVERLAP, as in v6.19.
+	FlagsV619 FlagLayout = iota
+	// FlagsV519: no SD_CLUSTER, SD_SHARE_PKG_RESOURCES at 0x100, and
+	// SD_OVERLAP (0x1000) on the NUMA levels, as in v5.19.
+	FlagsV519
+)
+
+// Baseline is one kernel release schedlab models.
+type Baseline struct {
+	// Name is the --kernel name ("v6.19").
+	Name string
+	// Class is the fair class's pick: "EEVDF" (v6.6+) or "CFS".
+	Class string
+	// Summary is one line for listings.
+	Summary string
+	// SchedstatVersion is the version line of its /proc/schedstat.
+	SchedstatVersion int
+	// PkgLevel is the name of the package level of the default
+	// topology table: "PKG" in v6.19, "DIE" before the rename.
+	PkgLevel string
+	// Flags is its sd_flags.h.
+	Flags FlagLayout
+	// ClusterFlag: cpu_cluster_flags() returns SD_CLUSTER|SD_SHARE_LLC,
+	// as in v6.19; v5.19's CLS level had cpu_core_flags().
+	ClusterFlag bool
+	// HighestFlagPastGaps: highest_flag_domain() looks past a level
+	// without the flag for flags that are not SDF_SHARED_CHILD, as in
+	// v6.19; v5.19's stopped at the first level without it.
+	HighestFlagPastGaps bool
+	// NewidleRatio: sched_domain carries newidle_call, newidle_success
+	// and newidle_ratio (v6.19's newidle balance rate control).
+	NewidleRatio bool
+}
+
+// all lists the baselines, default first.
+var all = []Baseline{
+	{
+		Name: V619, Class: "EEVDF", Summary: "Linux 6.19: EEVDF with delayed dequeue, SIS_UTIL, the current balancer (the default)",
+		SchedstatVersion: 17, PkgLevel: "PKG", Flags: FlagsV619,
+		ClusterFlag: true, HighestFlagPastGaps: true, NewidleRatio: true,
+	},
+	{
+		Name: V519, Class: "CFS", Summary: "a v5.19-era CFS kernel (vruntime, latency and granularities, buddies, SIS_UTIL)",
+		SchedstatVersion: 15, PkgLevel: "DIE", Flags: FlagsV519,
+	},
+}
+
+// All returns the baselines, default first.
+func All() []Baseline { return append([]Baseline(nil), all...) }
+
+// Names returns the baselines' names, default first.
+func Names() []string {
+	out := make([]string, len(all))
+	for i, b := range all {
+		out[i] = b.Name
+	}
+	return out
+}
+
+// UnknownError is returned for a name that is not a baseline.
+type UnknownError struct{ Name string }
+
+func (e *UnknownError) Error() string {
+	return fmt.Sprintf("unknown kernel %q (known: %s)", e.Name, strings.Join(Names(), ", "))
+}
+
+// Lookup returns the named baseline; "" is Default.
+func Lookup(name string) (*Baseline, error) {
+	if name == "" {
+		name = Default
+	}
+	for i := range all {
+		if all[i].Name == name {
+			b := all[i]
+			return &b, nil
+		}
+	}
+	return nil, &UnknownError{name}
+}
+
+// Must is Lookup for names known to be good; it panics otherwise.
+func Must(name string) *Baseline {
+	b, err := Lookup(name)
+	if err != nil {
+		panic("kernels: " + err.Error())
+	}
+	return b
+}
