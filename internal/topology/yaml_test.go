@@ -1,9 +1,11 @@
 package topology
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -167,8 +169,9 @@ func TestLoad(t *testing.T) {
 	}
 }
 
-// FuzzParseYAML: the parser never panics, every error names a line, and a
-// file it accepts always builds.
+// FuzzParseYAML: the parser never panics, every error names a line, a file
+// it accepts always builds, and written back with WriteYAML it parses again
+// into an equal spec.
 func FuzzParseYAML(f *testing.F) {
 	files, _ := filepath.Glob(filepath.Join("testdata", "machines", "*.yaml"))
 	for _, name := range files {
@@ -189,6 +192,17 @@ func FuzzParseYAML(f *testing.F) {
 				t.Fatalf("error without a line: %v", err)
 			}
 			return
+		}
+		var out bytes.Buffer
+		if err := WriteYAML(&out, s); err != nil {
+			t.Fatalf("accepted file cannot be written back: %v", err)
+		}
+		again, err := ParseYAML("fuzz.yaml", out.Bytes())
+		if err != nil {
+			t.Fatalf("written file does not parse: %v\n%s", err, out.Bytes())
+		}
+		if g, w := specForCompare(again), specForCompare(s); !reflect.DeepEqual(g, w) {
+			t.Fatalf("written file parses as another spec:\n%s\n%s", specDiff(g, w), out.Bytes())
 		}
 		if len(s.CPUs) > 512 {
 			return
