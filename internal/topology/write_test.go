@@ -160,7 +160,7 @@ func TestWriteYAMLPerCPUCases(t *testing.T) {
 			s.ReclaimDistance = 40
 			s.Costs = &CostsSpec{File: "box.yaml", Base: "hikey", Settings: []CostSetting{
 				{Key: "context_switch_ns", Value: 1500},
-				{Key: "smt_speed", Value: 0.625, Source: "a: source, with {braces}"},
+				{Key: "smt_factor", Value: 0.625, Source: "a: source, with {braces}"},
 				{Key: "tiny", Value: 1.25e-7},
 				{Key: "huge", Value: 3e20},
 			}}

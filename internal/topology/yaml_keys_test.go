@@ -149,12 +149,12 @@ func keyCases() []keyCase {
 				t.Errorf("costs %+v", c)
 			}
 		}},
-		{"costs.NAME.value", four + "costs:\n  smt_speed: {value: 0.625}\n", func(t *testing.T, s *MachineSpec) {
+		{"costs.NAME.value", four + "costs:\n  smt_factor: {value: 0.625}\n", func(t *testing.T, s *MachineSpec) {
 			if c := s.Costs; c == nil || len(c.Settings) != 1 || c.Settings[0].Value != 0.625 || c.Settings[0].Source != "" {
 				t.Errorf("costs %+v", c)
 			}
 		}},
-		{"costs.NAME.source", four + "costs:\n  smt_speed: {value: 0.6, source: measured}\n", func(t *testing.T, s *MachineSpec) {
+		{"costs.NAME.source", four + "costs:\n  smt_factor: {value: 0.6, source: measured}\n", func(t *testing.T, s *MachineSpec) {
 			if c := s.Costs; c == nil || len(c.Settings) != 1 || c.Settings[0].Source != "measured" {
 				t.Errorf("costs %+v", c)
 			}

@@ -184,6 +184,10 @@ func FuzzParseYAML(f *testing.F) {
 	f.Add([]byte("cores_per_llc: 4\nthreads_per_core: 2\nclusters_per_llc: 0\n"))
 	f.Add([]byte("cpus:\n  - {cpu: 0, core: 1, cluster: 7}\n  - {cpu: 1, llc: 3}\n"))
 	f.Add([]byte("sockets: 2\nnodes_per_socket: 2\ncores_per_llc: 2\ndistance: {same_socket: 12, other_socket: 30}\n"))
+	// What the writer has to carry back: per-range values and idle states,
+	// a frequency-domain list, costs with a base, sources and fractions.
+	f.Add([]byte("cores_per_llc: 4\nfreq_domains: [0-1, 2-3]\ncapacity: [{cpus: 0-1, value: 512}]\nidle_states:\n  - {cpus: 0-1, states: []}\n  - {cpus: 2, states: [{name: C1, exit_latency_us: 1, target_residency_us: 2, cluster: true}]}\ncosts:\n  base: hikey\n  smt_factor: {value: 0.625, source: \"a: b\"}\n  syscall_ns: 1e-3\nreclaim_distance: 40\n"))
+	f.Add([]byte("name: \"a \\\"b\\\"\"\ndescription: '#x'\ncpus:\n  - {cpu: 0, core: 4, freq_domain: 9, idle_states: []}\n  - {cpu: 1, core: 4, max_freq_khz: 5}\nidle_states: [{name: W, exit_latency_us: 0, target_residency_us: 0}]\ncosts: {}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := ParseYAML("fuzz.yaml", data)
 		if err != nil {
