@@ -558,7 +558,11 @@ func (p *yparser) idleRanges(s *MachineSpec, v *yaml.Node) error {
 			return true
 		})
 		if twice >= 0 {
-			return p.errf(sn, "cpu %d has idle_states in its cpus entry (line %d) and here: give them in one place", twice, p.cpuLine[twice])
+			entry := "its cpus entry"
+			if int(twice) < len(p.cpuLine) {
+				entry = fmt.Sprintf("its cpus entry (line %d)", p.cpuLine[twice])
+			}
+			return p.errf(sn, "cpu %d has idle_states in %s and here: give them in one place", twice, entry)
 		}
 		return nil
 	})
