@@ -46,19 +46,31 @@ func init() {
 			},
 		}
 		var kernel, cpus string
-		var asJSON bool
+		var asJSON, asYAML bool
 		show := &cobra.Command{
 			Use:   "show NAME|FILE",
 			Short: "Print a machine's CPUs and the sched domains Linux builds for it",
 			Long: `Print a machine (a preset name, "host", or a YAML machine file): its CPUs,
 node distances and idle states, then each CPU's sched domains the way the
 kernel's sched_domain debug output shows them at boot, with each domain's
-flags and sd_init parameters.`,
+flags and sd_init parameters.
+
+With --yaml, write the machine as a machine file instead: loading it gives the
+same domains, flags, idle states and cost parameters (every one written out
+with its source), a starting point for a machine of your own.`,
 			Args: cobra.ExactArgs(1),
 			RunE: func(c *cobra.Command, args []string) error {
 				spec, err := topology.Load(args[0])
 				if err != nil {
 					return err
+				}
+				if asYAML {
+					for _, f := range []string{"json", "cpu", "kernel"} {
+						if c.Flags().Changed(f) {
+							return fmt.Errorf("--yaml writes the whole machine, for every kernel: drop --%s", f)
+						}
+					}
+					return writeMachineYAML(env.Stdout, spec)
 				}
 				topo, err := topology.Build(spec, topology.Options{Kernel: kernel})
 				if err != nil {
@@ -78,6 +90,7 @@ flags and sd_init parameters.`,
 		}
 		show.Flags().StringVar(&kernel, "kernel", kernels.V619, "kernel baseline: v6.19 or v5.19")
 		show.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of text")
+		show.Flags().BoolVar(&asYAML, "yaml", false, "write the machine as a YAML machine file that loads back as the same machine")
 		show.Flags().StringVar(&cpus, "cpu", "", "only these CPUs (a cpu list such as 0-3,128)")
 		machine.AddCommand(show)
 		return machine

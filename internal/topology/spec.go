@@ -90,6 +90,13 @@ const MaxCPUs = 8192
 // MaxNodes bounds the NUMA nodes (MAX_NUMNODES with NODES_SHIFT=10).
 const MaxNodes = 1024
 
+// The largest maximum frequency and idle-state time a spec may hold: what a
+// machine file can state (1 THz, 1000 s).
+const (
+	maxFreqKHz int   = 1e9
+	maxIdleNs  int64 = 1e12
+)
+
 // SpecError is a validation failure of a MachineSpec. Field names the YAML
 // key it concerns ("distance", "cpus", "capacity", ...); CPU is the CPU it
 // concerns, or -1. The YAML loader uses both to point at a file line.
@@ -154,8 +161,8 @@ func (s *MachineSpec) Validate() error {
 		if c.Capacity < 1 || c.Capacity > 1024 {
 			return specErr("capacity", i, "cpu %d: capacity must be 1..1024, not %d", i, c.Capacity)
 		}
-		if c.MaxFreqKHz < 0 {
-			return specErr("max_freq_khz", i, "cpu %d: max_freq_khz must not be negative", i)
+		if c.MaxFreqKHz < 0 || c.MaxFreqKHz > maxFreqKHz {
+			return specErr("max_freq_khz", i, "cpu %d: max_freq_khz must be 0..%d, not %d", i, maxFreqKHz, c.MaxFreqKHz)
 		}
 		maxCap = max(maxCap, c.Capacity)
 		if err := validateIdle(c.IdleStates, i); err != nil {
@@ -167,6 +174,9 @@ func (s *MachineSpec) Validate() error {
 	}
 	if err := validateIdle(s.IdleStates, -1); err != nil {
 		return err
+	}
+	if d := s.ReclaimDistance; d != 0 && (d < 10 || d > 255) {
+		return specErr("reclaim_distance", -1, "reclaim_distance must be 10..255, not %d", d)
 	}
 	if err := validateDistance(s.Distance); err != nil {
 		return err
@@ -190,8 +200,8 @@ func validateIdle(states []IdleState, cpu int) error {
 		if st.Name == "" {
 			return specErr("idle_states", cpu, "an idle state has no name")
 		}
-		if st.ExitLatencyNs < 0 || st.TargetResidencyNs < 0 {
-			return specErr("idle_states", cpu, "idle state %q: exit latency and target residency must not be negative", st.Name)
+		if st.ExitLatencyNs < 0 || st.TargetResidencyNs < 0 || st.ExitLatencyNs > maxIdleNs || st.TargetResidencyNs > maxIdleNs {
+			return specErr("idle_states", cpu, "idle state %q: exit latency and target residency must be 0..%d us", st.Name, maxIdleNs/1000)
 		}
 	}
 	return nil

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/schedlab/schedlab/internal/cpumask"
 )
@@ -45,6 +46,9 @@ func ReadHost() (*MachineSpec, error) {
 // node. Nodes without CPUs are dropped and the others renumbered densely
 // (the kernel builds NUMA levels from nodes with CPUs only). Capacities are
 // rescaled so that the largest is 1024. The online CPUs must be 0..N-1.
+// A value that is not a number, or out of its range (cpu_capacity 1..1024,
+// idle times up to 1000 s, distances 10 to a node itself and 11..254 to
+// others), is an error naming its file.
 func ReadSysfs(fsys fs.FS, arch Arch) (*MachineSpec, error) {
 	r := &sysReader{fsys: fsys}
 	online, err := r.list("devices/system/cpu/online", MaxCPUs)
@@ -99,7 +103,7 @@ func ReadSysfs(fsys fs.FS, arch Arch) (*MachineSpec, error) {
 			return nil, err
 		}
 		cs.LLC = int(llc.Or(smt).First())
-		if v, ok, err := r.int(dir + "/cpu_capacity"); err != nil {
+		if v, ok, err := r.intIn(dir+"/cpu_capacity", 1, 1024, "a capacity"); err != nil {
 			return nil, err
 		} else if ok {
 			cs.Capacity = v
@@ -110,7 +114,7 @@ func ReadSysfs(fsys fs.FS, arch Arch) (*MachineSpec, error) {
 		} else if ok && !rel.Empty() {
 			cs.FreqDomain = int(rel.First())
 		}
-		if v, ok, err := r.int(dir + "/cpufreq/cpuinfo_max_freq"); err != nil {
+		if v, ok, err := r.intIn(dir+"/cpufreq/cpuinfo_max_freq", 0, int(maxFreqKHz), "a frequency in kHz"); err != nil {
 			return nil, err
 		} else if ok {
 			cs.MaxFreqKHz = v
@@ -173,6 +177,15 @@ func (r *sysReader) int(name string) (int, bool, error) {
 		return 0, false, fmt.Errorf("sysfs: %s: %q is not an integer", name, v)
 	}
 	return x, true, nil
+}
+
+// intIn is int for a value that must lie in lo..hi.
+func (r *sysReader) intIn(name string, lo, hi int, what string) (int, bool, error) {
+	x, ok, err := r.int(name)
+	if err == nil && ok && (x < lo || x > hi) {
+		return 0, false, fmt.Errorf("sysfs: %s: %d is not %s (%d..%d)", name, x, what, lo, hi)
+	}
+	return x, ok, err
 }
 
 // parseList reads a cpulist ("0-3,8") or a space-separated list of numbers
@@ -268,11 +281,14 @@ func (r *sysReader) idle(dir string) ([]IdleState, error) {
 		if !ok {
 			return out, nil
 		}
-		lat, _, err := r.int(sd + "/latency")
+		if name == "" || !utf8.ValidString(name) {
+			return nil, fmt.Errorf("sysfs: %s/name: %q is not an idle state name", sd, name)
+		}
+		lat, _, err := r.intIn(sd+"/latency", 0, int(maxIdleNs/1000), "a latency in us")
 		if err != nil {
 			return nil, err
 		}
-		res, _, err := r.int(sd + "/residency")
+		res, _, err := r.intIn(sd+"/residency", 0, int(maxIdleNs/1000), "a residency in us")
 		if err != nil {
 			return nil, err
 		}
@@ -365,6 +381,9 @@ func (r *sysReader) nodes(s *MachineSpec) error {
 			x, err := strconv.Atoi(fields[col])
 			if err != nil {
 				return fmt.Errorf("sysfs: %s: %q is not an integer", name, fields[col])
+			}
+			if (a == b && x != 10) || (a != b && (x < 11 || x > 254)) {
+				return fmt.Errorf("sysfs: %s: the distance to node %d is %d; it must be 10 to itself, 11..254 to others", name, other, x)
 			}
 			row[b] = x
 		}

@@ -469,8 +469,10 @@ func (p *yparser) regular(s *MachineSpec, vals map[string]*yaml.Node) error {
 	if err != nil {
 		return p.errf(p.root, "%v", err)
 	}
-	spec.Name, spec.Description, spec.Source, spec.IdleStates = s.Name, s.Description, s.Source, s.IdleStates
-	*s = *spec
+	// The regular description gives the CPUs and the distances; every
+	// other field (name, reclaim_distance, idle states, ...) was set from
+	// its own key and stays.
+	s.CPUs, s.Distance = spec.CPUs, spec.Distance
 	if v := vals["capacity"]; v != nil {
 		if err := p.perCPUInt(s, v, "capacity", 1, 1024, func(c *CPUSpec, x int) { c.Capacity = x }); err != nil {
 			return err
@@ -544,7 +546,24 @@ func (p *yparser) idleRanges(s *MachineSpec, v *yaml.Node) error {
 		if err != nil {
 			return err
 		}
-		m.ForEach(func(c cpumask.CPU) bool { s.CPUs[c].IdleStates = st; return true })
+		// In the per-CPU form a CPU's own entry may already list its
+		// states; one of the two would be ignored.
+		var twice cpumask.CPU = -1
+		m.ForEach(func(c cpumask.CPU) bool {
+			if s.CPUs[c].IdleStates != nil {
+				twice = c
+				return false
+			}
+			s.CPUs[c].IdleStates = st
+			return true
+		})
+		if twice >= 0 {
+			entry := "its cpus entry"
+			if int(twice) < len(p.cpuLine) {
+				entry = fmt.Sprintf("its cpus entry (line %d)", p.cpuLine[twice])
+			}
+			return p.errf(sn, "cpu %d has idle_states in %s and here: give them in one place", twice, entry)
+		}
 		return nil
 	})
 }
@@ -562,6 +581,9 @@ func (p *yparser) distance(v *yaml.Node, nodes int, r *Regular) ([][]int, error)
 		}
 		same, other := 0, 0
 		if x := vals["same_socket"]; x != nil {
+			if r.NodesPerSocket == 1 {
+				return nil, p.errf(x, "same_socket has no effect: each socket holds one node (set nodes_per_socket, or drop it)")
+			}
 			if same, err = p.integer(x, "same_socket", 11, 254); err != nil {
 				return nil, err
 			}
@@ -569,6 +591,9 @@ func (p *yparser) distance(v *yaml.Node, nodes int, r *Regular) ([][]int, error)
 			return nil, p.errf(v, "distance needs same_socket: sockets hold %d nodes", r.NodesPerSocket)
 		}
 		if x := vals["other_socket"]; x != nil {
+			if r.Sockets == 1 {
+				return nil, p.errf(x, "other_socket has no effect: the machine has one socket (set sockets, or drop it)")
+			}
 			if other, err = p.integer(x, "other_socket", 11, 254); err != nil {
 				return nil, err
 			}

@@ -1,10 +1,12 @@
 package topology
 
 import (
+	"bytes"
 	"errors"
 	"github.com/schedlab/schedlab/internal/kernels"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -168,8 +170,9 @@ func TestLoad(t *testing.T) {
 	}
 }
 
-// FuzzParseYAML: the parser never panics, every error names a line, and a
-// file it accepts always builds.
+// FuzzParseYAML: the parser never panics, every error names a line, a file
+// it accepts always builds, and written back with WriteYAML it parses again
+// into an equal spec.
 func FuzzParseYAML(f *testing.F) {
 	files, _ := filepath.Glob(filepath.Join("testdata", "machines", "*.yaml"))
 	for _, name := range files {
@@ -182,6 +185,10 @@ func FuzzParseYAML(f *testing.F) {
 	f.Add([]byte("cores_per_llc: 4\nthreads_per_core: 2\nclusters_per_llc: 0\n"))
 	f.Add([]byte("cpus:\n  - {cpu: 0, core: 1, cluster: 7}\n  - {cpu: 1, llc: 3}\n"))
 	f.Add([]byte("sockets: 2\nnodes_per_socket: 2\ncores_per_llc: 2\ndistance: {same_socket: 12, other_socket: 30}\n"))
+	// What the writer has to carry back: per-range values and idle states,
+	// a frequency-domain list, costs with a base, sources and fractions.
+	f.Add([]byte("cores_per_llc: 4\nfreq_domains: [0-1, 2-3]\ncapacity: [{cpus: 0-1, value: 512}]\nidle_states:\n  - {cpus: 0-1, states: []}\n  - {cpus: 2, states: [{name: C1, exit_latency_us: 1, target_residency_us: 2, cluster: true}]}\ncosts:\n  base: hikey\n  smt_factor: {value: 0.625, source: \"a: b\"}\n  syscall_ns: 1e-3\nreclaim_distance: 40\n"))
+	f.Add([]byte("name: \"a \\\"b\\\"\"\ndescription: '#x'\ncpus:\n  - {cpu: 0, core: 4, freq_domain: 9, idle_states: []}\n  - {cpu: 1, core: 4, max_freq_khz: 5}\nidle_states: [{name: W, exit_latency_us: 0, target_residency_us: 0}]\ncosts: {}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := ParseYAML("fuzz.yaml", data)
 		if err != nil {
@@ -190,6 +197,17 @@ func FuzzParseYAML(f *testing.F) {
 				t.Fatalf("error without a line: %v", err)
 			}
 			return
+		}
+		var out bytes.Buffer
+		if err := WriteYAML(&out, s); err != nil {
+			t.Fatalf("accepted file cannot be written back: %v", err)
+		}
+		again, err := ParseYAML("fuzz.yaml", out.Bytes())
+		if err != nil {
+			t.Fatalf("written file does not parse: %v\n%s", err, out.Bytes())
+		}
+		if g, w := specForCompare(again), specForCompare(s); !reflect.DeepEqual(g, w) {
+			t.Fatalf("written file parses as another spec:\n%s\n%s", specDiff(g, w), out.Bytes())
 		}
 		if len(s.CPUs) > 512 {
 			return

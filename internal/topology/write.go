@@ -1,0 +1,396 @@
+package topology
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/schedlab/schedlab/internal/cpumask"
+)
+
+// WriteYAML writes s as a machine file (docs/machines.md) that ParseYAML
+// reads back into the same spec: the same CPUs with the same ids, distances,
+// reclaim_distance, idle states and costs section. Only Source (the file
+// name) and the line numbers recorded in the costs section differ.
+//
+// A machine made of identical parts (every preset is one) is written in the
+// regular form, sockets to threads, with capacity, max_freq_khz,
+// freq_domains and idle_states given per CPU range where they differ; any
+// other machine is written in the per-CPU form. Every value is written
+// explicitly, defaults included, so the file is a starting point to edit.
+//
+// It fails, without writing, for what a machine file cannot express: an
+// idle-state time that is not a whole microsecond, or a string that is not
+// valid UTF-8.
+func WriteYAML(w io.Writer, s *MachineSpec) error {
+	var b strings.Builder
+	if err := writeYAML(&b, s); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeYAML(b *strings.Builder, s *MachineSpec) error {
+	if err := checkWritable(s); err != nil {
+		return err
+	}
+	fmt.Fprintf(b, "name: %s\n", yamlString(s.Name))
+	if s.Description != "" {
+		fmt.Fprintf(b, "description: %s\n", yamlString(s.Description))
+	}
+	fmt.Fprintf(b, "arch: %s\n", yamlString(string(s.Arch)))
+	if r, ok := regularOf(s); ok {
+		writeRegular(b, s, r)
+	} else {
+		writePerCPU(b, s)
+	}
+	if s.ReclaimDistance != 0 {
+		fmt.Fprintf(b, "reclaim_distance: %d\n", s.ReclaimDistance)
+	}
+	writeCosts(b, s.Costs)
+	return nil
+}
+
+// checkWritable rejects what the file format cannot hold.
+func checkWritable(s *MachineSpec) error {
+	str := func(what, v string) error {
+		if !utf8.ValidString(v) {
+			return fmt.Errorf("machine %s: %s %q is not valid UTF-8, which a machine file cannot hold", s.Name, what, v)
+		}
+		return nil
+	}
+	idle := func(states []IdleState) error {
+		for _, st := range states {
+			if err := str("idle state name", st.Name); err != nil {
+				return err
+			}
+			if st.ExitLatencyNs%1000 != 0 || st.TargetResidencyNs%1000 != 0 {
+				return fmt.Errorf("machine %s: idle state %q: exit latency %d ns and target residency %d ns must be whole microseconds in a machine file", s.Name, st.Name, st.ExitLatencyNs, st.TargetResidencyNs)
+			}
+		}
+		return nil
+	}
+	if err := str("name", s.Name); err != nil {
+		return err
+	}
+	if err := str("description", s.Description); err != nil {
+		return err
+	}
+	if err := idle(s.IdleStates); err != nil {
+		return err
+	}
+	for _, c := range s.CPUs {
+		if err := idle(c.IdleStates); err != nil {
+			return err
+		}
+	}
+	if c := s.Costs; c != nil {
+		if err := str("costs base", c.Base); err != nil {
+			return err
+		}
+		for _, set := range c.Settings {
+			if err := str("cost parameter", set.Key); err != nil {
+				return err
+			}
+			if err := str("cost source", set.Source); err != nil {
+				return err
+			}
+			if math.IsNaN(set.Value) || math.IsInf(set.Value, 0) {
+				return fmt.Errorf("machine %s: cost parameter %s is %v; a machine file holds finite numbers", s.Name, set.Key, set.Value)
+			}
+		}
+	}
+	return nil
+}
+
+// regularOf finds the regular description whose expansion gives exactly the
+// CPU ids of s (core, cluster, LLC, package, node), and whose frequency
+// domains and idle states the regular form can state.
+func regularOf(s *MachineSpec) (Regular, bool) {
+	n := len(s.CPUs)
+	count := func(f func(c *CPUSpec) int) int {
+		seen := map[int]bool{}
+		for i := range s.CPUs {
+			seen[f(&s.CPUs[i])] = true
+		}
+		return len(seen)
+	}
+	sockets := count(func(c *CPUSpec) int { return c.Package })
+	nodes := len(s.Distance)
+	llcs := count(func(c *CPUSpec) int { return c.LLC })
+	clusters := count(func(c *CPUSpec) int { return c.Cluster })
+	cores := count(func(c *CPUSpec) int { return c.Core })
+	if n == 0 || nodes == 0 || nodes%sockets != 0 || llcs%nodes != 0 || cores%llcs != 0 || n%cores != 0 {
+		return Regular{}, false
+	}
+	r := Regular{
+		Arch:           s.Arch,
+		Sockets:        sockets,
+		NodesPerSocket: nodes / sockets,
+		LLCsPerNode:    llcs / nodes,
+		ThreadsPerCore: n / cores,
+		Distance:       s.Distance,
+	}
+	switch {
+	case clusters == cores:
+		r.CoresPerLLC = cores / llcs
+	case clusters%llcs == 0 && cores%clusters == 0:
+		r.ClustersPerLLC, r.CoresPerCluster = clusters/llcs, cores/clusters
+	default:
+		return Regular{}, false
+	}
+	if r.NrCPUs() != n {
+		return Regular{}, false
+	}
+	// The arch's default numbering first: with one thread per core both
+	// give the same CPUs.
+	numberings := []Numbering{NumberingX86, NumberingSequential}
+	if s.Arch == ArchARM64 {
+		numberings = []Numbering{NumberingSequential, NumberingX86}
+	}
+	for _, r.Numbering = range numberings {
+		e, err := r.Spec()
+		if err != nil {
+			return Regular{}, false
+		}
+		if sameIDs(e, s) {
+			if _, ok := freqDomainsOf(s); !ok {
+				return Regular{}, false
+			}
+			// The regular form has either one list for every CPU or
+			// lists per CPU range, not both.
+			if len(s.IdleStates) > 0 && slices.ContainsFunc(s.CPUs, func(c CPUSpec) bool { return c.IdleStates != nil }) {
+				return Regular{}, false
+			}
+			return r, true
+		}
+	}
+	return Regular{}, false
+}
+
+func sameIDs(a, b *MachineSpec) bool {
+	for i := range a.CPUs {
+		x, y := &a.CPUs[i], &b.CPUs[i]
+		if x.Core != y.Core || x.Cluster != y.Cluster || x.LLC != y.LLC || x.Package != y.Package || x.Node != y.Node {
+			return false
+		}
+	}
+	return true
+}
+
+// freqDomainsOf returns the freq_domains value of the regular form that
+// gives exactly the frequency-domain ids of s: a scope name, or a list of
+// cpu lists whose positions are the ids.
+func freqDomainsOf(s *MachineSpec) (string, bool) {
+	c := &MachineSpec{CPUs: slices.Clone(s.CPUs)}
+	for _, sc := range scopes {
+		if SetFreqDomains(c, sc) == nil && slices.EqualFunc(c.CPUs, s.CPUs, func(a, b CPUSpec) bool { return a.FreqDomain == b.FreqDomain }) {
+			return string(sc), true
+		}
+	}
+	n := len(s.CPUs)
+	var lists []cpumask.Mask
+	for i, cpu := range s.CPUs {
+		fd := cpu.FreqDomain
+		if fd > n {
+			return "", false
+		}
+		for len(lists) <= fd {
+			lists = append(lists, cpumask.New(n))
+		}
+		lists[fd].Set(cpumask.CPU(i))
+	}
+	parts := make([]string, len(lists))
+	for i, m := range lists {
+		if m.Empty() {
+			return "", false // ids with gaps: only the per-CPU form keeps them
+		}
+		parts[i] = yamlString(m.String())
+	}
+	return "[" + strings.Join(parts, ", ") + "]", true
+}
+
+func writeRegular(b *strings.Builder, s *MachineSpec, r Regular) {
+	fmt.Fprintf(b, "sockets: %d\n", r.Sockets)
+	fmt.Fprintf(b, "nodes_per_socket: %d\n", r.NodesPerSocket)
+	fmt.Fprintf(b, "llcs_per_node: %d\n", r.LLCsPerNode)
+	if r.ClustersPerLLC > 0 {
+		fmt.Fprintf(b, "clusters_per_llc: %d\n", r.ClustersPerLLC)
+		fmt.Fprintf(b, "cores_per_cluster: %d\n", r.CoresPerCluster)
+	} else {
+		fmt.Fprintf(b, "cores_per_llc: %d\n", r.CoresPerLLC)
+	}
+	fmt.Fprintf(b, "threads_per_core: %d\n", r.ThreadsPerCore)
+	fmt.Fprintf(b, "numbering: %s\n", r.Numbering)
+	if len(s.Distance) > 1 {
+		writeDistance(b, s.Distance)
+	}
+	writePerRange(b, s, "capacity", func(c *CPUSpec) int { return c.Capacity })
+	writePerRange(b, s, "max_freq_khz", func(c *CPUSpec) int { return c.MaxFreqKHz })
+	fd, _ := freqDomainsOf(s)
+	fmt.Fprintf(b, "freq_domains: %s\n", fd)
+	if len(s.IdleStates) > 0 {
+		writeIdleList(b, s.IdleStates)
+		return
+	}
+	sets := idleSets(s, cpumask.Full(len(s.CPUs)))
+	started := false
+	for _, set := range sets {
+		if s.CPUs[set.cpus.First()].IdleStates == nil {
+			continue // no states
+		}
+		if !started {
+			b.WriteString("idle_states:\n")
+			started = true
+		}
+		fmt.Fprintf(b, "  - cpus: %s\n", yamlString(set.cpus.String()))
+		if len(set.states) == 0 {
+			b.WriteString("    states: []\n")
+			continue
+		}
+		b.WriteString("    states:\n")
+		for _, st := range set.states {
+			fmt.Fprintf(b, "      - %s\n", idleState(st))
+		}
+	}
+}
+
+// writePerRange writes KEY: N when every CPU has the same value, else a
+// list of {cpus, value} in order of each value's first CPU.
+func writePerRange(b *strings.Builder, s *MachineSpec, key string, get func(c *CPUSpec) int) {
+	n := len(s.CPUs)
+	var values []int
+	masks := map[int]cpumask.Mask{}
+	for i := range s.CPUs {
+		v := get(&s.CPUs[i])
+		m, ok := masks[v]
+		if !ok {
+			values = append(values, v)
+			m = cpumask.New(n)
+			masks[v] = m
+		}
+		m.Set(cpumask.CPU(i))
+	}
+	if len(values) == 1 {
+		fmt.Fprintf(b, "%s: %d\n", key, values[0])
+		return
+	}
+	fmt.Fprintf(b, "%s:\n", key)
+	for _, v := range values {
+		fmt.Fprintf(b, "  - {cpus: %s, value: %d}\n", yamlString(masks[v].String()), v)
+	}
+}
+
+func writePerCPU(b *strings.Builder, s *MachineSpec) {
+	b.WriteString("cpus:\n")
+	for _, c := range s.CPUs {
+		fmt.Fprintf(b, "  - {cpu: %d, core: %d, cluster: %d, llc: %d, package: %d, node: %d, capacity: %d, freq_domain: %d, max_freq_khz: %d",
+			c.CPU, c.Core, c.Cluster, c.LLC, c.Package, c.Node, c.Capacity, c.FreqDomain, c.MaxFreqKHz)
+		if c.IdleStates != nil {
+			fmt.Fprintf(b, ", idle_states: %s", idleFlow(c.IdleStates))
+		}
+		b.WriteString("}\n")
+	}
+	if len(s.Distance) > 1 {
+		writeDistance(b, s.Distance)
+	}
+	if len(s.IdleStates) > 0 {
+		writeIdleList(b, s.IdleStates)
+	}
+}
+
+func writeDistance(b *strings.Builder, d [][]int) {
+	b.WriteString("distance:\n")
+	for _, row := range d {
+		parts := make([]string, len(row))
+		for i, x := range row {
+			parts[i] = strconv.Itoa(x)
+		}
+		fmt.Fprintf(b, "  - [%s]\n", strings.Join(parts, ", "))
+	}
+}
+
+func writeIdleList(b *strings.Builder, states []IdleState) {
+	b.WriteString("idle_states:\n")
+	for _, st := range states {
+		fmt.Fprintf(b, "  - %s\n", idleState(st))
+	}
+}
+
+func idleFlow(states []IdleState) string {
+	parts := make([]string, len(states))
+	for i, st := range states {
+		parts[i] = idleState(st)
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+func idleState(st IdleState) string {
+	s := fmt.Sprintf("{name: %s, exit_latency_us: %d, target_residency_us: %d", yamlString(st.Name), st.ExitLatencyNs/1000, st.TargetResidencyNs/1000)
+	if st.Cluster {
+		s += ", cluster: true"
+	}
+	return s + "}"
+}
+
+// writeCosts writes the costs section as the file gave it: the base, then
+// each setting in order, with its source when it has one.
+func writeCosts(b *strings.Builder, c *CostsSpec) {
+	if c == nil {
+		return
+	}
+	if c.Base == "" && len(c.Settings) == 0 {
+		b.WriteString("costs: {}\n")
+		return
+	}
+	b.WriteString("costs:\n")
+	if c.Base != "" {
+		fmt.Fprintf(b, "  base: %s\n", yamlString(c.Base))
+	}
+	for _, set := range c.Settings {
+		key := set.Key
+		if !plainKeyRE.MatchString(key) || key == "base" {
+			key = yamlString(key)
+		}
+		if set.Source == "" {
+			fmt.Fprintf(b, "  %s: %s\n", key, yamlNumber(set.Value))
+		} else {
+			fmt.Fprintf(b, "  %s: {value: %s, source: %s}\n", key, yamlNumber(set.Value), yamlString(set.Source))
+		}
+	}
+}
+
+var plainKeyRE = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+
+// yamlString is s as a plain YAML scalar when it is a simple word or cpu
+// list that the parser reads back as the same text, else double-quoted:
+// Go's escapes (\", \\, \n, \t, \xNN below 0x80, \uNNNN, \UNNNNNNNN)
+// mean the same there, for valid UTF-8.
+func yamlString(s string) string {
+	if plainRE.MatchString(s) && !yamlNull[s] {
+		return s
+	}
+	return strconv.Quote(s)
+}
+
+var plainRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+
+// yamlNull are the plain scalars YAML reads as null, which machine files
+// reject where a string is expected.
+var yamlNull = map[string]bool{"null": true, "Null": true, "NULL": true}
+
+// yamlNumber writes a float so that ParseYAML reads back the same value:
+// an integer when it is one, else the shortest representation that
+// round-trips.
+func yamlNumber(v float64) string {
+	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+		return strconv.FormatInt(int64(v), 10)
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}
