@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"github.com/schedlab/schedlab/internal/kernels"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -49,7 +50,7 @@ func TestMachineShowYAMLRoundTrip(t *testing.T) {
 			if err := os.WriteFile(file, []byte(out), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			for _, kernel := range []string{topology.KernelV619, topology.KernelV519} {
+			for _, kernel := range []string{kernels.V619, kernels.V519} {
 				want, wantName := showJSON(t, p.Name, kernel)
 				got, gotName := showJSON(t, file, kernel)
 				if gotName != wantName {

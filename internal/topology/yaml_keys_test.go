@@ -2,6 +2,7 @@ package topology
 
 import (
 	"errors"
+	"github.com/schedlab/schedlab/internal/kernels"
 	"slices"
 	"testing"
 )
@@ -40,7 +41,7 @@ func keyPaths() []string {
 
 func numaFlags(t *testing.T, s *MachineSpec) Flags {
 	t.Helper()
-	topo := mustBuild(t, s, KernelV619)
+	topo := mustBuild(t, s, kernels.V619)
 	chain := topo.Domains[0]
 	top := chain[len(chain)-1]
 	if top.Flags&SDNuma == 0 {
@@ -201,7 +202,7 @@ func keyCases() []keyCase {
 			}
 		}},
 		{"capacity", four + "capacity:\n  - {cpus: 0-1, value: 512}\n", func(t *testing.T, s *MachineSpec) {
-			topo := mustBuild(t, s, KernelV619)
+			topo := mustBuild(t, s, kernels.V619)
 			if s.CPUs[1].Capacity != 512 || s.CPUs[2].Capacity != 1024 || !topo.AsymCPUCapacity {
 				t.Errorf("cpus %+v, asym %v", s.CPUs, topo.AsymCPUCapacity)
 			}
@@ -252,18 +253,18 @@ func keyCases() []keyCase {
 		}},
 		{"cpus.core", "cpus:\n  - {cpu: 0, core: 0}\n  - {cpu: 1, core: 0}\n", func(t *testing.T, s *MachineSpec) {
 			// Without core each CPU is its own core: no SMT level.
-			if got := chainSummary(mustBuild(t, s, KernelV619), 0); got != "SMT:0-1" {
+			if got := chainSummary(mustBuild(t, s, kernels.V619), 0); got != "SMT:0-1" {
 				t.Errorf("chain %s", got)
 			}
 		}},
 		{"cpus.cluster", "cpus:\n  - {cpu: 0, cluster: 7}\n  - {cpu: 1, cluster: 7}\n  - {cpu: 2}\n", func(t *testing.T, s *MachineSpec) {
 			// Reference: a cluster narrower than the LLC is a CLS level.
-			if got := chainSummary(mustBuild(t, s, KernelV619), 0); got != "CLS:0-1 MC:0-2" {
+			if got := chainSummary(mustBuild(t, s, kernels.V619), 0); got != "CLS:0-1 MC:0-2" {
 				t.Errorf("chain %s", got)
 			}
 		}},
 		{"cpus.llc", "cpus:\n  - {cpu: 0, llc: 0}\n  - {cpu: 1, llc: 1}\n", func(t *testing.T, s *MachineSpec) {
-			topo := mustBuild(t, s, KernelV619)
+			topo := mustBuild(t, s, kernels.V619)
 			if s.CPUs[1].LLC != 1 || topo.SdLLCID[1] != 1 || topo.SdLLCSize[0] != 1 {
 				t.Errorf("llc %d, sd_llc_id %d, size %d", s.CPUs[1].LLC, topo.SdLLCID[1], topo.SdLLCSize[0])
 			}
@@ -274,7 +275,7 @@ func keyCases() []keyCase {
 			}
 		}},
 		{"cpus.node", "cpus:\n  - {cpu: 0}\n  - {cpu: 1, llc: 1, node: 1}\ndistance: [[10, 20], [20, 10]]\n", func(t *testing.T, s *MachineSpec) {
-			if got := chainSummary(mustBuild(t, s, KernelV619), 0); s.CPUs[1].Node != 1 || got != "NUMA:0-1" {
+			if got := chainSummary(mustBuild(t, s, kernels.V619), 0); s.CPUs[1].Node != 1 || got != "NUMA:0-1" {
 				t.Errorf("node %d, chain %s", s.CPUs[1].Node, got)
 			}
 		}},
