@@ -44,6 +44,10 @@ What the figures mean:
   is larger than √(sd_tip² + sd_patch²); without one, when it is at least 5%.
   The summary's delta figures count significant deltas only.
 
+The simulated values are what the cost model's parameters in force give:
+the defaults that ` + "`schedlab costs MACHINE`" + ` lists, each with its source (a
+parameter fitted to this corpus says so there).
+
 `
 
 // WriteMarkdown writes docs/fidelity.md: the preamble, the commit, the
@@ -80,6 +84,9 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		fmt.Fprintf(&b, "- %s\n", l)
 	}
 	b.WriteString("\n## Cases\n")
+	if len(r.Cases) == 0 {
+		b.WriteString("\nNo case has a point yet.\n")
+	}
 	for _, c := range r.Cases {
 		fmt.Fprintf(&b, "\n### %s\n\n", c.ID)
 		fmt.Fprintf(&b, "%s — %s, %s, %s.\n\n", mdEscape(c.Title), mdEscape(c.Author), c.Date, mdSource(c))
