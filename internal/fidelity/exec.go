@@ -135,7 +135,11 @@ func Execute(p *Plan, opt ExecOptions) (*Outcome, error) {
 				mu.Lock()
 				if err != nil {
 					if firstErr == nil {
-						firstErr = fmt.Errorf("%s (%s): %w", r.Key, r.Case.File, err)
+						firstErr = err
+						var fe *FileError
+						if !errors.As(err, &fe) {
+							firstErr = fmt.Errorf("%s (%s): %w", r.Key, r.Case.File, err)
+						}
 					}
 				} else {
 					out.Records[i] = rec
@@ -165,7 +169,11 @@ func execute(p *Plan, r *Run, machineDir string) (*experiment.Record, error) {
 	rec.Param.Name, rec.Param.Value = "load", r.Load()
 	rec.Machine, rec.Variant = r.Case.MachineLabel(), r.ColumnName()
 	if _, ok := rec.Metric(r.Case.Metric.Name); !ok {
-		return nil, r.Case.errAt("metric.name", "the run reports no metric %q", r.Case.Metric.Name)
+		var have []string
+		for _, m := range rec.Metrics {
+			have = append(have, m.Name)
+		}
+		return nil, r.Case.errAt("metric.name", "metric.name %q: %s reports %s", r.Case.Metric.Name, r.Case.Simulate.Tool, strings.Join(have, ", "))
 	}
 	return rec, nil
 }

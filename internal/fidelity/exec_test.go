@@ -203,3 +203,33 @@ func TestExecuteDirErrors(t *testing.T) {
 		t.Errorf("runs without a marker: %v", err)
 	}
 }
+
+// A metric that only a finished run can name (STREAM's) is checked when
+// the first run ends, and the error still names the case's line.
+func TestExecuteMetricAfterRun(t *testing.T) {
+	data := []byte(`id: synthetic-stream
+source: {title: "synthetic test case", url: "https://example.invalid/s", date: "2024", author: "schedlab tests"}
+machine: {preset: hikey, config: "synthetic"}
+kernel: {baseline: v6.19, published: "synthetic"}
+command: "stream"
+aggregation: {runs: 1, statistic: single}
+metric:
+  name: copy_gb_s
+  unit: GB/s
+  better: higher
+simulate: {tool: stream, args: "STREAM_ARRAY_SIZE=10000 NTIMES=2 OMP_NUM_THREADS=2"}
+columns: [{name: tip}]
+rows: [{load: "", values: {tip: 1}}]
+`)
+	cs, err := Parse("cases/synthetic-stream.yaml", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewPlan(&Corpus{Machines: map[string]*MachineFile{}}, []*Case{cs}, PlanOptions{Seeds: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Execute(p, ExecOptions{}); err == nil || err.Error() != `cases/synthetic-stream.yaml:8: metric.name "copy_gb_s": stream reports copy_mb_s, scale_mb_s, add_mb_s, triad_mb_s` {
+		t.Errorf("got %v", err)
+	}
+}
