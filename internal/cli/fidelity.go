@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -95,6 +96,17 @@ also writes the report as JSON. --corpus DIR reads the cases from DIR instead.`,
 				plan, err := fidelity.NewPlan(cp, cases, fidelity.PlanOptions{Quick: quick, Seeds: seeds})
 				if err != nil {
 					return err
+				}
+				if quick && len(plan.Cases) < len(cases) {
+					var left []string
+					for _, cs := range cases {
+						if len(cs.Simulate.Quick) == 0 {
+							left = append(left, cs.ID)
+						}
+					}
+					if len(left) > 0 {
+						fmt.Fprintf(env.Stderr, "schedlab: fidelity --quick: %d of %d cases have no simulate.quick loads and do not run: %s\n", len(left), len(cases), strings.Join(left, ", "))
+					}
 				}
 				if jobs == 0 {
 					jobs = runtime.NumCPU()

@@ -50,7 +50,7 @@ func TestFidelityEndToEnd(t *testing.T) {
 	if !ok || !regexp.MustCompile(score.SummaryLineRE).MatchString(last) || !strings.HasPrefix(last, "3 points: ") || !strings.Contains(last, "; 1 delta, ") {
 		t.Errorf("summary line %q", lines[len(lines)-1])
 	}
-	if !strings.HasPrefix(errs, "schedlab: fidelity: 6 runs: 6 new, in ") {
+	if !strings.HasPrefix(errs, "schedlab: fidelity --quick: 1 of 3 cases have no simulate.quick loads and do not run: synthetic-hikey-tbench\nschedlab: fidelity: 6 runs: 6 new, in ") {
 		t.Errorf("stderr %q", errs)
 	}
 }
