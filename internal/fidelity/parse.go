@@ -55,6 +55,9 @@ func parse(file string, data []byte) (*Case, error) {
 				line++
 			}
 		}
+		// An error at the end of the input is on its last line (the
+		// adjustment above can step past it).
+		line = min(line, lineCount(data))
 		return nil, &FileError{File: file, Line: line, Msg: msg}
 	}
 	if len(doc.Content) == 0 {
@@ -64,6 +67,24 @@ func parse(file string, data []byte) (*Case, error) {
 		return nil, err
 	}
 	return p.c, nil
+}
+
+// lineCount is the number of lines of data as YAML counts them: a line
+// break is \r\n, \r or \n.
+func lineCount(data []byte) int {
+	n := 1
+	for i := 0; i < len(data); i++ {
+		switch data[i] {
+		case '\n':
+			n++
+		case '\r':
+			n++
+			if i+1 < len(data) && data[i+1] == '\n' {
+				i++
+			}
+		}
+	}
+	return n
 }
 
 type parser struct{ c *Case }

@@ -258,7 +258,7 @@ func checkFileError(t *testing.T, err error, data []byte) {
 	if !errors.As(err, &fe) {
 		t.Fatalf("%T %v: not a FileError", err, err)
 	}
-	if lines := strings.Count(string(data), "\n") + 2; fe.Line < 1 || fe.Line > lines {
+	if lines := lineCount(data); fe.Line < 1 || fe.Line > lines {
 		t.Fatalf("line %d of a %d-line input: %v", fe.Line, lines, err)
 	}
 }
