@@ -275,6 +275,20 @@ func prepare(p *Plan, dir string) (machineDir string, cleanup func(), err error)
 			return "", cleanup, fmt.Errorf("%s: not a fidelity results directory of this schedlab (schema version %d)", marker, markerSchemaVersion)
 		}
 	}
+	// A run killed between writing its record's temporary file and the
+	// rename leaves the temporary file (experiment.WriteRecord's
+	// ".tmp-KEY.json-*"); nothing else writes here, so remove them.
+	ents, err := os.ReadDir(filepath.Join(dir, experiment.RunsDir))
+	if err != nil {
+		return "", cleanup, err
+	}
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), ".tmp-") {
+			if err := os.Remove(filepath.Join(dir, experiment.RunsDir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return "", cleanup, err
+			}
+		}
+	}
 	md := filepath.Join(dir, MachinesDir)
 	return md, cleanup, writeMachines(p, md)
 }

@@ -150,7 +150,12 @@ func TestExecuteResume(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, MachinesDir, "synthetic-box.yaml")); err != nil {
 		t.Errorf("the machine file is not in the directory: %v", err)
 	}
+	stale := filepath.Join(dir, experiment.RunsDir, ".tmp-"+p.Runs[0].Key+".json-123")
+	os.WriteFile(stale, []byte("{"), 0o644)
 	second, err := Execute(p, ExecOptions{Dir: dir, Jobs: 2})
+	if _, err := os.Stat(stale); err == nil {
+		t.Error("a killed run's temporary file is left in runs/")
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
