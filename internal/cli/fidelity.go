@@ -1,0 +1,173 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	corpus "github.com/schedlab/schedlab/fidelity"
+	"github.com/schedlab/schedlab/internal/fidelity"
+	"github.com/schedlab/schedlab/internal/fidelity/score"
+	"github.com/schedlab/schedlab/internal/sim"
+)
+
+// fidelityCommit names the commit a report is made on; tests replace it.
+var fidelityCommit = fidelity.Commit
+
+// schedlab fidelity: run the fidelity corpus and score schedlab against
+// the published results. See docs/fidelity.md.
+func init() {
+	register(func(env *Env) *cobra.Command {
+		var (
+			quick, markdown, list          bool
+			glob, jsonFile, dir, corpusDir string
+			jobs, seeds                    int
+		)
+		c := &cobra.Command{
+			Use:   "fidelity [flags]",
+			Short: "Run the fidelity corpus: how close schedlab comes to published results",
+			Long: `Run the simulated counterpart of every published result in the fidelity
+corpus (fidelity/cases, carried in the binary; fidelity/README.md describes a
+case) through the same run pipeline as 'schedlab run', and print per case its
+points (published, simulated with its 95% interval, ratio) and deltas (the
+published change of a patch against tip, the simulated one with its interval,
+same sign?, within 2x?), then the summary line. docs/fidelity.md defines every
+figure.
+
+--quick runs only each case's simulate.quick loads with ` + fmt.Sprint(fidelity.QuickSeeds) + ` seeds (CI runs it);
+otherwise every row runs with ` + fmt.Sprint(fidelity.DefaultSeeds) + ` seeds (--seeds N to change). Runs go in
+parallel (--jobs, default all cores) and the results do not depend on how
+many. With --dir RESULTS each run's record is kept there and a rerun skips
+the runs already done (after checking that the model still gives what the
+directory holds). --list prints every point with its citation and runs
+nothing. --markdown prints docs/fidelity.md instead of the tables; --json
+also writes the report as JSON. --corpus DIR reads the cases from DIR instead.`,
+			Args: cobra.NoArgs,
+			RunE: func(cmd *cobra.Command, args []string) error {
+				if list {
+					for _, name := range []string{"json", "markdown", "dir", "jobs", "seeds"} {
+						if cmd.Flags().Changed(name) {
+							return fmt.Errorf("fidelity: --list runs nothing, so --%s has no effect: drop one of them", name)
+						}
+					}
+				}
+				if jobs < 0 {
+					return fmt.Errorf("--jobs %d: give at least 1 (0: the number of CPUs)", jobs)
+				}
+				if cmd.Flags().Changed("seeds") && seeds < 1 {
+					return fmt.Errorf("--seeds %d: give at least 1 (2 or more for intervals)", seeds)
+				}
+				// Outputs are checked before the corpus is read or
+				// anything runs.
+				if err := sim.CheckOutputFile("--json", jsonFile); err != nil {
+					return err
+				}
+				if err := sim.CheckOutputDir("--dir", dir); err != nil {
+					return err
+				}
+				var fsys fs.FS = corpus.Cases()
+				where := corpus.Dir
+				if corpusDir != "" {
+					st, err := os.Stat(corpusDir)
+					if err != nil || !st.IsDir() {
+						return fmt.Errorf("--corpus %s: not a directory", corpusDir)
+					}
+					fsys, where = os.DirFS(corpusDir), corpusDir
+				}
+				cp, err := fidelity.Load(fsys, where)
+				if err != nil {
+					return err
+				}
+				cases, err := cp.Select(glob)
+				if err != nil {
+					return err
+				}
+				if list {
+					return score.WriteList(env.Stdout, cases, func(cs *fidelity.Case, row, col int) bool {
+						return !quick || cs.InQuick(row)
+					})
+				}
+				plan, err := fidelity.NewPlan(cp, cases, fidelity.PlanOptions{Quick: quick, Seeds: seeds})
+				if err != nil {
+					return err
+				}
+				if quick && len(plan.Cases) < len(cases) {
+					var left []string
+					for _, cs := range cases {
+						if len(cs.Simulate.Quick) == 0 {
+							left = append(left, cs.ID)
+						}
+					}
+					if len(left) > 0 {
+						fmt.Fprintf(env.Stderr, "schedlab: fidelity --quick: %d of %d cases have no simulate.quick loads and do not run: %s\n", len(left), len(cases), strings.Join(left, ", "))
+					}
+				}
+				if jobs == 0 {
+					jobs = runtime.NumCPU()
+				}
+				start := time.Now()
+				prog := newProgress(env)
+				prog.header("fidelity: %d cases, %d runs (%d seeds each) from %s", len(plan.Cases), len(plan.Runs), plan.Seeds, where)
+				out, err := fidelity.Execute(plan, fidelity.ExecOptions{Dir: dir, Jobs: jobs, Progress: prog.sweep})
+				prog.clear()
+				if err != nil {
+					return err
+				}
+				commit := ""
+				if jsonFile != "" || markdown {
+					commit = fidelityCommit()
+				}
+				rep, err := score.Build(plan, out.Records, where, commit)
+				if err != nil {
+					return err
+				}
+				// Everything is written at the end, so an error leaves
+				// no partial output.
+				var text, js bytes.Buffer
+				if markdown {
+					err = rep.WriteMarkdown(&text)
+				} else {
+					err = rep.WriteText(&text)
+				}
+				if err != nil {
+					return err
+				}
+				if jsonFile != "" {
+					if err := rep.WriteJSON(&js); err != nil {
+						return err
+					}
+					if err := os.WriteFile(jsonFile, js.Bytes(), 0o644); err != nil {
+						return fmt.Errorf("--json %s: %v", jsonFile, unwrapPathError(err))
+					}
+				}
+				if _, err := env.Stdout.Write(text.Bytes()); err != nil {
+					return err
+				}
+				reused := ""
+				if dir != "" {
+					reused = fmt.Sprintf(", %d already in %s (%d rerun to check them)", out.Reused, dir, out.Checked)
+				}
+				fmt.Fprintf(env.Stderr, "schedlab: fidelity: %d runs: %d new%s, in %s on %d workers\n",
+					len(plan.Runs), out.Executed, reused, fmtDuration(time.Since(start)), jobs)
+				return nil
+			},
+		}
+		f := c.Flags()
+		f.BoolVar(&quick, "quick", false, "run only each case's simulate.quick loads, with fewer seeds (the CI subset)")
+		f.StringVar(&glob, "case", "", "run only the cases whose id matches this glob (e.g. 'sis-util-*')")
+		f.IntVarP(&jobs, "jobs", "j", 0, "runs at once (default: the number of CPUs)")
+		f.StringVar(&jsonFile, "json", "", "also write the report (every point, delta and the summary) as JSON to this file")
+		f.BoolVar(&markdown, "markdown", false, "print docs/fidelity.md (the full table and summary, with the commit) instead of the tables")
+		f.BoolVar(&list, "list", false, "print every point with its citation, and a count; run nothing")
+		f.StringVar(&dir, "dir", "", "keep each run's record in this results directory; a rerun skips the runs already there")
+		f.IntVar(&seeds, "seeds", 0, fmt.Sprintf("seeds per simulated value (default %d, or %d with --quick)", fidelity.DefaultSeeds, fidelity.QuickSeeds))
+		f.StringVar(&corpusDir, "corpus", "", "read the cases from this directory instead of the corpus in the binary")
+		return c
+	})
+}

@@ -1,0 +1,83 @@
+package fidelity_test
+
+import (
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	corpus "github.com/schedlab/schedlab/fidelity"
+	"github.com/schedlab/schedlab/internal/fidelity"
+	"github.com/schedlab/schedlab/internal/fidelity/score"
+)
+
+// docs/fidelity.md is `schedlab fidelity --markdown` over the whole
+// corpus. Regenerating it here would run the full corpus (too long for
+// CI), so the test checks what does not need the runs: the preamble is
+// what --markdown writes now, the commit line's counts are the current
+// corpus's, the case sections are its cases in order, the summary line
+// has the summary's format and point count, and every table header is
+// one --markdown writes. A stale doc (a case added, removed or edited in
+// its points, a changed layout) fails; simulated figures that moved with
+// the model do not, until the doc is regenerated.
+func TestDocMatchesCorpus(t *testing.T) {
+	const path = "../../" + fidelity.GeneratedDoc
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(data)
+	regen := "regenerate it: go build -o /tmp/schedlab ./cmd/schedlab && /tmp/schedlab fidelity --markdown > docs/fidelity.md"
+	rest, ok := strings.CutPrefix(doc, score.MarkdownPreamble)
+	if !ok {
+		t.Fatalf("%s does not open with the preamble --markdown writes; %s", path, regen)
+	}
+	c, err := fidelity.Load(corpus.Cases(), corpus.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := score.Count(c.Cases, func(*fidelity.Case, int, int) bool { return true })
+	made := regexp.MustCompile("^Made on commit `([0-9a-f]{40}(-modified)?|unknown)` from " + regexp.QuoteMeta(corpus.Dir) + ": (.*); (\\d+) seeds per simulated value\\.\n")
+	m := made.FindStringSubmatch(rest)
+	if m == nil {
+		t.Fatalf("%s: no 'Made on commit' line for the full corpus after the preamble; %s", path, regen)
+	}
+	if m[3] != counts.Line() {
+		t.Errorf("%s counts %q, the corpus now %q; %s", path, m[3], counts.Line(), regen)
+	}
+	lines := strings.Split(rest, "\n")
+	var summary string
+	var cases []string
+	headers := map[string]bool{}
+	for _, h := range score.MarkdownTableHeaders() {
+		headers[h] = true
+	}
+	for i, l := range lines {
+		if l == "## Summary" && i+2 < len(lines) {
+			summary = lines[i+2]
+		}
+		if id, ok := strings.CutPrefix(l, "### "); ok {
+			cases = append(cases, id)
+		}
+		if strings.HasPrefix(l, "| ") && i+1 < len(lines) && strings.HasPrefix(lines[i+1], "|---") && !headers[l] {
+			t.Errorf("%s: table header %q is not one --markdown writes", path, l)
+		}
+	}
+	sm := regexp.MustCompile(score.SummaryLineRE).FindStringSubmatch(summary)
+	if sm == nil {
+		t.Errorf("%s: summary line %q has not the summary's format; %s", path, summary, regen)
+	} else if sm[1] != strconv.Itoa(counts.Points) {
+		t.Errorf("%s: the summary has %s points, the corpus %d; %s", path, sm[1], counts.Points, regen)
+	}
+	// The cases with a point (a published value of a simulated column).
+	var want []string
+	for _, cs := range c.Cases {
+		if score.Count([]*fidelity.Case{cs}, func(*fidelity.Case, int, int) bool { return true }).Points > 0 {
+			want = append(want, cs.ID)
+		}
+	}
+	if strings.Join(cases, " ") != strings.Join(want, " ") {
+		t.Errorf("%s has the cases %v, the corpus %v; %s", path, cases, want, regen)
+	}
+}

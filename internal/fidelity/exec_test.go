@@ -1,0 +1,240 @@
+package fidelity
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/schedlab/schedlab/internal/experiment"
+)
+
+func loadTestCorpus(t *testing.T) *Corpus {
+	t.Helper()
+	c, err := Load(os.DirFS("testdata/corpus"), "testdata/corpus")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// quickPlan is the synthetic corpus's --quick subset with two seeds: 6
+// small runs (messaging load 1, tip and variant; schbench load 2 on the
+// machine file).
+func quickPlan(t *testing.T) *Plan {
+	t.Helper()
+	c := loadTestCorpus(t)
+	p, err := NewPlan(c, c.Cases, PlanOptions{Quick: true, Seeds: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestPlan(t *testing.T) {
+	c := loadTestCorpus(t)
+	full, err := NewPlan(c, c.Cases, PlanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// schbench 2 rows × tip; messaging 2 rows × (tip, outside), the
+	// unsimulated column not run; tbench 1 row × (tip, outside): 8
+	// points × 5 seeds.
+	if len(full.Runs) != 8*DefaultSeeds || full.Seeds != DefaultSeeds || len(full.Cases) != 3 {
+		t.Fatalf("%d runs, %d seeds, %d cases", len(full.Runs), full.Seeds, len(full.Cases))
+	}
+	q := quickPlan(t)
+	// The quick subset: messaging load 1 (tip, outside), schbench load
+	// 2; tbench has no quick loads and is left out.
+	if len(q.Runs) != 3*2 || len(q.Cases) != 2 {
+		t.Fatalf("quick: %d runs, %d cases", len(q.Runs), len(q.Cases))
+	}
+	// A quick run's keys are the full run's first seeds: a results
+	// directory serves both.
+	keys := map[string]bool{}
+	for _, r := range full.Runs {
+		keys[r.Key] = true
+	}
+	for _, r := range q.Runs {
+		if !keys[r.Key] {
+			t.Errorf("quick run %s is not a run of the full plan", r.Key)
+		}
+	}
+	// Tip runs the baseline with the base of the case's variants (this
+	// variant has one: `schedlab compare` runs its tip so too), the
+	// column its variant; the machine file is read from the directory
+	// given.
+	for _, r := range q.Runs {
+		cfg := q.Config(&r, "/m")
+		switch {
+		case r.Case.ID == "synthetic-box-schbench" && cfg.Machine != "/m/synthetic-box.yaml":
+			t.Errorf("machine %s", cfg.Machine)
+		case r.Column == 1 && (len(cfg.Variants) != 1 || cfg.Variants[0] != "blocked-load-outside-newidle"):
+			t.Errorf("variant column runs %v", cfg.Variants)
+		case r.Column == 0 && r.Case.ID == "synthetic-box-schbench" && len(cfg.Variants) != 0:
+			t.Errorf("tip without variant columns runs %v", cfg.Variants)
+		case r.Column == 0 && r.Case.ID == "synthetic-hikey-messaging" && strings.Join(cfg.Variants, ",") != "base:blocked-load-outside-newidle":
+			t.Errorf("tip runs %v", cfg.Variants)
+		}
+	}
+	if _, err := NewPlan(c, c.Cases, PlanOptions{Seeds: -1}); err == nil {
+		t.Error("seeds -1 accepted")
+	}
+}
+
+// An edited case gets new keys: a results directory never serves the old
+// runs for it.
+func TestKeyChangesWithTheCase(t *testing.T) {
+	c := loadTestCorpus(t)
+	p1, _ := NewPlan(c, c.Cases, PlanOptions{Quick: true, Seeds: 1})
+	cs := *c.Cases[1]
+	cs.Simulate.Args = strings.Replace(cs.Simulate.Args, "-l 50", "-l 60", 1)
+	p2, _ := NewPlan(c, []*Case{&cs}, PlanOptions{Quick: true, Seeds: 1})
+	if p1.Runs[1].Key == p2.Runs[0].Key || !strings.HasPrefix(p2.Runs[0].Key, "synthetic-hikey-messaging__load=1__tip__seed000__") {
+		t.Errorf("keys %s and %s", p1.Runs[1].Key, p2.Runs[0].Key)
+	}
+	mf := *c.Machines["synthetic-box.yaml"]
+	mf.Hash = "other"
+	c2 := *c
+	c2.Machines = map[string]*MachineFile{"synthetic-box.yaml": &mf}
+	p3, _ := NewPlan(&c2, c.Cases[:1], PlanOptions{Quick: true, Seeds: 1})
+	if p1.Runs[0].Key == p3.Runs[0].Key {
+		t.Error("a changed machine file keeps its runs' keys")
+	}
+}
+
+func deterministic(recs []*experiment.Record) []byte {
+	var b bytes.Buffer
+	for _, r := range recs {
+		b.Write(r.Deterministic())
+		b.WriteByte('\n')
+	}
+	return b.Bytes()
+}
+
+// Records do not depend on the number of jobs.
+func TestExecuteJobs(t *testing.T) {
+	p := quickPlan(t)
+	one, err := Execute(p, ExecOptions{Jobs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	two, err := Execute(p, ExecOptions{Jobs: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if one.Executed != len(p.Runs) || !bytes.Equal(deterministic(one.Records), deterministic(two.Records)) {
+		t.Error("the records differ between 1 and 3 jobs")
+	}
+	r := one.Records[0]
+	if r.Variant != "tip" || r.Machine != "synthetic-box.yaml" || r.Param.Value != "2" || r.Experiment != "fidelity" {
+		t.Errorf("record labels %s %s %s %s", r.Variant, r.Machine, r.Param.Value, r.Experiment)
+	}
+}
+
+// A rerun in the same results directory runs nothing new and gives the
+// same records; a removed record is run again; records of another model
+// are refused.
+func TestExecuteResume(t *testing.T) {
+	p := quickPlan(t)
+	dir := t.TempDir()
+	first, err := Execute(p, ExecOptions{Dir: dir, Jobs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Executed != len(p.Runs) || first.Reused != 0 {
+		t.Fatalf("first: %+v", first)
+	}
+	if _, err := os.Stat(filepath.Join(dir, MachinesDir, "synthetic-box.yaml")); err != nil {
+		t.Errorf("the machine file is not in the directory: %v", err)
+	}
+	stale := filepath.Join(dir, experiment.RunsDir, ".tmp-"+p.Runs[0].Key+".json-123")
+	os.WriteFile(stale, []byte("{"), 0o644)
+	second, err := Execute(p, ExecOptions{Dir: dir, Jobs: 2})
+	if _, err := os.Stat(stale); err == nil {
+		t.Error("a killed run's temporary file is left in runs/")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One rerun per machine (hikey, the machine file) checks the model.
+	if second.Executed != 0 || second.Reused != len(p.Runs) || second.Checked != 2 {
+		t.Errorf("second: executed %d, reused %d, checked %d", second.Executed, second.Reused, second.Checked)
+	}
+	if !bytes.Equal(deterministic(first.Records), deterministic(second.Records)) {
+		t.Error("reused records differ from the first run's")
+	}
+	os.Remove(experiment.RecordPath(dir, p.Runs[3].Key))
+	third, err := Execute(p, ExecOptions{Dir: dir, Jobs: 2})
+	if err != nil || third.Executed != 1 || third.Reused != len(p.Runs)-1 {
+		t.Errorf("after removing one record: %+v %v", third, err)
+	}
+	// Records that the model no longer gives: every stored output
+	// changed, as another schedlab would have written them.
+	for _, r := range p.Runs {
+		path := experiment.RecordPath(dir, r.Key)
+		rec, err := experiment.ReadRecord(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec.Output += "x"
+		b, _ := json.Marshal(rec)
+		os.WriteFile(path, b, 0o644)
+	}
+	if _, err := Execute(p, ExecOptions{Dir: dir}); err == nil || !strings.Contains(err.Error(), "holds results of another model") {
+		t.Errorf("stale records: %v", err)
+	}
+	// A record under another run's key is refused.
+	b, _ := os.ReadFile(experiment.RecordPath(dir, p.Runs[0].Key))
+	os.WriteFile(experiment.RecordPath(dir, p.Runs[1].Key), b, 0o644)
+	if _, err := Execute(p, ExecOptions{Dir: dir}); err == nil || !strings.Contains(err.Error(), "expected") {
+		t.Errorf("misplaced record: %v", err)
+	}
+}
+
+func TestExecuteDirErrors(t *testing.T) {
+	p := quickPlan(t)
+	sweep := t.TempDir()
+	os.WriteFile(filepath.Join(sweep, experiment.PlanFile), []byte("{}"), 0o644)
+	if _, err := Execute(p, ExecOptions{Dir: sweep}); err == nil || !strings.Contains(err.Error(), "holds a sweep's results") {
+		t.Errorf("a sweep's directory: %v", err)
+	}
+	other := t.TempDir()
+	os.MkdirAll(filepath.Join(other, experiment.RunsDir), 0o755)
+	os.WriteFile(filepath.Join(other, experiment.RunsDir, "x.json"), []byte("{}"), 0o644)
+	if _, err := Execute(p, ExecOptions{Dir: other}); err == nil || !strings.Contains(err.Error(), "not a fidelity results directory") {
+		t.Errorf("runs without a marker: %v", err)
+	}
+}
+
+// A metric that only a finished run can name (STREAM's) is checked when
+// the first run ends, and the error still names the case's line.
+func TestExecuteMetricAfterRun(t *testing.T) {
+	data := []byte(`id: synthetic-stream
+source: {title: "synthetic test case", url: "https://example.invalid/s", date: "2024", author: "schedlab tests"}
+machine: {preset: hikey, config: "synthetic"}
+kernel: {baseline: v6.19, published: "synthetic"}
+command: "stream"
+aggregation: {runs: 1, statistic: single}
+metric:
+  name: copy_gb_s
+  unit: GB/s
+  better: higher
+simulate: {tool: stream, args: "STREAM_ARRAY_SIZE=10000 NTIMES=2 OMP_NUM_THREADS=2"}
+columns: [{name: tip}]
+rows: [{load: "", values: {tip: 1}}]
+`)
+	cs, err := Parse("cases/synthetic-stream.yaml", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewPlan(&Corpus{Machines: map[string]*MachineFile{}}, []*Case{cs}, PlanOptions{Seeds: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Execute(p, ExecOptions{}); err == nil || err.Error() != `cases/synthetic-stream.yaml:8: metric.name "copy_gb_s": stream reports copy_mb_s, scale_mb_s, add_mb_s, triad_mb_s` {
+		t.Errorf("got %v", err)
+	}
+}

@@ -1,0 +1,180 @@
+package fidelity_test
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"runtime"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	corpus "github.com/schedlab/schedlab/fidelity"
+	"github.com/schedlab/schedlab/internal/fidelity"
+	"github.com/schedlab/schedlab/internal/fidelity/score"
+)
+
+var updateFloor = flag.Bool("update-floor", false, "rewrite fidelity/floor.yaml from the current quick summary")
+
+const floorFile = "../../fidelity/floor.yaml"
+
+// quickEventBudget bounds the simulated events of the --quick subset: CI
+// runs it on 2 cores inside a 20-minute suite, so it must stay at a few
+// minutes. At the ~3.5 million events per second one core simulates, 800
+// million events are about 2 minutes on 2 cores. Counting events keeps the
+// check deterministic, where a wall-clock limit would be flaky.
+const quickEventBudget = 800_000_000
+
+// floor is fidelity/floor.yaml: counts the quick summary must reach, and
+// the median |log ratio| it must not exceed (nil: no bound).
+type floor struct {
+	Points              int      `yaml:"points"`
+	Within2x            int      `yaml:"within_2x"`
+	Within25            int      `yaml:"within_25pct"`
+	SignificantSameSign int      `yaml:"significant_same_sign"`
+	SignificantWithin2x int      `yaml:"significant_within_2x"`
+	MedianAbsLogRatio   *float64 `yaml:"median_abs_log_ratio"`
+}
+
+func readFloor(t *testing.T) (floor, []byte) {
+	data, err := os.ReadFile(floorFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f floor
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&f); err != nil {
+		t.Fatalf("%s: %v", floorFile, err)
+	}
+	return f, data
+}
+
+// check lists how s falls short of f.
+func (f floor) check(s score.Summary) []string {
+	var out []string
+	for _, c := range []struct {
+		name      string
+		got, want int
+	}{
+		{"points", s.Points, f.Points},
+		{"within_2x", s.Within2x, f.Within2x},
+		{"within_25pct", s.Within25, f.Within25},
+		{"significant_same_sign", s.SameSign, f.SignificantSameSign},
+		{"significant_within_2x", s.DeltaWithin2x, f.SignificantWithin2x},
+	} {
+		if c.got < c.want {
+			out = append(out, fmt.Sprintf("%s %d is below the floor %d", c.name, c.got, c.want))
+		}
+	}
+	if m := float64(s.MedianAbsLogRatio); f.MedianAbsLogRatio != nil && !(m <= *f.MedianAbsLogRatio) {
+		out = append(out, fmt.Sprintf("median_abs_log_ratio %.4f is above the ceiling %.4f", m, *f.MedianAbsLogRatio))
+	}
+	return out
+}
+
+// header is floor.yaml's comment, kept when the floor is rewritten.
+func header(data []byte) []byte {
+	var out []byte
+	for _, l := range bytes.SplitAfter(data, []byte("\n")) {
+		if !bytes.HasPrefix(l, []byte("#")) {
+			break
+		}
+		out = append(out, l...)
+	}
+	return out
+}
+
+func (f floor) yaml(head []byte) []byte {
+	var b bytes.Buffer
+	b.Write(head)
+	fmt.Fprintf(&b, "points: %d\nwithin_2x: %d\nwithin_25pct: %d\nsignificant_same_sign: %d\nsignificant_within_2x: %d\n",
+		f.Points, f.Within2x, f.Within25, f.SignificantSameSign, f.SignificantWithin2x)
+	if f.MedianAbsLogRatio == nil {
+		b.WriteString("median_abs_log_ratio: null\n")
+	} else {
+		fmt.Fprintf(&b, "median_abs_log_ratio: %.4f\n", *f.MedianAbsLogRatio)
+	}
+	return b.Bytes()
+}
+
+// The quick subset of the embedded corpus holds its recorded floor. Runs
+// are deterministic, so the summary is the same on every machine; the
+// floor moves only with the model or the corpus.
+func TestQuickFloor(t *testing.T) {
+	c, err := fidelity.Load(corpus.Cases(), corpus.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Cases) == 0 {
+		t.Skipf("the embedded corpus (%s) has no cases yet: no floor to hold", corpus.Dir)
+	}
+	p, err := fidelity.NewPlan(c, c.Cases, fidelity.PlanOptions{Quick: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	out, err := fidelity.Execute(p, fidelity.ExecOptions{Jobs: runtime.NumCPU()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var events uint64
+	for _, r := range out.Records {
+		events += r.Sim.Events
+	}
+	rep, err := score.Build(p, out.Records, corpus.Dir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := rep.Summary
+	t.Logf("--quick: %d runs, %d simulated events in %v: %s", len(p.Runs), events, time.Since(start).Round(time.Second), s.Line())
+	if events > quickEventBudget {
+		t.Errorf("the --quick subset simulates %d events, over its CI budget of %d: take fewer or smaller simulate.quick loads", events, quickEventBudget)
+	}
+	f, data := readFloor(t)
+	if *updateFloor {
+		nf := floor{Points: s.Points, Within2x: s.Within2x, Within25: s.Within25, SignificantSameSign: s.SameSign, SignificantWithin2x: s.DeltaWithin2x}
+		if m := float64(s.MedianAbsLogRatio); !math.IsNaN(m) {
+			// Rounded up, so the summary it came from holds it.
+			c := math.Ceil(m*1e4) / 1e4
+			nf.MedianAbsLogRatio = &c
+		}
+		if err := os.WriteFile(floorFile, nf.yaml(header(data)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("wrote %s: review the diff, and say in the commit why it moved", floorFile)
+		return
+	}
+	if f.Points == 0 {
+		t.Fatalf("%s records no floor, but the corpus has %d cases: record it with go test ./internal/fidelity -run TestQuickFloor -update-floor (now: %s)", floorFile, len(c.Cases), s.Line())
+	}
+	for _, msg := range f.check(s) {
+		t.Errorf("%s (%s); a lower floor is a reviewed decision: -update-floor, and say why in the commit", msg, floorFile)
+	}
+}
+
+// The floor's comparison, on made-up summaries.
+func TestFloorCheck(t *testing.T) {
+	ceil := 0.5
+	f := floor{Points: 10, Within2x: 6, Within25: 2, SignificantSameSign: 3, SignificantWithin2x: 1, MedianAbsLogRatio: &ceil}
+	s := score.Summary{Points: 10, Within2x: 6, Within25: 2, SameSign: 3, DeltaWithin2x: 1, MedianAbsLogRatio: 0.5}
+	if msgs := f.check(s); len(msgs) != 0 {
+		t.Errorf("the floor itself fails: %v", msgs)
+	}
+	s.Within2x, s.MedianAbsLogRatio = 5, 0.51
+	if msgs := f.check(s); len(msgs) != 2 {
+		t.Errorf("a lower count and a higher median: %v", msgs)
+	}
+	s.MedianAbsLogRatio = score.Num(math.NaN())
+	if msgs := f.check(s); len(msgs) != 2 {
+		t.Errorf("no median against a ceiling must fail: %v", msgs)
+	}
+	// The committed file reads, and writes back byte for byte.
+	got, data := readFloor(t)
+	if !bytes.Equal(got.yaml(header(data)), data) {
+		t.Errorf("%s does not write back as it is:\n%s", floorFile, got.yaml(header(data)))
+	}
+}

@@ -1,0 +1,163 @@
+package fidelity
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"regexp"
+
+	"github.com/schedlab/schedlab/internal/experiment"
+	"github.com/schedlab/schedlab/internal/sched"
+	"github.com/schedlab/schedlab/internal/sim"
+)
+
+// Seeds per point, and the master seed they are derived from.
+const (
+	// DefaultSeeds is the runs behind each simulated value of a full
+	// run: enough for a 95% t-interval that means something.
+	DefaultSeeds = 5
+	// QuickSeeds is the runs per value of --quick, the CI subset.
+	QuickSeeds = 3
+	// MasterSeed is what every run's seed is derived from
+	// (experiment.DeriveSeed): seed i is the same for every case, row
+	// and column, so tip and a variant are compared at equal seeds, and
+	// a --quick run's seeds are the first of a full run's.
+	MasterSeed = 1
+)
+
+// PlanOptions choose what a plan runs.
+type PlanOptions struct {
+	// Quick runs only each case's simulate.quick loads (cases without
+	// them are left out) with QuickSeeds seeds.
+	Quick bool
+	// Seeds overrides the seeds per value (0: DefaultSeeds, or
+	// QuickSeeds with Quick).
+	Seeds int
+}
+
+// Plan is the runs of some cases: case × row × simulated column × seed,
+// for every published value of a simulated column in the rows taken.
+type Plan struct {
+	Corpus *Corpus
+	Cases  []*Case // the cases with at least one run, in the corpus's order
+	Quick  bool
+	Seeds  int
+	Runs   []Run
+}
+
+// Run is one simulation of the plan.
+type Run struct {
+	Index  int
+	Case   *Case
+	Row    int // index in Case.Rows
+	Column int // index in Case.Columns
+	// SeedIndex is i of the point's seeds; Seed is its seed.
+	SeedIndex int
+	Seed      uint64
+	// Key names the run's record in a results directory: case, load,
+	// column, seed index and a hash of everything the run is made of
+	// (machine, machine file's contents, kernel, variants, tool, args,
+	// cpus, seed), so an edited case never reuses an old record.
+	Key string
+}
+
+// Load is the run's row load.
+func (r *Run) Load() string { return r.Case.Rows[r.Row].Load }
+
+// ColumnName is the run's column.
+func (r *Run) ColumnName() string { return r.Case.Columns[r.Column].Name }
+
+// NewPlan lays out the runs of cases (from c). It fails only on a bad
+// option: the cases are valid.
+func NewPlan(c *Corpus, cases []*Case, opt PlanOptions) (*Plan, error) {
+	seeds := opt.Seeds
+	if seeds == 0 {
+		seeds = DefaultSeeds
+		if opt.Quick {
+			seeds = QuickSeeds
+		}
+	}
+	if seeds < 1 || seeds > 1000 {
+		return nil, fmt.Errorf("--seeds %d: give 1 to 1000 (2 or more for intervals)", seeds)
+	}
+	p := &Plan{Corpus: c, Quick: opt.Quick, Seeds: seeds}
+	for _, cs := range cases {
+		n := len(p.Runs)
+		for ri, row := range cs.Rows {
+			if opt.Quick && !cs.InQuick(ri) {
+				continue
+			}
+			for ci, col := range cs.Columns {
+				if _, ok := row.Values[col.Name]; !ok || !cs.Simulated(ci) {
+					continue
+				}
+				for s := 0; s < seeds; s++ {
+					r := Run{Index: len(p.Runs), Case: cs, Row: ri, Column: ci, SeedIndex: s, Seed: experiment.DeriveSeed(MasterSeed, s)}
+					r.Key = p.key(&r)
+					p.Runs = append(p.Runs, r)
+				}
+			}
+		}
+		if len(p.Runs) > n {
+			p.Cases = append(p.Cases, cs)
+		}
+	}
+	return p, nil
+}
+
+// Config is the run's configuration for the run pipeline; machine files
+// are read from machineDir (where Execute writes them). Tip is the
+// baseline with the base of every variant of the case that has one
+// ("base:NAME"), as `schedlab compare` runs it.
+func (p *Plan) Config(r *Run, machineDir string) sim.Config {
+	cs := r.Case
+	cfg := sim.Config{
+		Machine: cs.Machine.Preset,
+		Kernel:  cs.Kernel.Baseline,
+		CPUs:    cs.Simulate.CPUs,
+		Seed:    r.Seed,
+		Tool:    cs.Simulate.Tool,
+		Args:    cs.Args(r.Load()),
+	}
+	if cs.Machine.File != "" {
+		cfg.Machine = filepath.Join(machineDir, cs.Machine.File)
+	}
+	if r.Column > 0 {
+		cfg.Variants = []string{cs.Columns[r.Column].Variant}
+		return cfg
+	}
+	for _, col := range cs.Columns[1:] {
+		if col.Variant == "" {
+			continue
+		}
+		if info, ok := sched.LookupVariant(col.Variant); ok && info.Base != "" {
+			cfg.Variants = append(cfg.Variants, sim.BasePrefix+col.Variant)
+		}
+	}
+	return cfg
+}
+
+var unsafeRE = regexp.MustCompile(`[^A-Za-z0-9._=-]+`)
+
+func (p *Plan) key(r *Run) string {
+	cfg := p.Config(r, "")
+	id := struct {
+		Machine string     `json:"machine"`
+		Config  sim.Config `json:"config"`
+	}{Machine: r.Case.Machine.Preset, Config: cfg}
+	if f := r.Case.Machine.File; f != "" {
+		id.Machine = "file:" + p.Corpus.Machines[f].Hash
+	}
+	b, err := json.Marshal(&id)
+	if err != nil {
+		panic("fidelity: " + err.Error())
+	}
+	sum := sha256.Sum256(b)
+	load := r.Load()
+	if load == "" {
+		load = "-"
+	}
+	return fmt.Sprintf("%s__load=%s__%s__seed%03d__%s", r.Case.ID, unsafeRE.ReplaceAllString(load, "_"), r.ColumnName(), r.SeedIndex, hex.EncodeToString(sum[:6]))
+}

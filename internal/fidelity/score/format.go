@@ -1,0 +1,267 @@
+package score
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/schedlab/schedlab/internal/fidelity"
+)
+
+// Line is the summary in one line, as the text output ends and
+// docs/fidelity.md states it.
+func (s Summary) Line() string {
+	return fmt.Sprintf("%s: %d within 2× (%s), %d within 25%% (%s), median |log ratio| %s; %s, %d significant: %d same sign (%s), %d within 2× (%s)",
+		plural(s.Points, "point"), s.Within2x, share(s.Within2x, s.Points), s.Within25, share(s.Within25, s.Points), fmtLog(float64(s.MedianAbsLogRatio)),
+		plural(s.Deltas, "delta"), s.Significant, s.SameSign, share(s.SameSign, s.Significant), s.DeltaWithin2x, share(s.DeltaWithin2x, s.Significant))
+}
+
+// SummaryLineRE matches Summary.Line.
+const SummaryLineRE = `^(\d+) points?: (\d+) within 2× \((\d+%|-)\), (\d+) within 25% \((\d+%|-)\), median \|log ratio\| ([0-9.]+ \(×[0-9.]+\)|-); (\d+) deltas?, (\d+) significant: (\d+) same sign \((\d+%|-)\), (\d+) within 2× \((\d+%|-)\)$`
+
+// plural writes n and the word, with an s unless n is 1.
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+func share(n, of int) string {
+	if of == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%d%%", int(math.Round(float64(n)*100/float64(of))))
+}
+
+func fmtLog(x float64) string {
+	if math.IsNaN(x) {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f (×%.2f)", x, math.Exp(x))
+}
+
+// Line is the counts in one line: "N points from M sources (T threads),
+// K machines, B benchmarks (C cases)".
+func (n Counts) Line() string {
+	return fmt.Sprintf("%s from %s (%s), %s, %s (%s)", plural(n.Points, "point"), plural(n.Sources, "source"), plural(n.Threads, "thread"),
+		plural(n.Machines, "machine"), plural(n.Benchmarks, "benchmark"), plural(n.Cases, "case"))
+}
+
+// CountsLineRE matches Counts.Line.
+const CountsLineRE = `^(\d+) points? from (\d+) sources? \((\d+) threads?\), (\d+) machines?, (\d+) benchmarks? \((\d+) cases?\)$`
+
+// fmtVal writes a simulated value with four significant digits, without
+// an exponent; NaN is "-".
+func fmtVal(x float64) string {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return "-"
+	}
+	if x == 0 {
+		return "0"
+	}
+	d := 3 - int(math.Floor(math.Log10(math.Abs(x))))
+	if d < 0 {
+		d = 0
+	}
+	return strconv.FormatFloat(x, 'f', d, 64)
+}
+
+// fmtPub writes a published value as the case gives it.
+func fmtPub(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+
+func fmtCI(lo, hi Num) string {
+	if math.IsNaN(float64(lo)) || math.IsNaN(float64(hi)) {
+		return ""
+	}
+	return "[" + fmtVal(float64(lo)) + ", " + fmtVal(float64(hi)) + "]"
+}
+
+func fmtPct(x Num) string {
+	if math.IsNaN(float64(x)) {
+		return "-"
+	}
+	return fmt.Sprintf("%+.1f%%", float64(x))
+}
+
+func fmtPctCI(lo, hi Num) string {
+	if math.IsNaN(float64(lo)) || math.IsNaN(float64(hi)) {
+		return ""
+	}
+	return fmt.Sprintf("[%+.1f, %+.1f]", float64(lo), float64(hi))
+}
+
+func fmtRatio(x Num) string {
+	if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", float64(x))
+}
+
+func yes(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func loadLabel(l string) string {
+	if l == "" {
+		return "-"
+	}
+	return l
+}
+
+// pointRows are a case's points as table cells.
+func pointRows(c *Case) [][]string {
+	rows := [][]string{{"load", "column", "published", "simulated", "95% CI", "ratio", "2×", "25%"}}
+	for _, p := range c.Points {
+		rows = append(rows, []string{loadLabel(p.Load), p.Column, fmtPub(float64(p.Published)), fmtVal(float64(p.Simulated)),
+			fmtCI(p.Lo, p.Hi), fmtRatio(p.Ratio), yes(p.Within2x), yes(p.Within25)})
+	}
+	return rows
+}
+
+// deltaRows are a case's deltas as table cells.
+func deltaRows(c *Case) [][]string {
+	rows := [][]string{{"load", "column", "published Δ", "significant", "simulated Δ", "95% CI", "same sign", "2×"}}
+	for _, d := range c.Deltas {
+		rows = append(rows, []string{loadLabel(d.Load), d.Column, fmtPct(d.PublishedPct), yes(d.Significant), fmtPct(d.SimulatedPct),
+			fmtPctCI(d.Lo, d.Hi), yes(d.SameSign), yes(d.Within2x)})
+	}
+	return rows
+}
+
+// numeric columns are right-aligned.
+var (
+	pointRight = []bool{false, false, true, true, false, true, false, false}
+	deltaRight = []bool{false, false, true, false, true, false, false, false}
+)
+
+// writeTable writes rows (the first is the header) as aligned text, each
+// line indented.
+func writeTable(w io.Writer, indent string, rows [][]string, right []bool) {
+	widths := make([]int, len(rows[0]))
+	for _, r := range rows {
+		for i, cell := range r {
+			widths[i] = max(widths[i], len([]rune(cell)))
+		}
+	}
+	for _, r := range rows {
+		var b strings.Builder
+		b.WriteString(indent)
+		for i, cell := range r {
+			pad := strings.Repeat(" ", widths[i]-len([]rune(cell)))
+			if i > 0 {
+				b.WriteString("  ")
+			}
+			if right != nil && right[i] {
+				b.WriteString(pad + cell)
+			} else {
+				b.WriteString(cell + pad)
+			}
+		}
+		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+	}
+}
+
+// WriteText writes the report as `schedlab fidelity` prints it: per case
+// its citation, setup, points and deltas, then the summary line.
+func (r *Report) WriteText(w io.Writer) error {
+	for i, c := range r.Cases {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintf(w, "%s: %s\n", c.ID, c.Title)
+		fmt.Fprintf(w, "  source:    %s\n", citation(c))
+		fmt.Fprintf(w, "  machine:   %s (%s); kernel %s (published: %s)\n", c.Machine, c.MachineConfig, c.Kernel, c.KernelPublished)
+		fmt.Fprintf(w, "  published: %s (%s)\n", c.Command, c.Aggregation)
+		fmt.Fprintf(w, "  simulated: %s, %d seeds\n", simulated(c), r.Seeds)
+		fmt.Fprintf(w, "  metric:    %s (%s, %s is better)\n", c.Metric, c.Unit, c.Better)
+		if len(c.Unsimulated) > 0 {
+			fmt.Fprintf(w, "  not simulated: %s (no schedlab variant)\n", strings.Join(c.Unsimulated, ", "))
+		}
+		fmt.Fprintln(w)
+		writeTable(w, "  ", pointRows(c), pointRight)
+		if len(c.Deltas) > 0 {
+			fmt.Fprintln(w)
+			writeTable(w, "  ", deltaRows(c), deltaRight)
+		}
+		fmt.Fprintf(w, "\n  %s\n", c.Summary.Line())
+	}
+	if len(r.Cases) > 0 {
+		fmt.Fprintln(w)
+	}
+	what := "fidelity"
+	if r.Quick {
+		what = "fidelity --quick"
+	}
+	fmt.Fprintf(w, "%s: %s\n", what, r.Counts.Line())
+	_, err := fmt.Fprintf(w, "summary: %s\n", r.Summary.Line())
+	return err
+}
+
+func citation(c *Case) string {
+	where := c.MessageID
+	if where == "" {
+		where = c.URL
+	} else if c.URL != "" {
+		where += " " + c.URL
+	}
+	return fmt.Sprintf("%s, %s, %s", c.Author, c.Date, where)
+}
+
+func simulated(c *Case) string {
+	cmd, rest := simulatedParts(c)
+	return cmd + rest
+}
+
+// simulatedParts are the simulated command and what qualifies it: the
+// cpus, the scale and why.
+func simulatedParts(c *Case) (cmd, rest string) {
+	cmd = c.Tool + " " + c.Args
+	if c.CPUs != "" {
+		rest += " (cpus " + c.CPUs + ")"
+	}
+	if c.Scale != 1 {
+		rest += fmt.Sprintf(", × %s", fmtPub(c.Scale))
+	}
+	if c.Why != "" {
+		rest += " (" + c.Why + ")"
+	}
+	return cmd, rest
+}
+
+// WriteJSON writes the report as `fidelity --json` does.
+func (r *Report) WriteJSON(w io.Writer) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// WriteList writes every point of cases for which in holds, one line
+// each with its citation, then the count line: what `fidelity --list`
+// prints. Nothing is run.
+func WriteList(w io.Writer, cases []*fidelity.Case, in func(cs *fidelity.Case, row, col int) bool) error {
+	rows := [][]string{{"case", "source", "machine", "command", "load", "column", "published"}}
+	for _, cs := range cases {
+		for ri, row := range cs.Rows {
+			for ci, col := range cs.Columns {
+				v, ok := row.Values[col.Name]
+				if !ok || !cs.Simulated(ci) || !in(cs, ri, ci) {
+					continue
+				}
+				rows = append(rows, []string{cs.ID, cs.Citation(), cs.MachineLabel(), cs.PublishedCommand(row.Load), loadLabel(row.Load), col.Name, fmtPub(v) + " " + cs.Metric.Unit})
+			}
+		}
+	}
+	writeTable(w, "", rows, nil)
+	_, err := fmt.Fprintln(w, Count(cases, in).Line())
+	return err
+}

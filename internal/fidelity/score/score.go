@@ -1,0 +1,218 @@
+// Package score compares simulated results with the published ones of the
+// fidelity corpus: per point the ratio of the simulated value to the
+// published one, per delta (a patched column against tip in one row) the
+// simulated change against the published change, and a summary over the
+// corpus. It also writes them: the tables `schedlab fidelity` prints, its
+// JSON, and docs/fidelity.md.
+//
+// # Definitions
+//
+// A point's simulated value is the mean, over its seeds, of the run's
+// metric times the case's scale, with the 95% t-interval of that mean
+// (benchmath's AssumeNormal, as experiment's tables compute it); its ratio
+// is simulated / published. A point is within 2× when 1/2 ≤ ratio ≤ 2 and
+// within 25% when |ratio − 1| ≤ 0.25. The median |log ratio| is the
+// median over points of |ln ratio|: 0 is exact, ln 2 ≈ 0.69 is a factor
+// of two.
+//
+// A delta's percentage change is positive when the column is better than
+// tip (faster, lower latency, higher throughput: AMD's and mmtests'
+// convention, and `schedlab compare`'s). The published change is
+// 100·(tip − column)/tip for lower-is-better metrics and
+// 100·(column − tip)/tip for higher-is-better ones. The simulated change
+// is the mean over seeds of each seed's change (tip and column run with
+// the same seeds, so the comparison is paired), with its 95% t-interval.
+// A delta has the same sign when both changes are non-zero and of one
+// sign, and is within 2× when it has the same sign and
+// 1/2 ≤ simulated/published ≤ 2.
+//
+// A published delta is significant when it is beyond the spread the
+// source published: with a published sd for tip or the column (a missing
+// one counts as 0), when |column − tip| > √(sd_tip² + sd_column²);
+// without any, when |published change| ≥ 5% (SignificantPct). Only
+// significant deltas count in the summary's delta figures; the others are
+// noise the source could not resolve either.
+package score
+
+import (
+	"math"
+	"sort"
+
+	"golang.org/x/perf/benchmath"
+)
+
+// Confidence is the level of every interval.
+const Confidence = 0.95
+
+// SignificantPct is the published change, in percent, that counts as
+// significant when the source gives no sd.
+const SignificantPct = 5.0
+
+// Point is one published value of a simulated column and its simulated
+// counterpart.
+type Point struct {
+	Load      string `json:"load"`
+	Column    string `json:"column"`
+	Variant   string `json:"variant,omitempty"`
+	Published Num    `json:"published"`
+	// SD is the published standard deviation (NaN, null in JSON, when
+	// not given).
+	SD Num `json:"published_sd"`
+	// Runs are the simulated metric of each seed, unscaled, in seed
+	// order.
+	Runs []float64 `json:"runs"`
+	// Simulated is the mean of Runs times the scale, Lo and Hi its 95%
+	// interval (NaN with fewer than 2 runs).
+	Simulated Num  `json:"simulated"`
+	Lo        Num  `json:"simulated_lo"`
+	Hi        Num  `json:"simulated_hi"`
+	Ratio     Num  `json:"ratio"`
+	Within2x  bool `json:"within_2x"`
+	Within25  bool `json:"within_25pct"`
+}
+
+// Delta is one patched column against tip in one row.
+type Delta struct {
+	Load         string `json:"load"`
+	Column       string `json:"column"`
+	Variant      string `json:"variant"`
+	PublishedPct Num    `json:"published_pct"`
+	Significant  bool   `json:"significant"`
+	SimulatedPct Num    `json:"simulated_pct"`
+	Lo           Num    `json:"simulated_lo"`
+	Hi           Num    `json:"simulated_hi"`
+	SameSign     bool   `json:"same_sign"`
+	Within2x     bool   `json:"within_2x"`
+}
+
+// ScorePoint scores a published value against the simulated runs of its
+// point (unscaled, in seed order).
+func ScorePoint(published, scale float64, runs []float64) Point {
+	p := Point{Published: Num(published), SD: Num(math.NaN()), Runs: append([]float64{}, runs...)}
+	mean, lo, hi := meanCI(runs)
+	p.Simulated, p.Lo, p.Hi = Num(mean*scale), Num(lo*scale), Num(hi*scale)
+	p.Ratio = Num(float64(p.Simulated) / published)
+	r := float64(p.Ratio)
+	p.Within2x = r >= 0.5 && r <= 2
+	p.Within25 = math.Abs(r-1) <= 0.25
+	return p
+}
+
+// ScoreDelta scores a published change from tip to a column against the
+// simulated runs of both (paired by seed: tip[i] and col[i] ran with one
+// seed). sdTip and sdCol are the published sds, NaN when not given.
+func ScoreDelta(pubTip, pubCol, sdTip, sdCol float64, tip, col []float64, higherBetter bool) Delta {
+	d := Delta{PublishedPct: Num(PctChange(pubTip, pubCol, higherBetter))}
+	if math.IsNaN(sdTip) && math.IsNaN(sdCol) {
+		d.Significant = math.Abs(float64(d.PublishedPct)) >= SignificantPct
+	} else {
+		a, b := zeroNaN(sdTip), zeroNaN(sdCol)
+		d.Significant = math.Abs(pubCol-pubTip) > math.Sqrt(a*a+b*b)
+	}
+	n := min(len(tip), len(col))
+	pcts := make([]float64, n)
+	for i := range pcts {
+		pcts[i] = PctChange(tip[i], col[i], higherBetter)
+	}
+	mean, lo, hi := meanCI(pcts)
+	d.SimulatedPct, d.Lo, d.Hi = Num(mean), Num(lo), Num(hi)
+	pub, sim := float64(d.PublishedPct), mean
+	d.SameSign = pub != 0 && sim != 0 && !math.IsNaN(sim) && (pub > 0) == (sim > 0)
+	if d.SameSign {
+		r := sim / pub
+		d.Within2x = r >= 0.5 && r <= 2
+	}
+	return d
+}
+
+// PctChange is the change from base to v in percent, positive when v is
+// better.
+func PctChange(base, v float64, higherBetter bool) float64 {
+	if base == 0 || math.IsNaN(base) || math.IsNaN(v) {
+		return math.NaN()
+	}
+	if higherBetter {
+		return (v - base) / base * 100
+	}
+	return (base - v) / base * 100
+}
+
+func zeroNaN(x float64) float64 {
+	if math.IsNaN(x) {
+		return 0
+	}
+	return x
+}
+
+// meanCI is the mean of xs and its 95% t-interval (benchmath's
+// AssumeNormal); the interval is NaN with fewer than two values.
+func meanCI(xs []float64) (mean, lo, hi float64) {
+	if len(xs) == 0 {
+		return math.NaN(), math.NaN(), math.NaN()
+	}
+	s := benchmath.AssumeNormal.Summary(benchmath.NewSample(append([]float64{}, xs...), &benchmath.DefaultThresholds), Confidence)
+	if len(xs) < 2 {
+		return s.Center, math.NaN(), math.NaN()
+	}
+	return s.Center, s.Lo, s.Hi
+}
+
+// Summary is the corpus's figures.
+type Summary struct {
+	Points   int `json:"points"`
+	Within2x int `json:"within_2x"`
+	Within25 int `json:"within_25pct"`
+	// MedianAbsLogRatio is the median of |ln ratio| over the points.
+	MedianAbsLogRatio Num `json:"median_abs_log_ratio"`
+	Deltas            int `json:"deltas"`
+	Significant       int `json:"significant_deltas"`
+	// SameSign and DeltaWithin2x count significant deltas only.
+	SameSign      int `json:"significant_same_sign"`
+	DeltaWithin2x int `json:"significant_within_2x"`
+}
+
+// Summarize computes the summary of points and deltas.
+func Summarize(points []Point, deltas []Delta) Summary {
+	var s Summary
+	var logs []float64
+	for _, p := range points {
+		s.Points++
+		if p.Within2x {
+			s.Within2x++
+		}
+		if p.Within25 {
+			s.Within25++
+		}
+		logs = append(logs, math.Abs(math.Log(float64(p.Ratio))))
+	}
+	s.MedianAbsLogRatio = Num(median(logs))
+	for _, d := range deltas {
+		s.Deltas++
+		if !d.Significant {
+			continue
+		}
+		s.Significant++
+		if d.SameSign {
+			s.SameSign++
+		}
+		if d.Within2x {
+			s.DeltaWithin2x++
+		}
+	}
+	return s
+}
+
+// median of xs (NaN for none; NaNs sort last and count, so a point
+// without a simulated value makes the median no better).
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	v := append([]float64{}, xs...)
+	sort.Slice(v, func(i, j int) bool { return v[i] < v[j] || !math.IsNaN(v[i]) && math.IsNaN(v[j]) })
+	n := len(v)
+	if n%2 == 1 {
+		return v[n/2]
+	}
+	return (v[n/2-1] + v[n/2]) / 2
+}
