@@ -2,6 +2,7 @@ package fidelity
 
 import (
 	"errors"
+	"github.com/schedlab/schedlab/internal/kernels"
 	"math"
 	"path"
 	"regexp"
@@ -61,7 +62,7 @@ func (c *Case) validateHeader() error {
 		return c.errAt("source.title", "%s is held out (fidelity/README.md, \"Held out\"): its numbers never go into the corpus", h)
 	}
 	if _, err := sched.Baseline(c.Kernel.Baseline); err != nil {
-		return c.errAt("kernel.baseline", "kernel.baseline %q is not a schedlab kernel (have %s)", c.Kernel.Baseline, strings.Join(sched.Kernels, ", "))
+		return c.errAt("kernel.baseline", "kernel.baseline %q is not a schedlab kernel (have %s)", c.Kernel.Baseline, strings.Join(kernels.Names(), ", "))
 	}
 	if c.Aggregation.Runs < 0 {
 		return c.errAt("aggregation.runs", "aggregation.runs %d is negative (0: not stated)", c.Aggregation.Runs)
