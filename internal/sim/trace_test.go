@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -36,8 +38,8 @@ func tracedHackbench(t testing.TB, args []string, mk func(k *sched.Kernel) trace
 
 // TestHackbenchTraceDatMatchesText traces a simulated hackbench into a
 // trace.dat and an ftrace text file at once and checks that trace-cmd
-// report prints the same events: the same count, and for a sample of lines
-// the same timestamp, CPU, task, event and fields.
+// report prints the same events: the same count and, CPU by CPU, the same
+// timestamp, task and event for every one.
 func TestHackbenchTraceDatMatchesText(t *testing.T) {
 	dir := t.TempDir()
 	datPath := filepath.Join(dir, "trace.dat")
@@ -77,38 +79,58 @@ func TestHackbenchTraceDatMatchesText(t *testing.T) {
 	if strings.TrimSpace(stderr.String()) != "" {
 		t.Errorf("trace-cmd report warns: %s", stderr.String())
 	}
-	var lines []string
+	// trace-cmd merges the per-CPU buffers by timestamp; events of
+	// different CPUs at the same nanosecond may come out in either order,
+	// so compare CPU by CPU, where the order is the buffer's.
+	perCPU := map[int][]string{}
+	n := 0
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
-		if strings.Contains(sc.Text(), ": sched_") {
-			lines = append(lines, sc.Text())
+		l := sc.Text()
+		if !strings.Contains(l, ": sched_") {
+			continue
 		}
+		m := cpuRE.FindStringSubmatch(l)
+		if m == nil {
+			t.Fatalf("trace-cmd line without a CPU: %q", l)
+		}
+		cpu, _ := strconv.Atoi(m[1])
+		perCPU[cpu] = append(perCPU[cpu], l)
+		n++
 	}
-	if len(lines) != len(evs) {
-		t.Fatalf("trace-cmd report shows %d events, the text trace %d", len(lines), len(evs))
+	if n != len(evs) {
+		t.Fatalf("trace-cmd report shows %d events, the text trace %d", n, len(evs))
 	}
-	// A sample: every 97th event. trace-cmd prints "comm-pid [cpu]
-	// seconds: event: fields"; compare pid, CPU, microsecond timestamp
-	// and event name with the text trace's.
-	for i := 0; i < len(evs); i += 97 {
-		e := evs[i]
-		l := lines[i]
+	// trace-cmd prints "comm-pid [cpu] seconds: event: fields"; compare
+	// pid, CPU, microsecond timestamp and event name of every event with
+	// the text trace's.
+	next := map[int]int{}
+	for i, e := range evs {
+		cpu := int(e.CPU)
+		j := next[cpu]
+		next[cpu]++
+		if j >= len(perCPU[cpu]) {
+			t.Fatalf("event %d: cpu%d has only %d events in trace-cmd's report", i, cpu, len(perCPU[cpu]))
+		}
+		l := perCPU[cpu][j]
 		ts := e.TS / 1000
 		want := []string{
 			fmt.Sprintf("-%d ", e.Cur.Pid),
-			fmt.Sprintf("[%03d]", e.CPU),
 			fmt.Sprintf("%d.%06d:", ts/1000000, ts%1000000),
 			": " + e.Type.String() + ":",
 		}
 		for _, w := range want {
 			if !strings.Contains(l, w) {
-				t.Errorf("event %d: trace-cmd line %q lacks %q", i, l, w)
+				t.Errorf("event %d (cpu%d #%d): trace-cmd line %q lacks %q", i, cpu, j, l, w)
 				break
 			}
 		}
 	}
 }
+
+// cpuRE finds the CPU of a trace-cmd report line.
+var cpuRE = regexp.MustCompile(`\[(\d{3})\]`)
 
 type closer struct{ f *os.File }
 
