@@ -44,7 +44,7 @@ func TestHackbenchTraceDatMatchesText(t *testing.T) {
 	dir := t.TempDir()
 	datPath := filepath.Join(dir, "trace.dat")
 	var text bytes.Buffer
-	tracedHackbench(t, []string{"-p", "-T", "-l", "20", "-g", "2"}, func(k *sched.Kernel) trace.Writer {
+	res := tracedHackbench(t, []string{"-p", "-T", "-l", "20", "-g", "2"}, func(k *sched.Kernel) trace.Writer {
 		tw, err := trace.NewTextWriter(&text, trace.TextOptions{NrCPUs: k.NrCPUs(), TempDir: dir})
 		if err != nil {
 			t.Fatal(err)
@@ -63,9 +63,7 @@ func TestHackbenchTraceDatMatchesText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(evs) < 1000 {
-		t.Fatalf("only %d events", len(evs))
-	}
+	checkHackbenchTrace(t, evs, res, 2, 20)
 	if _, err := exec.LookPath("trace-cmd"); err != nil {
 		t.Skip("trace-cmd not installed")
 	}
@@ -131,6 +129,85 @@ func TestHackbenchTraceDatMatchesText(t *testing.T) {
 
 // cpuRE finds the CPU of a trace-cmd report line.
 var cpuRE = regexp.MustCompile(`\[(\d{3})\]`)
+
+// checkHackbenchTrace checks what the trace of an rt-tests hackbench run
+// in thread mode must contain, from its arguments and the run's counters:
+// the main thread (pid 1, forked by the launcher) creates groups × 2 × fds
+// threads (fds senders and fds receivers per group); every one of them is
+// forked once (sched_process_fork with the main thread as parent, then
+// sched_wakeup_new) and exits once, after it last ran; every sched_wakeup
+// follows an unanswered sched_waking of the same task, and all are answered
+// once the run is over; the wakings are the wakeups ttwu_stat counted
+// (ttwu_count) and the switches to a task are sched_info_arrive's pcount.
+// Reference: rt-tests hackbench.c (create_worker, group); core.c:
+// try_to_wake_up, ttwu_stat, wake_up_new_task, __schedule; stats.h:
+// sched_info_arrive (v6.19).
+func checkHackbenchTrace(t *testing.T, evs []trace.Event, res *Result, groups, fds int) {
+	t.Helper()
+	tasks := 1 + groups*2*fds
+	forks, news, exits := map[int32]int{}, map[int32]int{}, map[int32]int{}
+	waking := map[int32]int{}
+	counts := map[trace.EventType]uint64{}
+	var toTask uint64
+	exited := map[int32]bool{}
+	for i, e := range evs {
+		counts[e.Type]++
+		if exited[e.Cur.Pid] && e.Cur.Pid != 0 {
+			t.Fatalf("event %d: pid %d runs after its exit", i, e.Cur.Pid)
+		}
+		switch e.Type {
+		case trace.SchedProcessFork:
+			forks[e.Next.Pid]++
+			if e.Next.Pid != 1 && e.Task.Pid != 1 {
+				t.Errorf("event %d: pid %d forked by pid %d, want the main thread", i, e.Next.Pid, e.Task.Pid)
+			}
+		case trace.SchedWakeupNew:
+			news[e.Task.Pid]++
+		case trace.SchedProcessExit:
+			exits[e.Task.Pid]++
+		case trace.SchedWaking:
+			if waking[e.Task.Pid] != 0 {
+				t.Fatalf("event %d: second sched_waking of pid %d before its sched_wakeup", i, e.Task.Pid)
+			}
+			waking[e.Task.Pid]++
+		case trace.SchedWakeup:
+			if waking[e.Task.Pid] == 0 {
+				t.Fatalf("event %d: sched_wakeup of pid %d without a sched_waking", i, e.Task.Pid)
+			}
+			waking[e.Task.Pid]--
+		case trace.SchedSwitch:
+			if e.Next.Pid != 0 {
+				toTask++
+				if news[e.Next.Pid] == 0 {
+					t.Fatalf("event %d: pid %d switched in before its sched_wakeup_new", i, e.Next.Pid)
+				}
+			}
+			if e.PrevState&trace.ExitDead != 0 {
+				exited[e.Task.Pid] = true
+			}
+		}
+	}
+	if len(forks) != tasks || len(news) != tasks || len(exits) != tasks {
+		t.Errorf("%d tasks forked, %d woken new, %d exited; want %d each", len(forks), len(news), len(exits), tasks)
+	}
+	for pid := range forks {
+		if forks[pid] != 1 || news[pid] != 1 || exits[pid] != 1 {
+			t.Errorf("pid %d: %d forks, %d wakeup_new, %d exits", pid, forks[pid], news[pid], exits[pid])
+		}
+	}
+	if counts[trace.SchedWaking] != counts[trace.SchedWakeup] {
+		t.Errorf("%d wakings, %d wakeups: every wakeup is over when the run is", counts[trace.SchedWaking], counts[trace.SchedWakeup])
+	}
+	if c := res.Schedstat.CPU; counts[trace.SchedWaking] != c.TtwuCount || toTask != c.Pcount {
+		t.Errorf("%d wakings and %d switches to a task in the trace; schedstat ttwu_count %d, pcount %d",
+			counts[trace.SchedWaking], toTask, c.TtwuCount, c.Pcount)
+	}
+	// Each sender writes loops messages to each of the fds receivers of
+	// its group, so a receiver blocks and is woken at least once in all.
+	if counts[trace.SchedWaking] < uint64(groups*fds) {
+		t.Errorf("%d wakings for %d receivers", counts[trace.SchedWaking], groups*fds)
+	}
+}
 
 type closer struct{ f *os.File }
 
