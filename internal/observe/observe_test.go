@@ -12,6 +12,7 @@ import (
 	"github.com/schedlab/schedlab/internal/engine"
 	"github.com/schedlab/schedlab/internal/sched"
 	"github.com/schedlab/schedlab/internal/schedstat"
+	"github.com/schedlab/schedlab/internal/testutil"
 	"github.com/schedlab/schedlab/internal/topology"
 	"github.com/schedlab/schedlab/internal/trace"
 )
@@ -151,10 +152,7 @@ func TestTraceFromSimulation(t *testing.T) {
 		}
 		last[e.CPU] = e.Next.Pid
 	}
-	if _, err := exec.LookPath("trace-cmd"); err != nil {
-		t.Skip("trace-cmd not installed")
-	}
-	out, err := exec.Command("trace-cmd", "report", "-i", datPath).CombinedOutput()
+	out, err := exec.Command(testutil.NeedTool(t, "trace-cmd"), "report", "-i", datPath).CombinedOutput()
 	if err != nil {
 		t.Fatalf("trace-cmd report: %v\n%s", err, out)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/schedlab/schedlab/internal/observe"
 	"github.com/schedlab/schedlab/internal/sched"
+	"github.com/schedlab/schedlab/internal/testutil"
 	"github.com/schedlab/schedlab/internal/trace"
 )
 
@@ -64,10 +65,7 @@ func TestHackbenchTraceDatMatchesText(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkHackbenchTrace(t, evs, res, 2, 20)
-	if _, err := exec.LookPath("trace-cmd"); err != nil {
-		t.Skip("trace-cmd not installed")
-	}
-	cmd := exec.Command("trace-cmd", "report", "-i", datPath)
+	cmd := exec.Command(testutil.NeedTool(t, "trace-cmd"), "report", "-i", datPath)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
