@@ -2,10 +2,15 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/schedlab/schedlab/internal/schedstat"
 )
 
 func run(args ...string) (string, string, int) {
@@ -65,28 +70,96 @@ func TestScenarioErrors(t *testing.T) {
 	}
 }
 
-// TestRunTraceAndSchedstat runs a small hackbench with --trace and
-// --schedstat and reads the files back with the trace and schedstat
-// commands.
+// TestRunTraceAndSchedstat runs a small hackbench with --trace,
+// --schedstat and --json and reads the files back with the trace and
+// schedstat commands. The three views of the run must agree: every
+// successful try_to_wake_up emits one sched_waking and counts one
+// ttwu_count on the waker's CPU, every switch to a task is one pcount
+// (sched_info_arrive), and schedstat diff prints the counters averaged
+// over the 8 CPUs (truncated, as perf sched stats does).
+// Reference: core.c:try_to_wake_up, ttwu_stat; stats.h:sched_info_arrive
+// (v6.19).
 func TestRunTraceAndSchedstat(t *testing.T) {
 	dir := t.TempDir()
 	tr := filepath.Join(dir, "run.txt")
 	ss := filepath.Join(dir, "tip")
-	out, stderr, code := run("run", "--machine", "hikey", "--trace", tr, "--schedstat", ss, "hackbench", "-p", "-T", "-l", "10", "-g", "1")
+	js := filepath.Join(dir, "run.json")
+	out, stderr, code := run("run", "--machine", "hikey", "--trace", tr, "--schedstat", ss, "--json", js, "hackbench", "-p", "-T", "-l", "10", "-g", "1")
 	if code != 0 || !strings.Contains(out, "Time: ") {
 		t.Fatalf("run: exit %d\n%s%s", code, out, stderr)
 	}
 	data, err := os.ReadFile(tr)
-	if err != nil || !strings.Contains(string(data), "sched_switch: prev_comm=") || !strings.HasPrefix(string(data), "# tracer: nop") {
+	if err != nil || !strings.HasPrefix(string(data), "# tracer: nop") {
 		t.Fatalf("trace file: %v\n%.300s", err, data)
+	}
+	var wakings, toTask, toIdle int
+	for _, l := range strings.Split(string(data), "\n") {
+		switch {
+		case strings.Contains(l, ": sched_waking: "):
+			wakings++
+		case strings.Contains(l, ": sched_switch: prev_comm="):
+			if strings.Contains(l, " next_pid=0 ") {
+				toIdle++
+			} else {
+				toTask++
+			}
+		}
+	}
+	var doc struct {
+		Metrics   map[string]float64 `json:"metrics"`
+		Schedstat struct {
+			CPU map[string]int `json:"cpu"`
+		} `json:"schedstat"`
+	}
+	if b, err := os.ReadFile(js); err != nil || json.Unmarshal(b, &doc) != nil {
+		t.Fatalf("json: %v", err)
+	}
+	// One group of 20 senders, each sending 10 messages of 100 bytes to
+	// each of the 20 receivers.
+	if doc.Metrics["messages"] != 20*20*10 || doc.Metrics["bytes"] != 20*20*10*100 {
+		t.Errorf("metrics %v, want 4000 messages of 100 bytes", doc.Metrics)
+	}
+	c := doc.Schedstat.CPU
+	if c["ttwu_count"] != wakings || c["pcount"] != toTask || c["sched_goidle"] < toIdle || wakings < 20 {
+		t.Errorf("schedstat ttwu_count %d, pcount %d, sched_goidle %d; the trace has %d wakings, %d switches to a task, %d to idle",
+			c["ttwu_count"], c["pcount"], c["sched_goidle"], wakings, toTask, toIdle)
+	}
+	// The --schedstat snapshots hold the same counts.
+	var before, after *schedstat.Snapshot
+	for _, f := range []struct {
+		name string
+		s    **schedstat.Snapshot
+	}{{"schedstat-before.txt", &before}, {"schedstat-after.txt", &after}} {
+		fh, err := os.Open(filepath.Join(ss, f.name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		*f.s, err = schedstat.Parse(fh)
+		fh.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	d, err := schedstat.Diff(before, after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ttwu, pcount uint64
+	for _, cs := range d.CPUs {
+		ttwu += cs.TtwuCount
+		pcount += cs.Pcount
+	}
+	if int(ttwu) != wakings || int(pcount) != toTask || len(d.CPUs) != 8 {
+		t.Errorf("schedstat files: ttwu_count %d, pcount %d over %d CPUs; the trace has %d and %d", ttwu, pcount, len(d.CPUs), wakings, toTask)
 	}
 	lat, _, code := run("trace", "latency", tr)
 	if code != 0 || !strings.Contains(lat, "hackbench") || !strings.Contains(lat, "TOTAL:") {
 		t.Fatalf("trace latency: exit %d\n%s", code, lat)
 	}
 	diff, stderr, code := run("schedstat", "diff", ss, ss)
-	if code != 0 || !strings.Contains(diff, "try_to_wake_up() was called") {
-		t.Fatalf("schedstat diff: exit %d\n%s%s", code, diff, stderr)
+	want := regexp.MustCompile(`try_to_wake_up\(\) was called +: +` + strconv.Itoa(wakings/8) + `, +` + strconv.Itoa(wakings/8) + ` `)
+	if code != 0 || !want.MatchString(diff) {
+		t.Fatalf("schedstat diff: exit %d, want %v\n%s%s", code, want, diff, stderr)
 	}
 	// A bad trace file name is one error line, exit 2.
 	_, stderr, code = run("run", "--machine", "hikey", "--trace", filepath.Join(dir, "x.bin"), "hackbench", "-l", "1", "-g", "1")

@@ -3,13 +3,13 @@ package cli
 import (
 	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/schedlab/schedlab/internal/costmodel"
+	"github.com/schedlab/schedlab/internal/testutil"
 )
 
 func runCostsCLI(args ...string) (code int, stdout, stderr string) {
@@ -48,12 +48,10 @@ func TestCostsCommand(t *testing.T) {
 	}
 }
 
-// A tiny real-against-simulated validation, when hackbench is installed.
+// A tiny real-against-simulated validation; needs rt-tests' hackbench.
 // Only the table's format is checked, not the figures.
 func TestValidateHackbench(t *testing.T) {
-	if _, err := exec.LookPath("hackbench"); err != nil {
-		t.Skip("hackbench (rt-tests) is not installed")
-	}
+	testutil.NeedTool(t, "hackbench")
 	costs := filepath.Join(t.TempDir(), "costs.yaml")
 	os.WriteFile(costs, []byte("context_switch_ns: 1000\n"), 0o644)
 	code, out, errs := runCostsCLI("validate", "hackbench", "--groups", "1", "--loops", "5", "--runs", "1", "--costs", costs)
@@ -80,10 +78,13 @@ func TestValidateErrors(t *testing.T) {
 	if code != 2 || !strings.Contains(errs, "install rt-tests") {
 		t.Errorf("exit %d, %q", code, errs)
 	}
-	if _, err := exec.LookPath("hackbench"); err == nil {
-		code, _, errs = runCostsCLI("validate", "hackbench", "--modes", "X", "--costs", "x")
-		if code != 2 || !strings.Contains(errs, `--modes: "X" is not T or P`) {
-			t.Errorf("exit %d, %q", code, errs)
-		}
+}
+
+// TestValidateModesError: a bad --modes is reported once hackbench is found.
+func TestValidateModesError(t *testing.T) {
+	testutil.NeedTool(t, "hackbench")
+	code, _, errs := runCostsCLI("validate", "hackbench", "--modes", "X", "--costs", "x")
+	if code != 2 || !strings.Contains(errs, `--modes: "X" is not T or P`) {
+		t.Errorf("exit %d, %q", code, errs)
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/schedlab/schedlab/internal/testutil"
 )
 
 const reportExperiment = `name: reportme
@@ -83,10 +85,7 @@ func TestReport(t *testing.T) {
 		t.Errorf("plots dir: %d svg, %d png", svg, pngs)
 	}
 
-	chromium, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Skip("chromium not installed: no screenshot (.ci/run installs it)")
-	}
+	chromium := testutil.NeedTool(t, "chromium")
 	shot := filepath.Join(tmp, "shot.png")
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()

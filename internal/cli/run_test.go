@@ -75,25 +75,43 @@ $`).MatchString(out1) {
 	}
 	ss := d1["schedstat"].(map[string]any)
 	cpu := ss["cpu"].(map[string]any)
-	for _, k := range []string{"ttwu_count", "ttwu_local", "sched_count", "sched_goidle", "rq_cpu_time", "run_delay", "pcount"} {
-		if _, ok := cpu[k]; !ok {
-			t.Fatalf("schedstat lacks %s: %v", k, ss)
+	num := func(m map[string]any, k string) float64 {
+		v, ok := m[k].(float64)
+		if !ok {
+			t.Fatalf("schedstat lacks %s: %v", k, m)
 		}
+		return v
 	}
+	ttwu, local, nsched, goidle, pcount := num(cpu, "ttwu_count"), num(cpu, "ttwu_local"), num(cpu, "sched_count"), num(cpu, "sched_goidle"), num(cpu, "pcount")
 	// Every message is a wakeup or finds its receiver running: at most
 	// one wakeup per message, and at least one per receiver.
-	if tw := cpu["ttwu_count"].(float64); tw > 2*20*20*40 || tw < 2*20 {
-		t.Fatalf("ttwu_count %v", tw)
+	if ttwu > 2*20*20*40 || ttwu < 2*20 || local > ttwu {
+		t.Fatalf("ttwu_count %v, ttwu_local %v", ttwu, local)
+	}
+	// __schedule counts every call; a switch to a task (pcount) or to idle
+	// (sched_goidle) is one of them. Tasks ran at most 8 CPUs × the run.
+	if pcount+goidle > nsched || pcount < 80 || num(cpu, "rq_cpu_time") > 8*num(d1["sim"].(map[string]any), "simulated_ns") {
+		t.Fatalf("schedstat cpu %v", cpu)
 	}
 	if ss["version"].(float64) != 17 || ss["nr_cpus"].(float64) != 8 {
 		t.Fatalf("schedstat %v", ss)
 	}
 	doms := ss["domains"].([]any)
-	if len(doms) == 0 || doms[0].(map[string]any)["name"] != "MC" {
+	if len(doms) != 2 || doms[0].(map[string]any)["name"] != "MC" || doms[1].(map[string]any)["name"] != "PKG" {
 		t.Fatalf("domains %v", doms)
 	}
-	if _, ok := doms[0].(map[string]any)["ttwu_move_affine"]; !ok {
-		t.Fatal("no ttwu_move_affine")
+	// ttwu_stat counts a remote wakeup in ttwu_wake_remote of the waker's
+	// lowest domain that spans the target; on the HiKey PKG spans all 8
+	// CPUs, so the levels together hold every wakeup that was not local.
+	// ttwu_move_affine counts wake_affine choosing the waker's CPU, at most
+	// once per wakeup.
+	var remote, affine float64
+	for _, d := range doms {
+		remote += num(d.(map[string]any), "ttwu_wake_remote")
+		affine += num(d.(map[string]any), "ttwu_move_affine")
+	}
+	if remote != ttwu-local || affine > ttwu {
+		t.Fatalf("ttwu_wake_remote over the levels %v, want ttwu_count − ttwu_local = %v; ttwu_move_affine %v", remote, ttwu-local, affine)
 	}
 }
 

@@ -10,23 +10,22 @@ import (
 	"time"
 
 	"github.com/schedlab/schedlab/internal/experiment"
+	"github.com/schedlab/schedlab/internal/testutil"
 )
 
 // A sweep through Slurm: `sweep --slurm` writes a job-array script, sbatch
 // runs its shards on the cluster .ci/run starts on this machine (.ci/slurm-up),
-// and collect finds the same results as a local sweep. Skipped where sbatch
-// is not installed, or (outside CI) where no Slurm node answers.
+// and collect finds the same results as a local sweep. Skipped where Slurm
+// is not installed or no node is idle, and failed instead when CI is set
+// (.ci/run installs Slurm and .ci/slurm-up waits for its node to be idle).
 func TestSlurmSweep(t *testing.T) {
-	sbatch, err := exec.LookPath("sbatch")
-	if err != nil {
-		t.Skip("sbatch not installed (.ci/run installs slurm-wlm and starts a one-node cluster)")
+	sbatch := testutil.NeedTool(t, "sbatch")
+	o, err := exec.Command(testutil.NeedTool(t, "sinfo"), "-h", "-o", "%t").Output()
+	idle := false
+	for _, st := range strings.Fields(string(o)) {
+		idle = idle || st == "idle"
 	}
-	if o, err := exec.Command("sinfo", "-h", "-o", "%t").Output(); err != nil || !strings.Contains(string(o), "idle") && !strings.Contains(string(o), "mix") {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("no idle Slurm node (sinfo: %v %q): .ci/slurm-up should have started one", err, o)
-		}
-		t.Skipf("no idle Slurm node (sinfo: %v %q); run .ci/slurm-up as root", err, o)
-	}
+	testutil.Need(t, err == nil && idle, "no idle Slurm node (sinfo: %v %q); run .ci/slurm-up as root", err, o)
 	tmp := t.TempDir()
 	// slurmd runs the job as the submitting user, from its own working
 	// directory: everything it needs is under tmp, by absolute path.

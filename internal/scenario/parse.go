@@ -48,7 +48,7 @@ func (e *Error) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line,
 
 // Parse splits a scenario file into commands.
 func Parse(file, text string) ([]*Command, error) {
-	lines := strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n")
+	lines := splitLines(text)
 	var cmds []*Command
 	i := 0
 	for i < len(lines) {
@@ -180,10 +180,22 @@ func splitFields(line string) ([]string, error) {
 	return out, nil
 }
 
+// splitLines splits a file into lines without their line endings: "\n"
+// or "\r\n", and any further carriage returns before the newline (a
+// CRLF file edited into "\r\r\n" would otherwise keep a stray "\r"
+// that the next rewrite turns into a different line ending).
+func splitLines(text string) []string {
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, "\r")
+	}
+	return lines
+}
+
 // Rewrite returns the file text with each command's expected output
 // replaced by outputs[i], keeping everything else (comments included).
 func Rewrite(text string, cmds []*Command, outputs []string) string {
-	lines := strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n")
+	lines := splitLines(text)
 	var b strings.Builder
 	pos := 0
 	for i, c := range cmds {

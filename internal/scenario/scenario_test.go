@@ -4,6 +4,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -73,12 +74,22 @@ func TestErrorsNameFileAndLine(t *testing.T) {
 		{"machine name=hikey\n----\n\ntask name=a cpu=1\nwake b\n----\n", "s.txt:4: task: the program must run"},
 		{"machine name=hikey\n----\n\nfeature NO_FOO\n----\n", "s.txt:4: unknown sched feature \"NO_FOO\""},
 		{"machine name=hikey\n----\n\nfeature START_DEBIT\n----\n", "s.txt:4: feature START_DEBIT is not in v6.19"},
-		{"machine name=hikey\n----\nx\n\nrq\n", ""},
+		// A command needs its "----" even when nothing is expected.
+		{"machine name=hikey\n----\nx\n\nrq\n", "s.txt:5: command \"rq\" is not followed by a \"----\" line"},
+		// A wrong expectation is a difference, not an error (want "").
+		{"machine name=hikey\n----\nx\n\nrq\n----\n", ""},
 		{"----\n", "s.txt:1: \"----\" without a command"},
 		{"machine name=hikey bad=(1\n----\n", "s.txt:1: unbalanced '('"},
 	} {
-		_, _, err := RunFile("s.txt", tc.text)
+		cmds, outs, err := RunFile("s.txt", tc.text)
 		if tc.want == "" {
+			if err != nil {
+				t.Errorf("%q: unexpected error %v", tc.text, err)
+				continue
+			}
+			if len(cmds) != 2 || cmds[0].Expected != "x\n" || !strings.HasPrefix(outs[0], "machine hikey: 8 CPUs") || outs[1] != "" {
+				t.Errorf("%q: %d commands, outputs %q", tc.text, len(cmds), outs)
+			}
 			continue
 		}
 		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
@@ -103,10 +114,22 @@ func FuzzParse(f *testing.F) {
 			outs[i] = c.Expected
 		}
 		// Rewriting with the parsed expectations must give a file that
-		// parses to the same commands.
-		again, err := Parse("f.txt", Rewrite(s, cmds, outs))
+		// parses to the same commands: names, arguments, input lines and
+		// expected outputs; and rewriting that file again changes nothing.
+		text := Rewrite(s, cmds, outs)
+		again, err := Parse("f.txt", text)
 		if err != nil || len(again) != len(cmds) {
 			t.Fatalf("rewrite changed the file: %v", err)
+		}
+		for i, c := range cmds {
+			a := again[i]
+			if a.Name != c.Name || !reflect.DeepEqual(a.Args, c.Args) || !reflect.DeepEqual(a.Input, c.Input) ||
+				a.Expected != c.Expected || a.HasSep != c.HasSep {
+				t.Fatalf("command %d changed in the rewrite:\n%+v\n%+v\nfile:\n%s", i, *c, *a, text)
+			}
+		}
+		if text2 := Rewrite(text, again, outs); text2 != text {
+			t.Fatalf("a second rewrite changed the file:\n%q\n%q", text, text2)
 		}
 	})
 }

@@ -153,13 +153,19 @@ func TestBlockedAveragesBackgroundCgroups(t *testing.T) {
 	baseRL := chromebookBlocked(t, "v5.19 + blocked-avg-ratelimit", cfg(kernels.V519, false, true))
 	pre := chromebookBlocked(t, "v5.19 with pre-v5.13 blocked-load paths", cfg(kernels.V519, true, false))
 	preRL := chromebookBlocked(t, "v5.19 with pre-v5.13 paths + blocked-avg-ratelimit (the patch as posted)", cfg(kernels.V519, true, true))
-	for _, r := range []blockedRun{base, baseRL, pre, preRL} {
-		r.log(t)
+	all := []blockedRun{base, baseRL, pre, preRL}
+	outside := []blockedRun{base, baseRL} // blocked load refreshed outside newly idle balance
+	if invariantsEnabled {
+		// Every event walks all 1608 cfs_rqs: the v6.19 run is left out
+		// rather than stood in for by another.
+		t.Log("v6.19 run left out under the invariants tag")
+	} else {
+		v619 := chromebookBlocked(t, "v6.19", cfg(kernels.V619, false, false))
+		all = append(all, v619)
+		outside = append(outside, v619)
 	}
-	v619 := base
-	if !invariantsEnabled {
-		v619 = chromebookBlocked(t, "v6.19", cfg(kernels.V619, false, false))
-		v619.log(t)
+	for _, r := range all {
+		r.log(t)
 	}
 
 	const limit = 20.0
@@ -170,12 +176,12 @@ func TestBlockedAveragesBackgroundCgroups(t *testing.T) {
 		if v := baseRL.bySec[cpu][BlockedByNohzStats]; v > limit {
 			t.Errorf("ratelimit (v5.19): cpu%d gets %.1f/s update_nohz_stats refreshes, want ≤ 20", cpu, v)
 		}
-		for _, r := range []blockedRun{base, baseRL, v619} {
+		for _, r := range outside {
 			if v := r.bySec[cpu][BlockedByNewidleStats]; v != 0 {
 				t.Errorf("%s: newly idle balance refreshed cpu%d (%.1f/s)", r.name, cpu, v)
 			}
 		}
-		for _, r := range []blockedRun{base, baseRL, pre, preRL, v619} {
+		for _, r := range all {
 			if v := r.bySec[cpu][BlockedByNewidleStats]; v > 250 {
 				t.Errorf("%s: cpu%d refreshed %.1f/s by newly idle balance, above one per jiffy", r.name, cpu, v)
 			}
@@ -196,7 +202,7 @@ func TestBlockedAveragesBackgroundCgroups(t *testing.T) {
 		t.Errorf("newly idle balance not slower before v5.13: %v/%v vs %v/%v",
 			pre.stats.NewidleBalance.Mean(), pre.stats.NewidleBalance.Max, base.stats.NewidleBalance.Mean(), base.stats.NewidleBalance.Max)
 	}
-	for _, r := range []blockedRun{base, baseRL, pre, preRL, v619} {
+	for _, r := range all {
 		if r.stats.NewidleGatePassed == 0 || r.stats.UpdateBlockedAverages.Mean() <= 0 {
 			t.Errorf("%s: no newly idle balancing or no blocked-load cost", r.name)
 		}

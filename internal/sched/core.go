@@ -122,7 +122,7 @@ func (k *Kernel) reschedCurr(rq *Rq) {
 	if rq.CPU != k.thisCPU {
 		at += k.ipiLatency(k.thisCPU, rq.CPU)
 	}
-	at += k.idleExitLatency(rq)
+	at = k.idleWakeAt(rq, at) // an idle CPU acts once out of its idle state
 	// load balancing (issue 4): balancing work on this CPU or its rq lock delays it.
 	if at < rq.LBBusyUntil {
 		at = rq.LBBusyUntil
@@ -239,6 +239,7 @@ func (k *Kernel) updateDurAvg(p *Task) {
 func (k *Kernel) enterIdle(rq *Rq) {
 	updateIdleRqClockPelt(rq)
 	k.costsEnterIdle(rq)
+	rq.idleExiting = false
 	k.updateIdleCore(rq)
 	k.nohzRunIdleBalance(rq) // load balancing (issue 4): do_idle's blocked-load refresh
 	if !rq.NohzTickStopped {
@@ -504,8 +505,12 @@ func (k *Kernel) selectTaskRq(p *Task, cpu cpumask.CPU, wakeFlags *int) cpumask.
 }
 
 // sleepTimerFired wakes a task whose sleep ended, from the CPU that armed
-// the timer (hrtimers fire where they were armed).
+// the timer (hrtimers fire where they were armed). On an idle CPU the
+// handler runs once the CPU has left its idle state (idle_exit.go).
 func (k *Kernel) sleepTimerFired(p *Task) {
+	if k.deferUntilIdleExit(k.Rqs[p.sleepCPU], p.sleepTimer) {
+		return
+	}
 	k.thisCPU = p.sleepCPU
 	k.TryToWakeUp(p, 0)
 	k.afterEvent()
@@ -601,9 +606,13 @@ func (k *Kernel) ttwuQueue(p *Task, cpu cpumask.CPU, wakeFlags int) {
 	k.ttwuDoActivate(rq, p, wakeFlags)
 }
 
-// ttwuPendingFired mirrors core.c:sched_ttwu_pending (v6.19) on the target CPU.
+// ttwuPendingFired mirrors core.c:sched_ttwu_pending (v6.19) on the target
+// CPU, which handles the IPI once out of its idle state (idle_exit.go).
 func (k *Kernel) ttwuPendingFired(p *Task) {
 	rq := k.Rqs[p.cpu]
+	if k.deferUntilIdleExit(rq, p.wakeTimer) {
+		return
+	}
 	k.thisCPU = rq.CPU
 	rq.TTWUPending--
 	k.updateRqClock(rq)

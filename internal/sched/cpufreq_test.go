@@ -69,18 +69,78 @@ func TestSchedutilFollowsUtilisation(t *testing.T) {
 	}
 }
 
-// TestSchedutilShortDutyCycle: a task that runs 1 ms every 4 ms keeps its
-// CPU's utilisation near a quarter, so schedutil settles well below the
-// maximum frequency (util·1.25/1024 of it, as the task's own util grows
-// while it runs slower), and never below the minimum.
+// TestSchedutilShortDutyCycle: a task pinned to CPU 2 of a HiKey runs 1 ms
+// of work every 3 ms of sleep, with the cost model on (schedutil, jitter
+// off). The frequency it settles at follows from PELT and schedutil:
+//
+//  1. Idle states. The rest of CPU 2's cluster (CPUs 0-3) is idle and each
+//     idle period is 3 ms of sleep plus the exit; the governor's average
+//     (exit latency left out, as menu_update does) is ≈ 3 ms, above
+//     cluster-sleep's 2.7 ms target residency, so every wakeup waits for
+//     its 700 µs exit latency.
+//  2. What PELT sees. The sleep timer's handler runs once the CPU is out of
+//     its idle state, so the task is enqueued only then, and it is alone:
+//     it is never runnable without running, so its runnable_sum equals its
+//     util_sum exactly (pelt.c:__update_load_avg_se passes se->on_rq as
+//     runnable and cfs_rq->curr == se as running). While it runs, clock_pelt
+//     advances by wall time × freq/1024; at idle entry clock_pelt syncs with
+//     clock_task (pelt.h:update_rq_clock_pelt, _update_idle_rq_clock_pelt).
+//     So each cycle PELT counts 1 ms running in a wall-clock cycle of
+//     T(f) = 1 ms·1024/f + 3 ms + 0.7 ms (plus µs of switch costs).
+//  3. The util the governor sees. At the end of a run util_avg peaks at
+//     U(f) = 1024·(1 − y^a)/(1 − y^c), y = 2^(−1/32), a = 1 ms and c = T(f)
+//     in 1.048576 ms periods: U(1024) ≈ 226, U(204) ≈ 127 (trough ≈ 108).
+//     util_est is the EWMA of util_avg at dequeue (fair.c:util_est_update),
+//     so it is at most U(f) plus the 10-unit margin once settled; with
+//     runnable equal to util, the "runnable above util" skip never holds
+//     and it decays by a quarter of the difference per cycle.
+//  4. schedutil asks for 1.25 × max(util_avg, util_est) of the maximum
+//     (map_util_perf, get_next_freq): 1.25·U(f) ≈ 283 at f = 1024, 159 at
+//     f = 204. That is below f everywhere in [204, 1024], so every cycle
+//     lowers the frequency until the policy's minimum, 1024·20/100 = 204,
+//     and the request (≈ 159) keeps it there.
+//
+// Before idle exits were modelled (idle_exit.go) the task was enqueued
+// when the timer fired and waited 700 µs runnable: runnable_avg ≈ 340
+// against util_avg ≈ 200 kept util_est at the 512 of its first dequeue
+// and the frequency at 1.25·512 = 640.
+// Reference: pelt.c:___update_load_sum, pelt.h:update_rq_clock_pelt,
+// fair.c:util_est_update, cpufreq_schedutil.c:get_next_freq (v6.19).
 func TestSchedutilShortDutyCycle(t *testing.T) {
 	k := newTestKernel(t, "hikey", kernels.V619)
 	withCosts(t, k)
-	k.Fork(TaskSpec{Comm: "duty", CPU: 2, Allowed: cpumask.Of(8, 2), Prog: loop(engine.Millisecond, 3*engine.Millisecond)})
-	k.Eng.RunUntil(2 * engine.Second)
-	s := k.Rqs[2].FreqScale
-	if s >= SchedCapacityScale || s <= SchedCapacityScale*MinFreqPct/100 {
-		t.Fatalf("settled at %d/1024", s)
+	p, err := k.Fork(TaskSpec{Comm: "duty", CPU: 2, Allowed: cpumask.Of(8, 2), Prog: loop(engine.Millisecond, 3*engine.Millisecond)})
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Logf("1 ms every 4 ms: frequency %d/1024, util %d", s, k.Rqs[2].CFS.Avg.UtilAvg)
+	k.Eng.RunUntil(engine.Second)
+	const minFreq = SchedCapacityScale * MinFreqPct / 100 // 204
+	var maxUtil uint64
+	minUtil := uint64(SchedCapacityScale)
+	exitBefore := k.Rqs[2].Costs.IdleExitNs
+	for i := 1; i <= 4000; i++ {
+		k.Eng.RunUntil(engine.Second + engine.Time(i)*engine.Millisecond/4)
+		a := p.SE.Avg
+		if a.RunnableSum != uint64(a.UtilSum) || a.RunnableAvg != a.UtilAvg {
+			t.Fatalf("at %v: runnable_sum %d, util_sum %d (avg %d, %d): a lone task must not be runnable without running",
+				k.Eng.Now(), a.RunnableSum, a.UtilSum, a.RunnableAvg, a.UtilAvg)
+		}
+		if s := k.Rqs[2].FreqScale; s != minFreq {
+			t.Fatalf("at %v: frequency %d/1024, want the minimum %d (1.25 × util ≈ 159 is below it)", k.Eng.Now(), s, minFreq)
+		}
+		maxUtil, minUtil = max(maxUtil, a.UtilAvg), min(minUtil, a.UtilAvg)
+	}
+	// Integer PELT rounds a unit or two away from the real-valued U(204).
+	if maxUtil < 125 || maxUtil > 129 || minUtil < 106 || minUtil > 110 {
+		t.Errorf("util_avg between %d and %d, want the derived trough ≈ 108 and peak ≈ 127", minUtil, maxUtil)
+	}
+	if e := uint64(p.SE.Avg.UtilEst &^ utilAvgUnchanged); e < minUtil || e > maxUtil+utilEstMargin {
+		t.Errorf("util_est %d, want it between the trough %d and the peak %d plus the margin", e, minUtil, maxUtil)
+	}
+	// One 700 µs cluster-sleep exit per cycle of T(204) ≈ 8.7 ms: about
+	// 115 exits in the last second.
+	if n := (k.Rqs[2].Costs.IdleExitNs - exitBefore) / 700000; n < 110 || n > 118 {
+		t.Errorf("%d cluster-sleep exits in a second, want ≈ 115", n)
+	}
+	t.Logf("1 ms every 4 ms: frequency %d/1024, util_avg %d..%d, util_est %d", k.Rqs[2].FreqScale, minUtil, maxUtil, p.SE.Avg.UtilEst&^utilAvgUnchanged)
 }

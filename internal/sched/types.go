@@ -314,6 +314,10 @@ type Rq struct {
 	idleState int
 	idleAvg   uint64
 	idleSince engine.Time
+	// idleExiting is set while the CPU leaves its idle state for an
+	// interrupt; idleExitDone is when it can run the handler (idle_exit.go).
+	idleExiting  bool
+	idleExitDone engine.Time
 	// Costs counts what the cost model charged on this CPU.
 	Costs CostCounters
 

@@ -8,11 +8,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/schedlab/schedlab/internal/observe"
 	"github.com/schedlab/schedlab/internal/sched"
+	"github.com/schedlab/schedlab/internal/testutil"
 	"github.com/schedlab/schedlab/internal/trace"
 )
 
@@ -36,13 +39,13 @@ func tracedHackbench(t testing.TB, args []string, mk func(k *sched.Kernel) trace
 
 // TestHackbenchTraceDatMatchesText traces a simulated hackbench into a
 // trace.dat and an ftrace text file at once and checks that trace-cmd
-// report prints the same events: the same count, and for a sample of lines
-// the same timestamp, CPU, task, event and fields.
+// report prints the same events: the same count and, CPU by CPU, the same
+// timestamp, task and event for every one.
 func TestHackbenchTraceDatMatchesText(t *testing.T) {
 	dir := t.TempDir()
 	datPath := filepath.Join(dir, "trace.dat")
 	var text bytes.Buffer
-	tracedHackbench(t, []string{"-p", "-T", "-l", "20", "-g", "2"}, func(k *sched.Kernel) trace.Writer {
+	res := tracedHackbench(t, []string{"-p", "-T", "-l", "20", "-g", "2"}, func(k *sched.Kernel) trace.Writer {
 		tw, err := trace.NewTextWriter(&text, trace.TextOptions{NrCPUs: k.NrCPUs(), TempDir: dir})
 		if err != nil {
 			t.Fatal(err)
@@ -61,13 +64,8 @@ func TestHackbenchTraceDatMatchesText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(evs) < 1000 {
-		t.Fatalf("only %d events", len(evs))
-	}
-	if _, err := exec.LookPath("trace-cmd"); err != nil {
-		t.Skip("trace-cmd not installed")
-	}
-	cmd := exec.Command("trace-cmd", "report", "-i", datPath)
+	checkHackbenchTrace(t, evs, res, 2, 20)
+	cmd := exec.Command(testutil.NeedTool(t, "trace-cmd"), "report", "-i", datPath)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -77,36 +75,135 @@ func TestHackbenchTraceDatMatchesText(t *testing.T) {
 	if strings.TrimSpace(stderr.String()) != "" {
 		t.Errorf("trace-cmd report warns: %s", stderr.String())
 	}
-	var lines []string
+	// trace-cmd merges the per-CPU buffers by timestamp; events of
+	// different CPUs at the same nanosecond may come out in either order,
+	// so compare CPU by CPU, where the order is the buffer's.
+	perCPU := map[int][]string{}
+	n := 0
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
-		if strings.Contains(sc.Text(), ": sched_") {
-			lines = append(lines, sc.Text())
+		l := sc.Text()
+		if !strings.Contains(l, ": sched_") {
+			continue
 		}
+		m := cpuRE.FindStringSubmatch(l)
+		if m == nil {
+			t.Fatalf("trace-cmd line without a CPU: %q", l)
+		}
+		cpu, _ := strconv.Atoi(m[1])
+		perCPU[cpu] = append(perCPU[cpu], l)
+		n++
 	}
-	if len(lines) != len(evs) {
-		t.Fatalf("trace-cmd report shows %d events, the text trace %d", len(lines), len(evs))
+	if n != len(evs) {
+		t.Fatalf("trace-cmd report shows %d events, the text trace %d", n, len(evs))
 	}
-	// A sample: every 97th event. trace-cmd prints "comm-pid [cpu]
-	// seconds: event: fields"; compare pid, CPU, microsecond timestamp
-	// and event name with the text trace's.
-	for i := 0; i < len(evs); i += 97 {
-		e := evs[i]
-		l := lines[i]
+	// trace-cmd prints "comm-pid [cpu] seconds: event: fields"; compare
+	// pid, CPU, microsecond timestamp and event name of every event with
+	// the text trace's.
+	next := map[int]int{}
+	for i, e := range evs {
+		cpu := int(e.CPU)
+		j := next[cpu]
+		next[cpu]++
+		if j >= len(perCPU[cpu]) {
+			t.Fatalf("event %d: cpu%d has only %d events in trace-cmd's report", i, cpu, len(perCPU[cpu]))
+		}
+		l := perCPU[cpu][j]
 		ts := e.TS / 1000
 		want := []string{
 			fmt.Sprintf("-%d ", e.Cur.Pid),
-			fmt.Sprintf("[%03d]", e.CPU),
 			fmt.Sprintf("%d.%06d:", ts/1000000, ts%1000000),
 			": " + e.Type.String() + ":",
 		}
 		for _, w := range want {
 			if !strings.Contains(l, w) {
-				t.Errorf("event %d: trace-cmd line %q lacks %q", i, l, w)
+				t.Errorf("event %d (cpu%d #%d): trace-cmd line %q lacks %q", i, cpu, j, l, w)
 				break
 			}
 		}
+	}
+}
+
+// cpuRE finds the CPU of a trace-cmd report line.
+var cpuRE = regexp.MustCompile(`\[(\d{3})\]`)
+
+// checkHackbenchTrace checks what the trace of an rt-tests hackbench run
+// in thread mode must contain, from its arguments and the run's counters:
+// the main thread (pid 1, forked by the launcher) creates groups × 2 × fds
+// threads (fds senders and fds receivers per group); every one of them is
+// forked once (sched_process_fork with the main thread as parent, then
+// sched_wakeup_new) and exits once, after it last ran; every sched_wakeup
+// follows an unanswered sched_waking of the same task, and all are answered
+// once the run is over; the wakings are the wakeups ttwu_stat counted
+// (ttwu_count) and the switches to a task are sched_info_arrive's pcount.
+// Reference: rt-tests hackbench.c (create_worker, group); core.c:
+// try_to_wake_up, ttwu_stat, wake_up_new_task, __schedule; stats.h:
+// sched_info_arrive (v6.19).
+func checkHackbenchTrace(t *testing.T, evs []trace.Event, res *Result, groups, fds int) {
+	t.Helper()
+	tasks := 1 + groups*2*fds
+	forks, news, exits := map[int32]int{}, map[int32]int{}, map[int32]int{}
+	waking := map[int32]int{}
+	counts := map[trace.EventType]uint64{}
+	var toTask uint64
+	exited := map[int32]bool{}
+	for i, e := range evs {
+		counts[e.Type]++
+		if exited[e.Cur.Pid] && e.Cur.Pid != 0 {
+			t.Fatalf("event %d: pid %d runs after its exit", i, e.Cur.Pid)
+		}
+		switch e.Type {
+		case trace.SchedProcessFork:
+			forks[e.Next.Pid]++
+			if e.Next.Pid != 1 && e.Task.Pid != 1 {
+				t.Errorf("event %d: pid %d forked by pid %d, want the main thread", i, e.Next.Pid, e.Task.Pid)
+			}
+		case trace.SchedWakeupNew:
+			news[e.Task.Pid]++
+		case trace.SchedProcessExit:
+			exits[e.Task.Pid]++
+		case trace.SchedWaking:
+			if waking[e.Task.Pid] != 0 {
+				t.Fatalf("event %d: second sched_waking of pid %d before its sched_wakeup", i, e.Task.Pid)
+			}
+			waking[e.Task.Pid]++
+		case trace.SchedWakeup:
+			if waking[e.Task.Pid] == 0 {
+				t.Fatalf("event %d: sched_wakeup of pid %d without a sched_waking", i, e.Task.Pid)
+			}
+			waking[e.Task.Pid]--
+		case trace.SchedSwitch:
+			if e.Next.Pid != 0 {
+				toTask++
+				if news[e.Next.Pid] == 0 {
+					t.Fatalf("event %d: pid %d switched in before its sched_wakeup_new", i, e.Next.Pid)
+				}
+			}
+			if e.PrevState&trace.ExitDead != 0 {
+				exited[e.Task.Pid] = true
+			}
+		}
+	}
+	if len(forks) != tasks || len(news) != tasks || len(exits) != tasks {
+		t.Errorf("%d tasks forked, %d woken new, %d exited; want %d each", len(forks), len(news), len(exits), tasks)
+	}
+	for pid := range forks {
+		if forks[pid] != 1 || news[pid] != 1 || exits[pid] != 1 {
+			t.Errorf("pid %d: %d forks, %d wakeup_new, %d exits", pid, forks[pid], news[pid], exits[pid])
+		}
+	}
+	if counts[trace.SchedWaking] != counts[trace.SchedWakeup] {
+		t.Errorf("%d wakings, %d wakeups: every wakeup is over when the run is", counts[trace.SchedWaking], counts[trace.SchedWakeup])
+	}
+	if c := res.Schedstat.CPU; counts[trace.SchedWaking] != c.TtwuCount || toTask != c.Pcount {
+		t.Errorf("%d wakings and %d switches to a task in the trace; schedstat ttwu_count %d, pcount %d",
+			counts[trace.SchedWaking], toTask, c.TtwuCount, c.Pcount)
+	}
+	// Each sender writes loops messages to each of the fds receivers of
+	// its group, so a receiver blocks and is woken at least once in all.
+	if counts[trace.SchedWaking] < uint64(groups*fds) {
+		t.Errorf("%d wakings for %d receivers", counts[trace.SchedWaking], groups*fds)
 	}
 }
 

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/schedlab/schedlab/internal/testutil"
 )
 
 func datOf(t testing.TB, evs []Event, opts DatOptions) []byte {
@@ -444,10 +446,7 @@ func pluginStateOK(got string, st TaskState) bool {
 // warning. Needs Debian's trace-cmd package (skipped if the binary is
 // absent).
 func TestTraceCmdReport(t *testing.T) {
-	bin, err := exec.LookPath("trace-cmd")
-	if err != nil {
-		t.Skip("trace-cmd not installed (Debian package trace-cmd)")
-	}
+	bin := testutil.NeedTool(t, "trace-cmd")
 	evs := synthEvents(10000, 99, 4)
 	dir := t.TempDir()
 	file := filepath.Join(dir, "trace.dat")

@@ -7,7 +7,9 @@ import (
 	"github.com/schedlab/schedlab/internal/kernels"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -243,9 +245,17 @@ func FuzzParseRTTests(f *testing.F) {
 	})
 }
 
+// FuzzParsePerf: perf bench sched messaging takes -g and -l as
+// OPT_UINTEGER with no lower bound (tools/perf/bench/sched-messaging.c
+// checks neither; -g 0 runs nothing and prints "0 groups == 0 processes
+// run"), unlike rt-tests' hackbench, which wants integers > 0. So an
+// accepted command has non-negative groups and loops, perf's fixed 20 fds
+// and 100-byte messages, and parses back to the same configuration when
+// written out again.
 func FuzzParsePerf(f *testing.F) {
 	f.Add("bench sched messaging -p -t -g 4 -l 100")
 	f.Add("bench --format=simple sched messaging")
+	f.Add("bench sched messaging -g 0 -l 0")
 	f.Fuzz(func(t *testing.T, s string) {
 		cfg, err := ParsePerfCommand(strings.Fields(s))
 		if err != nil {
@@ -254,8 +264,42 @@ func FuzzParsePerf(f *testing.F) {
 			}
 			return
 		}
-		if cfg.Groups < 0 || cfg.Loops < 0 {
+		if cfg.Flavour != PerfBench || cfg.Groups < 0 || cfg.Loops < 0 || cfg.Fds != 20 || cfg.DataSize != 100 {
 			t.Fatalf("accepted %+v", cfg)
 		}
+		args := []string{"bench"}
+		if cfg.Simple {
+			args = append(args, "--format=simple")
+		}
+		args = append(args, "sched", "messaging", "-g", strconv.Itoa(cfg.Groups), "-l", strconv.Itoa(cfg.Loops))
+		if cfg.Pipe {
+			args = append(args, "-p")
+		}
+		if cfg.Threads {
+			args = append(args, "-t")
+		}
+		again, err := ParsePerfCommand(args)
+		if err != nil || !reflect.DeepEqual(again, cfg) {
+			t.Fatalf("%q parsed to %+v; written out as %q it parses to %+v (%v)", s, cfg, args, again, err)
+		}
 	})
+}
+
+// TestParseZeroGroupsAndLoops pins the difference FuzzParsePerf relies on:
+// rt-tests rejects -g 0 and -l 0, perf accepts both.
+// Reference: rt-tests src/hackbench/hackbench.c (process_options);
+// tools/perf/bench/sched-messaging.c (options: OPT_UINTEGER).
+func TestParseZeroGroupsAndLoops(t *testing.T) {
+	for _, a := range [][]string{{"-g", "0"}, {"-l", "0"}} {
+		if _, err := ParseRTTests(a); err == nil {
+			t.Errorf("hackbench %v accepted", a)
+		}
+		cfg, err := ParsePerf(a)
+		if err != nil {
+			t.Errorf("perf bench sched messaging %v: %v", a, err)
+		}
+		if (a[0] == "-g" && cfg.Groups != 0) || (a[0] == "-l" && cfg.Loops != 0) {
+			t.Errorf("perf bench sched messaging %v: %+v", a, cfg)
+		}
+	}
 }

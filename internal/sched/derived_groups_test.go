@@ -1,0 +1,77 @@
+package sched
+
+import (
+	"github.com/schedlab/schedlab/internal/kernels"
+	"testing"
+
+	"github.com/schedlab/schedlab/internal/cpumask"
+	"github.com/schedlab/schedlab/internal/engine"
+)
+
+// TestGroupSharesAcrossCPUs: cgroup /a (cpu.weight 100: tg->shares 1024)
+// has two nice-0 hogs on CPU 0 and one on CPU 1 of a HiKey. A group
+// entity's weight is calc_group_shares of its queue:
+//
+//	load      = max(queue weight, queue load_avg)
+//	tg_weight = tg->load_avg − this queue's contribution + load
+//	shares    = tg->shares · load / tg_weight, clamped to [2, tg->shares]
+//
+// The queues' weights are 2048 and 1024 and their load_avg stays just
+// below (always-runnable tasks keep their weight as load), so load is
+// 2048 and 1024; tg->load_avg is the sum of the published contributions,
+// each within 1/64 of its queue's load_avg (update_tg_load_avg publishes a
+// change larger than that): c0 ∈ [2048 − 32, 2048], c1 ∈ [1024 − 16,
+// 1024]. Hence
+//
+//	CPU 0: 1024·2048/(c1 + 2048) ∈ [682, 686]   (682.7 for c1 = 1024)
+//	CPU 1: 1024·1024/(c0 + 1024) ∈ [341, 345]   (341.3 for c0 = 2048)
+//
+// together ≈ tg->shares: the group gets its weight once, split by where
+// its load is. A queue that ignored the other CPUs' load would give each
+// entity the full 1024.
+// Reference: fair.c:calc_group_shares, update_cfs_group,
+// update_tg_load_avg (v6.19).
+func TestGroupSharesAcrossCPUs(t *testing.T) {
+	k := newTestKernel(t, "hikey", kernels.V619)
+	tg, err := k.CreateGroup(nil, "a", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cpu := range []cpumask.CPU{0, 0, 1} {
+		if _, err := k.Fork(TaskSpec{Comm: "hog", CPU: cpu, Allowed: cpumask.Of(8, cpu), Group: tg, Prog: loop(engine.Second, 0)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	k.Eng.RunUntil(200 * engine.Millisecond)
+	c0, c1 := tg.CfsRq[0].TgLoadAvgContrib, tg.CfsRq[1].TgLoadAvgContrib
+	if c0 < 2048-32 || c0 > 2048 || c1 < 1024-16 || c1 > 1024 || tg.LoadAvg != int64(c0+c1) {
+		t.Fatalf("contributions %d and %d, tg load_avg %d", c0, c1, tg.LoadAvg)
+	}
+	for _, tc := range []struct {
+		cpu      int
+		lo, hi   uint64
+		queueW   uint64
+		otherSum uint64
+	}{
+		{0, 682, 686, 2048, c1},
+		{1, 341, 345, 1024, c0},
+	} {
+		c := tg.CfsRq[tc.cpu]
+		if w := scaleLoadDown(c.Load.Weight); w != tc.queueW {
+			t.Fatalf("cpu%d: /a queue weight %d, want %d", tc.cpu, w, tc.queueW)
+		}
+		load := max(tc.queueW, c.Avg.LoadAvg)
+		want := 1024 * load / (tc.otherSum + load) // the formula with this state
+		got := scaleLoadDown(calcGroupShares(c))
+		if got != want {
+			t.Errorf("cpu%d: calc_group_shares = %d, the formula gives 1024·%d/(%d + %d) = %d", tc.cpu, got, load, tc.otherSum, load, want)
+		}
+		if w := seWeight(tg.SE[tc.cpu]); w < tc.lo || w > tc.hi {
+			t.Errorf("cpu%d: group entity weight %d, want %d..%d", tc.cpu, w, tc.lo, tc.hi)
+		}
+	}
+	t.Logf("contributions %d + %d; entity weights %d and %d", c0, c1, seWeight(tg.SE[0]), seWeight(tg.SE[1]))
+	if w := seWeight(tg.SE[0]) + seWeight(tg.SE[1]); w < 1020 || w > 1030 {
+		t.Errorf("group entity weights add up to %d, want ≈ tg->shares = 1024", w)
+	}
+}
