@@ -248,7 +248,9 @@ func TestCacheRefill(t *testing.T) {
 		t.Fatal("distances")
 	}
 	short := 10 * engine.Microsecond
-	r := func(to cpumask.CPU, fp int64, away engine.Time) engine.Time { return p.CacheRefill(s, 0, to, fp, away) }
+	r := func(to cpumask.CPU, fp int64, away engine.Time) engine.Time {
+		return p.CacheRefill(s, 0, to, fp, away, -1)
+	}
 	// A large footprint right after a move: the farther, the longer.
 	a, b, c, d := r(same, 8*mb, short), r(llc, 8*mb, short), r(xllc, 8*mb, short), r(xnode, 8*mb, short)
 	if !(a < b && b < c && c < d) {
@@ -289,11 +291,11 @@ func TestNodeInterpolation(t *testing.T) {
 	if got := p.IPILatency(s, 0, otherSocket); got != p.IPIOtherNode {
 		t.Errorf("IPI to the other socket: %v", got)
 	}
-	if got := p.SharedLineRead(s, 0, 1); got != p.LineSameLLC {
+	if got := p.LLCLineRead(s, 0, 1); got != p.LineSameLLC {
 		t.Errorf("line in the LLC: %v", got)
 	}
-	if got := p.SharedLineRead(s, 0, 0); got != 0 {
-		t.Errorf("own line: %v", got)
+	if got := p.LLCLineRead(s, 0, 0); got != p.LineSameLLC {
+		t.Errorf("a line the other CPUs of the own LLC write: %v", got)
 	}
 	if got := p.RemoteMemFactorFor(s, 0, s.CPUs[otherSocket].Node); got != p.RemoteMemFactor {
 		t.Errorf("remote factor %v", got)

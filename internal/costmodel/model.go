@@ -74,8 +74,6 @@ func nodeFracNodes(spec *topology.MachineSpec, na, nb int) float64 {
 	return float64(spec.Distance[na][nb]-10) / float64(dmax-10)
 }
 
-func lerp(a, b, f float64) float64 { return a + (b-a)*f }
-
 func ns(v float64) engine.Time { return engine.Time(math.Round(v)) }
 
 // IPILatency is the time from sending a reschedule IPI on from to the
@@ -92,17 +90,15 @@ func (p *Params) IPILatency(spec *topology.MachineSpec, from, to cpumask.CPU) en
 	}
 }
 
-// SharedLineRead is the time for reader to load a cache line that writer
-// (any CPU, typically the last to update it) has modified: the cost of
-// reading sd_llc_shared and friends. Zero when the reader wrote it itself.
-func (p *Params) SharedLineRead(spec *topology.MachineSpec, reader, writer cpumask.CPU) engine.Time {
-	switch d := DistanceOf(spec, reader, writer); d {
-	case SameCPU, SameCore:
-		return 0
-	case SameLLC:
+// LLCLineRead is the time for reader to load a cache line that the CPUs
+// of target's LLC keep writing: LineSameLLC from within that LLC,
+// LineOtherLLC to LineOtherNode (interpolated by SLIT distance) beyond.
+func (p *Params) LLCLineRead(spec *topology.MachineSpec, reader, target cpumask.CPU) engine.Time {
+	switch d := DistanceOf(spec, reader, target); d {
+	case SameCPU, SameCore, SameLLC:
 		return p.LineSameLLC
 	default:
-		return ns(lerp(float64(p.LineOtherLLC), float64(p.LineOtherNode), nodeFrac(spec, reader, writer)))
+		return ns(lerp(float64(p.LineOtherLLC), float64(p.LineOtherNode), nodeFrac(spec, reader, target)))
 	}
 }
 
@@ -128,7 +124,7 @@ func (p *Params) SharedLineRead(spec *topology.MachineSpec, reader, writer cpuma
 // factor for the new CPU's node against the old one's (the task's memory
 // stays where it was first touched). GB/s equals bytes per ns. warmP ⊆
 // warmL is assumed (an inclusive LLC; Zen3's victim L3 is not modelled).
-func (p *Params) CacheRefill(spec *topology.MachineSpec, from, to cpumask.CPU, footprint int64, away engine.Time) engine.Time {
+func (p *Params) CacheRefill(spec *topology.MachineSpec, from, to cpumask.CPU, footprint int64, away engine.Time, memNode int) engine.Time {
 	if footprint <= 0 {
 		return 0
 	}
@@ -152,7 +148,10 @@ func (p *Params) CacheRefill(spec *topology.MachineSpec, from, to cpumask.CPU, f
 	default:
 		f := nodeFrac(spec, from, to)
 		perByte := lerp(1/p.RefillOtherLLCBW, 1/p.RefillOtherNodeBW, f)
-		remote := lerp(1, p.RemoteMemFactor, f)
+		if memNode < 0 {
+			memNode = spec.CPUs[from].Node
+		}
+		remote := p.RemoteMemFactorFor(spec, to, memNode)
 		t = warmL*perByte + cold*remote/p.RefillMemoryBW
 	}
 	return ns(t)
@@ -172,28 +171,6 @@ func (p *Params) SMTSpeed(siblingBusy bool) float64 {
 		return p.SMTFactor
 	}
 	return 1
-}
-
-// ScaleWork converts work w, in ns at capacity 1024 and maximum frequency,
-// into time on a CPU of capacity capacityOrig (arch_scale_cpu_capacity)
-// running at freqScale/1024 of its maximum frequency
-// (arch_scale_freq_capacity; 0 means 1024). It is the rule for every
-// parameter marked scaled: kernel and user work take longer on a smaller
-// or slower CPU in proportion, time = w × 1024/capacity × 1024/freq_scale.
-// Latencies (IPIs, idle exits, cache-line transfers) and bandwidths are
-// not scaled. This is the same rule as sched's lbWorkTime.
-func ScaleWork(w engine.Time, capacityOrig, freqScale uint64) engine.Time {
-	if w <= 0 {
-		return 0
-	}
-	if capacityOrig == 0 {
-		capacityOrig = 1024
-	}
-	t := w * 1024 / engine.Time(capacityOrig)
-	if freqScale != 0 && freqScale != 1024 {
-		t = t * 1024 / engine.Time(freqScale)
-	}
-	return t
 }
 
 // PipeWriteCost is the CPU work of writing n bytes to a pipe.
