@@ -130,46 +130,46 @@ type Params struct {
 	// examined (available_idle_cpu reads the remote rq's lines).
 	SISScanCPU engine.Time `cost:"sis_scan_cpu_ns" unit:"ns" range:"0,1e6" work:"scaled" group:"Scheduler paths"`
 	// BalanceRqBase is the fixed part of one sched_balance_rq pass
-	// (sched.BalanceCosts.BalanceRqBase).
+	// (BalanceCosts.BalanceRqBase).
 	BalanceRqBase engine.Time `cost:"lb_base_ns" unit:"ns" range:"0,1e7" work:"scaled"`
 	// LBGroup is update_sg_lb_stats' cost per group visited
-	// (sched.BalanceCosts.SgStatsPerGroup).
+	// (BalanceCosts.SgStatsPerGroup).
 	LBGroup engine.Time `cost:"lb_group_ns" unit:"ns" range:"0,1e7" work:"scaled"`
 	// LBCPU is update_sg_lb_stats' cost per CPU of a group read
-	// (sched.BalanceCosts.SgStatsPerCPU).
+	// (BalanceCosts.SgStatsPerCPU).
 	LBCPU engine.Time `cost:"lb_cpu_ns" unit:"ns" range:"0,1e7" work:"scaled"`
 	// LBFindBusiestCPU is sched_balance_find_src_rq's cost per CPU of the
-	// busiest group (sched.BalanceCosts.FindBusiestQueuePerCPU).
+	// busiest group (BalanceCosts.FindBusiestQueuePerCPU).
 	LBFindBusiestCPU engine.Time `cost:"lb_find_busiest_cpu_ns" unit:"ns" range:"0,1e7" work:"scaled"`
 	// LBTask is detach_tasks' cost per task examined: can_migrate_task,
-	// task_h_load (sched.BalanceCosts.TaskExamined).
+	// task_h_load (BalanceCosts.TaskExamined).
 	LBTask engine.Time `cost:"lb_task_ns" unit:"ns" range:"0,1e7" work:"scaled"`
 	// LBMigrate is moving one task between runqueues: detach_task and
-	// attach_task under both rq locks (sched.BalanceCosts.TaskMigrated).
+	// attach_task under both rq locks (BalanceCosts.TaskMigrated).
 	LBMigrate engine.Time `cost:"lb_migrate_ns" unit:"ns" range:"0,1e7" work:"scaled"`
 	// NohzCPU is _nohz_idle_balance's loop cost per idle CPU visited
-	// (sched.BalanceCosts.NohzPerCPU).
+	// (BalanceCosts.NohzPerCPU).
 	NohzCPU engine.Time `cost:"nohz_cpu_ns" unit:"ns" range:"0,1e7" work:"scaled"`
 	// StopperSwitch is the busiest CPU's cost of an active balance: the
 	// switches to the stopper thread and back
-	// (sched.BalanceCosts.StopperSwitch).
+	// (BalanceCosts.StopperSwitch).
 	StopperSwitch engine.Time `cost:"stopper_switch_ns" unit:"ns" range:"0,1e8" work:"scaled"`
 	// BlockedAvgBase is the fixed part of one update_blocked_averages
 	// call: rq lock, clock update, RT/DL/IRQ decays
-	// (sched.BalanceCosts.BlockedAvgBase).
+	// (BalanceCosts.BlockedAvgBase).
 	BlockedAvgBase engine.Time `cost:"uba_base_ns" unit:"ns" range:"0,1e7" work:"scaled"`
 	// BlockedAvgCfsRq is update_blocked_averages' cost per leaf cfs_rq
 	// walked: PELT decay, update_tg_load_avg (an atomic on the task
 	// group's shared line), propagation to the parent
-	// (sched.BalanceCosts.BlockedAvgPerCfsRq).
+	// (BalanceCosts.BlockedAvgPerCfsRq).
 	BlockedAvgCfsRq engine.Time `cost:"uba_cfs_rq_ns" unit:"ns" range:"0,1e7" work:"scaled"`
 	// CpufreqUpdate is the fixed part of one cpufreq_update_util call
 	// into schedutil: the policy lock, the frequency choice, a fast switch
-	// (sched.BalanceCosts.CpufreqUpdateBase).
+	// (BalanceCosts.CpufreqUpdateBase).
 	CpufreqUpdate engine.Time `cost:"cpufreq_update_ns" unit:"ns" range:"0,1e7" work:"scaled"`
 	// CpufreqUpdateCPU is schedutil's cost per CPU of the frequency domain
 	// (sugov_next_freq_shared reads every CPU's utilisation)
-	// (sched.BalanceCosts.CpufreqUpdatePerCPU).
+	// (BalanceCosts.CpufreqUpdatePerCPU).
 	CpufreqUpdateCPU engine.Time `cost:"cpufreq_update_cpu_ns" unit:"ns" range:"0,1e7" work:"scaled"`
 }
 

@@ -31,7 +31,7 @@ const (
 		"(learn.microsoft.com/azure/high-performance-computing/performance-benchmarking/stream-benchmark)"
 	citeRome = "STREAM on 2× EPYC 7742 (Rome, NPS4): 28 GB/s with 1 thread, 148 GB/s with 32 " +
 		"(gist.github.com/v0dro/0559e1d9b205ca9ac0ad1a29fe10377b)"
-	citeBalance = "sched.DefaultBalanceCosts: assumed order of magnitude for a ~3 GHz core " +
+	citeBalance = "assumed order of magnitude for a ~3 GHz core " +
 		"(a cache miss ≈ 100 ns, a short function on hot data ≈ 20–50 ns)"
 	citeUBA = "fitted to patches.md §3 (Joel Fernandes): single update_blocked_averages calls of 33–67 µs on a " +
 		"Snapdragon 7c little CPU; 100 leaf cfs_rqs × 200 ns × 1024/415 ≈ 49 µs (the cgroup count is our assumption)"
@@ -88,7 +88,7 @@ func zen3(nps int) []entry {
 	return append(e, balanceDefaults(1, "")...)
 }
 
-// balanceDefaults are sched.DefaultBalanceCosts' values, times f for a
+// balanceDefaults are the load balancer's costs on a Zen3 core, times f for a
 // slower core.
 func balanceDefaults(f float64, why string) []entry {
 	base := []entry{

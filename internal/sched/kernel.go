@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
+	"github.com/schedlab/schedlab/internal/costmodel"
 	"github.com/schedlab/schedlab/internal/cpumask"
 	"github.com/schedlab/schedlab/internal/engine"
 	"github.com/schedlab/schedlab/internal/topology"
@@ -107,9 +108,10 @@ type Kernel struct {
 	DefaultAllowed cpumask.Mask
 	progTask       *Task
 
-	// Costs are the cost model's parameters (work.go); the zero value
-	// charges nothing but the IPI latency of Settings.
-	Costs Costs
+	// Costs is the cost model compiled for this machine
+	// (costmodel.Table; ApplyCosts installs it). Until then it charges
+	// nothing, and IPIs take Settings.WakeupIPILatency.
+	Costs costmodel.Table
 	// bwLLC and bwNode are the bandwidth demands of the tasks running on
 	// each LLC (indexed by sd_llc_id) and NUMA node.
 	bwLLC, bwNode []int64
@@ -131,10 +133,6 @@ type Kernel struct {
 	// BalanceStats counts the balancer's calls and time (the run report's
 	// "balance" section).
 	BalanceStats BalanceStats
-	// LBCosts are the modelled costs of balancing work (cost_params.go).
-	// Like Costs, the zero value charges nothing; DefaultBalanceCosts()
-	// gives the documented defaults, the cost model per-machine values.
-	LBCosts BalanceCosts
 
 	invariantsChecked uint64
 }
@@ -166,6 +164,7 @@ func New(eng *engine.Engine, topo *topology.Topology, s Settings) (*Kernel, erro
 	k.wakeupGranularity = s.WakeupGranularity * factor
 	k.tickNsec = (1000000000 + uint64(s.HZ)/2) / uint64(s.HZ)
 	k.SelectTaskRq = selectTaskRqFair
+	k.Costs = *costmodel.None(topo.Spec)
 
 	root := &TaskGroup{Name: "/", Shares: NiceZeroLoad, Weight: 100}
 	k.RootTG = root

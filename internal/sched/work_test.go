@@ -1,9 +1,10 @@
 package sched
 
 import (
-	"math"
+	"math/rand/v2"
 	"testing"
 
+	"github.com/schedlab/schedlab/internal/costmodel"
 	"github.com/schedlab/schedlab/internal/cpumask"
 	"github.com/schedlab/schedlab/internal/engine"
 )
@@ -120,20 +121,17 @@ func TestMigrationRefillByDistance(t *testing.T) {
 	}
 }
 
-// TestSurviveDecay: what survives of a cached set after other work filled
-// the cache for a while follows exp(-away·fill/size) within PELT's 1/32
-// halving steps.
-func TestSurviveDecay(t *testing.T) {
-	const size = 32 << 20
-	for _, tc := range []struct {
-		away engine.Time
-		fill int64 // bytes per µs
-	}{{0, 10000}, {engine.Millisecond, 10000}, {3 * engine.Millisecond, 10000}, {10 * engine.Millisecond, 10000}, {engine.Second, 10000}} {
-		got := survive(size, tc.away, tc.fill, size)
-		x := float64(tc.away) * float64(tc.fill) / 1000 / size
-		want := size * math.Exp(-x)
-		if math.Abs(float64(got)-want) > 0.03*size {
-			t.Errorf("away %v: %d survive, exp gives %.0f", tc.away, got, want)
+// TestCacheDecayIsPELTs: the cost model's cache decay (costmodel.Decay32)
+// keeps its own copy of the y^n = 0.5^(n/32) series so that it does not
+// depend on the kernel model; it must be PELT's decay_load exactly.
+// Reference: pelt.c:decay_load, sched-pelt.h:runnable_avg_yN_inv (v6.19).
+func TestCacheDecayIsPELTs(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for i := range 20000 {
+		v := r.Uint64N(1 << 50)
+		n := uint64(i % (LoadAvgPeriod * 66))
+		if got, want := costmodel.Decay32(v, n), decayLoad(v, n); got != want {
+			t.Fatalf("Decay32(%d, %d) = %d, decay_load gives %d", v, n, got, want)
 		}
 	}
 }
@@ -216,7 +214,7 @@ func TestClusterIdleStateNeedsIdleCluster(t *testing.T) {
 		{"other cluster busy", 5, 700 * engine.Microsecond},
 	} {
 		k := newTestKernel(t, "hikey", KernelV619)
-		k.Costs.IdleExit = true
+		k.costsOn = true
 		if tc.busyCPU != cpumask.None {
 			runOnce(t, k, "busy", tc.busyCPU, Run(engine.Second), 0)
 			k.Eng.RunUntil(engine.Millisecond)

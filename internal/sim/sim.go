@@ -79,7 +79,7 @@ func Build(cfg Config) (*Built, error) {
 		if err != nil {
 			return nil, err
 		}
-		k.ApplyCosts(p)
+		k.ApplyCosts(costmodel.Compile(p, spec))
 		b.Costs = p
 		// A --sysctl beats a cost-model default (model_sis_scan_cost_ns).
 		if err := applySysctls(&k.S, cfg.Sysctls); err != nil {
