@@ -3,6 +3,7 @@ package costmodel
 import (
 	"math"
 	"math/bits"
+	"sync"
 
 	"github.com/schedlab/schedlab/internal/cpumask"
 	"github.com/schedlab/schedlab/internal/engine"
@@ -35,6 +36,8 @@ type Table struct {
 	SISScanCPU engine.Time
 	// Balance are the load balancer's and update_blocked_averages' work.
 	Balance BalanceCosts
+	// Syscalls are the system calls' work, which the workloads charge.
+	Syscalls Syscalls
 
 	// IPISameLLC is the latency of an IPI within an LLC; IPIOther[a][b]
 	// from a CPU of node a to a CPU of another LLC on node b (the
@@ -102,6 +105,71 @@ type BalanceCosts struct {
 	StopperSwitch engine.Time
 }
 
+// Syscalls are the CPU work of the system calls the kernel objects and
+// the workloads model, in ns at capacity 1024 and maximum frequency: a
+// program charges them as work (sched.Run) before the call takes effect,
+// so they take longer on a smaller or slower CPU. The copy costs are in ns
+// per 1000 bytes, charged on each side.
+type Syscalls struct {
+	PipeWrite, PipeRead, PipeCopyPer1000B engine.Time
+	UnixSend, UnixRecv, UnixCopyPer1000B  engine.Time
+	TCPSend, TCPRecv, TCPCopyPer1000B     engine.Time
+	Poll, Futex, Clock                    engine.Time
+	Fork, ThreadCreate                    engine.Time
+	ExitProcess, ExitThread, Reap         engine.Time
+}
+
+// PipeWriteCost is write(2) of n bytes to a pipe: pipe_write_ns + n ×
+// pipe_ns_per_byte.
+func (c *Syscalls) PipeWriteCost(n int) engine.Time {
+	return c.PipeWrite + engine.Time(n)*c.PipeCopyPer1000B/1000
+}
+
+// PipeReadCost is read(2) of n bytes from a pipe.
+func (c *Syscalls) PipeReadCost(n int) engine.Time {
+	return c.PipeRead + engine.Time(n)*c.PipeCopyPer1000B/1000
+}
+
+// UnixSendCost is a send of n bytes on an AF_UNIX stream socket.
+func (c *Syscalls) UnixSendCost(n int) engine.Time {
+	return c.UnixSend + engine.Time(n)*c.UnixCopyPer1000B/1000
+}
+
+// UnixRecvCost is a receive of n bytes from an AF_UNIX stream socket.
+func (c *Syscalls) UnixRecvCost(n int) engine.Time {
+	return c.UnixRecv + engine.Time(n)*c.UnixCopyPer1000B/1000
+}
+
+// TCPSendCost is a send of n bytes on a loopback TCP socket.
+func (c *Syscalls) TCPSendCost(n int) engine.Time {
+	return c.TCPSend + engine.Time(n)*c.TCPCopyPer1000B/1000
+}
+
+// TCPRecvCost is a receive of n bytes from a loopback TCP socket.
+func (c *Syscalls) TCPRecvCost(n int) engine.Time {
+	return c.TCPRecv + engine.Time(n)*c.TCPCopyPer1000B/1000
+}
+
+// syscalls compiles the system-call parameters.
+func (p *Params) syscalls() Syscalls {
+	per1000 := func(nsPerByte float64) engine.Time { return engine.Time(math.Round(nsPerByte * 1000)) }
+	return Syscalls{
+		PipeWrite: p.PipeWrite, PipeRead: p.PipeRead, PipeCopyPer1000B: per1000(p.PipeByte),
+		UnixSend: p.UnixSend, UnixRecv: p.UnixRecv, UnixCopyPer1000B: per1000(p.UnixByte),
+		TCPSend: p.TCPSend, TCPRecv: p.TCPRecv, TCPCopyPer1000B: per1000(p.TCPByte),
+		Poll: p.Poll, Futex: p.Futex, Clock: p.Clock,
+		Fork: p.Fork, ThreadCreate: p.ThreadCreate,
+		ExitProcess: p.ExitProcess, ExitThread: p.ExitThread, Reap: p.Reap,
+	}
+}
+
+// DefaultSyscalls are the generic defaults' system-call costs: what the
+// workloads charge when the run has no cost model (--no-costs).
+var DefaultSyscalls = sync.OnceValue(func() Syscalls {
+	p, _ := Defaults(GenericName)
+	return p.syscalls()
+})
+
 // BlockedAverages is the work of one update_blocked_averages call that
 // walked n leaf cfs_rqs: uba_base_ns + n × uba_cfs_rq_ns.
 func (b *BalanceCosts) BlockedAverages(n uint64) engine.Time {
@@ -148,6 +216,7 @@ func Compile(p *Params, spec *topology.MachineSpec) *Table {
 	t.ContextSwitch, t.ContextSwitchMM = p.ContextSwitch, p.ContextSwitchMM
 	t.RemoteEnqueue = p.RemoteEnqueue
 	t.SISScanCPU = p.SISScanCPU
+	t.Syscalls = p.syscalls()
 	t.Balance = BalanceCosts{
 		BlockedAvgBase:         p.BlockedAvgBase,
 		BlockedAvgPerCfsRq:     p.BlockedAvgCfsRq,

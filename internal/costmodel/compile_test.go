@@ -3,6 +3,7 @@ package costmodel
 import (
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 
 	"github.com/schedlab/schedlab/internal/cpumask"
@@ -108,6 +109,35 @@ func TestTableMatchesOracle(t *testing.T) {
 			if got := tab.SMTSpeed(s, false); got != s {
 				t.Errorf("%s: SMTSpeed alone %d", mp.Name, got)
 			}
+			sc := &tab.Syscalls
+			for _, n := range []int{0, 1, 100, 999, 1 << 16} {
+				// The copy is kept in whole ns per 1000 bytes.
+				tol := float64(n)/2000 + 1
+				for _, c := range []struct {
+					name      string
+					got, want engine.Time
+				}{
+					{"PipeWriteCost", sc.PipeWriteCost(n), p.PipeWriteCost(n)},
+					{"PipeReadCost", sc.PipeReadCost(n), p.PipeReadCost(n)},
+					{"UnixSendCost", sc.UnixSendCost(n), p.UnixSendCost(n)},
+					{"UnixRecvCost", sc.UnixRecvCost(n), p.UnixRecvCost(n)},
+					{"TCPSendCost", sc.TCPSendCost(n), p.TCPSendCost(n)},
+					{"TCPRecvCost", sc.TCPRecvCost(n), p.TCPRecvCost(n)},
+				} {
+					if math.Abs(float64(c.got-c.want)) > tol {
+						t.Errorf("%s trial %d: %s(%d) = %v, oracle %v", mp.Name, trial, c.name, n, c.got, c.want)
+					}
+				}
+			}
+			for _, c := range []struct {
+				got  engine.Time
+				want engine.Time
+			}{{sc.Poll, p.Poll}, {sc.Futex, p.Futex}, {sc.Clock, p.Clock}, {sc.Fork, p.Fork}, {sc.ThreadCreate, p.ThreadCreate},
+				{sc.ExitProcess, p.ExitProcess}, {sc.ExitThread, p.ExitThread}, {sc.Reap, p.Reap}} {
+				if c.got != c.want {
+					t.Errorf("%s trial %d: a system call costs %v, its parameter %v", mp.Name, trial, c.got, c.want)
+				}
+			}
 			b := &tab.Balance
 			for _, n := range []int{0, 1, 7, 100} {
 				if got, want := b.BlockedAverages(uint64(n)), p.BlockedAverages(n); got != want {
@@ -177,5 +207,33 @@ func TestNoneChargesNothing(t *testing.T) {
 	}
 	if tab.SMTSpeed(1000, true) != 1000 || tab.RemoteMemSpeed(1000, 0, 7) != 1000 {
 		t.Error("None slows work down")
+	}
+}
+
+// notCharged are the parameters no cost of a run depends on, and why.
+var notCharged = map[string]string{
+	"syscall_ns": "calibration measures it as the reference null call; no workload makes one",
+}
+
+// Every parameter reaches the compiled table (so a costs file that sets
+// it changes what a run charges), except those notCharged lists.
+func TestEveryParameterReachesTheTable(t *testing.T) {
+	spec := preset(t, "zen3-2s-nps1")
+	p := mustFor(t, spec)
+	base := Compile(p, spec)
+	for _, q := range All() {
+		c := p.Clone()
+		v := p.Get(q.Key)
+		nv := math.Min(q.Max, v*2+1)
+		if nv == v {
+			nv = math.Max(q.Min, v/2)
+		}
+		if err := c.Set(q.Key, nv, "test"); err != nil {
+			t.Fatal(err)
+		}
+		changed := !reflect.DeepEqual(Compile(c, spec), base)
+		if _, exempt := notCharged[q.Key]; changed == exempt {
+			t.Errorf("%s from %v to %v: table changed %v, exempt %v", q.Key, v, nv, changed, exempt)
+		}
 	}
 }

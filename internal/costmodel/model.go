@@ -193,6 +193,16 @@ func (p *Params) UnixRecvCost(n int) engine.Time {
 	return p.UnixRecv + ns(float64(n)*p.UnixByte)
 }
 
+// TCPSendCost is the CPU work of sending n bytes on loopback TCP.
+func (p *Params) TCPSendCost(n int) engine.Time {
+	return p.TCPSend + ns(float64(n)*p.TCPByte)
+}
+
+// TCPRecvCost is the CPU work of receiving n bytes from loopback TCP.
+func (p *Params) TCPRecvCost(n int) engine.Time {
+	return p.TCPRecv + ns(float64(n)*p.TCPByte)
+}
+
 // SISScan is the work of a select_idle_cpu scan that examined n CPUs.
 func (p *Params) SISScan(n int) engine.Time { return engine.Time(n) * p.SISScanCPU }
 

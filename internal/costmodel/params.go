@@ -59,11 +59,38 @@ type Params struct {
 	UnixRecv engine.Time `cost:"unix_recv_ns" unit:"ns" range:"0,1e7" work:"scaled"`
 	// UnixByte is the socket copy cost per byte, on each side.
 	UnixByte float64 `cost:"unix_ns_per_byte" unit:"ns/B" range:"0,1000" work:"scaled"`
+	// TCPSend is a send on a loopback TCP socket (tbench, hackbench -i),
+	// without the copy.
+	TCPSend engine.Time `cost:"tcp_send_ns" unit:"ns" range:"0,1e7" work:"scaled"`
+	// TCPRecv is a receive on a loopback TCP socket, without the copy.
+	TCPRecv engine.Time `cost:"tcp_recv_ns" unit:"ns" range:"0,1e7" work:"scaled"`
+	// TCPByte is the loopback TCP copy cost per byte, on each side.
+	TCPByte float64 `cost:"tcp_ns_per_byte" unit:"ns/B" range:"0,1000" work:"scaled"`
 	// RemoteEnqueue is the waker's extra work when the wakee goes to
 	// another CPU's runqueue: the remote rq lock or the wake list
 	// (ttwu_queue_wakelist), the remote cache lines of its rq, sending the
 	// IPI.
 	RemoteEnqueue engine.Time `cost:"remote_enqueue_ns" unit:"ns" range:"0,1e7" work:"scaled"`
+
+	// Poll is poll(2) of one descriptor that has data (hackbench's
+	// children wait for the start with it).
+	Poll engine.Time `cost:"poll_ns" unit:"ns" range:"0,1e7" work:"scaled" group:"Other system calls, processes and threads"`
+	// Futex is one futex(2) wait or wake (schbench, STREAM's OpenMP
+	// barrier).
+	Futex engine.Time `cost:"futex_ns" unit:"ns" range:"0,1e7" work:"scaled"`
+	// Clock is clock_gettime or gettimeofday through the vDSO.
+	Clock engine.Time `cost:"clock_ns" unit:"ns" range:"0,1e7" work:"scaled"`
+	// Fork is fork(2) in the parent (copying the address space).
+	Fork engine.Time `cost:"fork_ns" unit:"ns" range:"0,1e8" work:"scaled"`
+	// ThreadCreate is pthread_create(3) (clone with CLONE_VM).
+	ThreadCreate engine.Time `cost:"thread_create_ns" unit:"ns" range:"0,1e8" work:"scaled"`
+	// ExitProcess is the exit of a process, with its mm teardown.
+	ExitProcess engine.Time `cost:"exit_process_ns" unit:"ns" range:"0,1e8" work:"scaled"`
+	// ExitThread is the exit of a thread.
+	ExitThread engine.Time `cost:"exit_thread_ns" unit:"ns" range:"0,1e8" work:"scaled"`
+	// Reap is waitpid(2) or pthread_join(3) returning for a child that
+	// has exited.
+	Reap engine.Time `cost:"reap_ns" unit:"ns" range:"0,1e7" work:"scaled"`
 
 	// IPISameLLC is the latency of a reschedule IPI from its send to the
 	// handler running on a busy or polling CPU of the sender's LLC; a CPU

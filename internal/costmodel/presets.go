@@ -39,6 +39,9 @@ const (
 		"8 channels of DDR4-2933 per socket, 4 per die"
 	citeA53BW = "TI SPRADG0A (AM62P, Cortex-A53 with LPDDR4): lmbench bw_mem bcopy 1957 MB/s with 1 thread, " +
 		"3606 MB/s with 4"
+	citeTCP = "placeholder sized so that a tbench operation (client send, server receive, server send, client receive " +
+		"and the copies) costs about 23 µs of CPU: Debian's tbench 4.00 with 2 clients on the project's 2-CPU " +
+		"development VM ran 403 MB/s, about 27 µs per operation round trip including wakeups"
 	citeSpecIdle = "not used: the machine spec lists cpuidle states (internal/topology/presets.go), whose exit latencies win"
 )
 
@@ -55,6 +58,17 @@ func zen3(nps int) []entry {
 		{"unix_send_ns", 2290, citeKobj + ": 3.82 µs per message, 60 % to the send (skb allocation) [split assumed]"},
 		{"unix_recv_ns", 1530, citeKobj + ": 3.82 µs per message, 40 % to the receive [split assumed]"},
 		{"unix_ns_per_byte", 0.115, citeKobj + ": slope 0.23 ns/B, half per side"},
+		{"tcp_send_ns", 6000, citeTCP + ", 60 % to the send [split assumed]"},
+		{"tcp_recv_ns", 4000, citeTCP + ", 40 % to the receive [split assumed]"},
+		{"tcp_ns_per_byte", 0.25, "placeholder [unverified]: a round figure above unix_ns_per_byte for the loopback TCP path, on each side"},
+		{"poll_ns", 500, "placeholder [unverified]: poll(2) of one ready descriptor, 0.5 µs"},
+		{"futex_ns", 500, "placeholder [unverified]: one futex(2) wait or wake, 0.5 µs"},
+		{"clock_ns", 25, "placeholder [unverified]: clock_gettime through the vDSO, 25 ns"},
+		{"fork_ns", 50000, "placeholder [unverified]: fork(2) of a small process in the parent, 50 µs"},
+		{"thread_create_ns", 10000, "placeholder [unverified]: pthread_create(3), 10 µs"},
+		{"exit_process_ns", 20000, "placeholder [unverified]: exit of a small process with its mm teardown, 20 µs"},
+		{"exit_thread_ns", 3000, "placeholder [unverified]: exit of a thread, 3 µs"},
+		{"reap_ns", 1000, "placeholder [unverified]: waitpid(2) or pthread_join(3) returning, 1 µs"},
 		{"remote_enqueue_ns", 300, "estimate: about four cache-line transfers inside a CCX (17 ns each, " + citeC2C + ") plus the x2APIC ICR write of the IPI"},
 		{"ipi_same_llc_ns", 1000, "estimate: an x86 IPI round trip takes ≈ 1–3 µs (newsletter.onedfrk.com/archive/220a711c-df2e-42a2-bdbd-c880ac9c418e, on the local APIC); one way with the interrupt entry ≈ 1 µs [not measured on Milan]"},
 		{"ipi_other_llc_ns", 1100, "estimate [unverified]: ipi_same_llc plus a crossing of the I/O die"},
