@@ -155,10 +155,11 @@ func TestTableMatchesOracle(t *testing.T) {
 }
 
 // refillTolerance bounds the difference between CacheRefill and its
-// oracle: the decay runs in whole steps of 1/32 of a halving, so up to one
-// step (2.2 %) of the private and the LLC part may count as warm where
-// exp() has cooled it, each byte at the dearest refill rate; rates are
-// kept in whole fs per byte.
+// oracle: the decay interpolates linearly between steps of 1/32 of a
+// halving (within 6·10^−5 of exp, for the private and the LLC part, each
+// byte at the dearest refill rate); rates are kept in whole fs per byte
+// (half a fs per byte at most) and the fill rate in whole bytes per µs
+// (which moves x·e^−x ≤ 1/e of a part by 0.5/fill).
 func refillTolerance(tab *Table, fp int64, want engine.Time) float64 {
 	dearest := float64(max(tab.RefillLLCFs, tab.RefillMemFs))
 	for _, row := range tab.RefillFarFs {
@@ -173,7 +174,8 @@ func refillTolerance(tab *Table, fp int64, want engine.Time) float64 {
 		}
 	}
 	P, L := float64(min(fp, tab.PrivateBytes)), float64(min(fp, tab.LLCBytes))
-	return (0.022*(P+L)+2)*dearest*remote/1e6 + 0.001*float64(want) + 2
+	fill := (P + L) * 0.5 / math.E / float64(max(1, tab.FillBytesPerUs))
+	return ((1e-4*(P+L)+fill+2)*dearest+(P+L)*0.5)*remote/1e6 + 1e-4*float64(want) + 2
 }
 
 // Decay32 is 2^(−n/32) to within the 32-bit table's rounding.
