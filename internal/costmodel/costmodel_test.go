@@ -302,49 +302,6 @@ func TestNodeInterpolation(t *testing.T) {
 	}
 }
 
-// STREAM-like tasks on one LLC share its bandwidth; spread over LLCs they
-// are limited by their own core, then by the node.
-func TestMemShares(t *testing.T) {
-	s := preset(t, "zen3-2s-nps1")
-	p := mustFor(t, s)
-	var one []MemDemand
-	for c := range 8 {
-		one = append(one, MemDemand{CPU: cpumask.CPU(c), Demand: 100})
-	}
-	for i, g := range p.MemShares(s, one) {
-		if math.Abs(g-p.MemBWLLC/8) > 1e-9 {
-			t.Errorf("task %d on a shared LLC got %g GB/s, want %g", i, g, p.MemBWLLC/8)
-		}
-	}
-	var spread []MemDemand
-	for l := range 4 { // 4 × 28 GB/s fit in the node's 170
-		spread = append(spread, MemDemand{CPU: cpumask.CPU(8 * l), Demand: 100})
-	}
-	for i, g := range p.MemShares(s, spread) {
-		if math.Abs(g-p.MemBWCore) > 1e-9 {
-			t.Errorf("task %d alone on its LLC got %g, want the core limit %g", i, g, p.MemBWCore)
-		}
-	}
-	// 64 tasks on node 0's 64 cores: the node's 170 GB/s, 2.66 each.
-	var full []MemDemand
-	for c := range 64 {
-		full = append(full, MemDemand{CPU: cpumask.CPU(c), Demand: 100})
-	}
-	sum := 0.0
-	for _, g := range p.MemShares(s, full) {
-		sum += g
-	}
-	if math.Abs(sum-p.MemBWNode) > 1e-6 {
-		t.Errorf("node total %g, want %g", sum, p.MemBWNode)
-	}
-	// Small demands are met in full; the rest share what is left.
-	mixed := []MemDemand{{CPU: 0, Demand: 1}, {CPU: 1, Demand: 100}, {CPU: 2, Demand: 0}}
-	g := p.MemShares(s, mixed)
-	if g[0] != 1 || g[2] != 0 || math.Abs(g[1]-p.MemBWCore) > 1e-9 {
-		t.Errorf("mixed demands: %v", g)
-	}
-}
-
 // Reference: sched's lbWorkTime; arch_scale_cpu_capacity and
 // arch_scale_freq_capacity.
 func TestScaleWork(t *testing.T) {

@@ -290,26 +290,21 @@ func (p *Params) IdleExitLatency(spec *topology.MachineSpec, cpu cpumask.CPU, id
 // MemDemand is one running task's use of memory bandwidth.
 type MemDemand struct {
 	CPU cpumask.CPU
-	// Demand is the bandwidth the task would draw at its current CPU
-	// speed with no contention, in GB/s (its demand at full speed times
-	// its CPU speed factor).
+	// Demand is the bandwidth the task would draw alone, in GB/s.
 	Demand float64
-	// MemNode is the node its memory is on (first touch).
+	// MemNode is the node its memory is on (first touch); negative for
+	// the CPU's node.
 	MemNode int
 }
 
-// MemShares divides memory bandwidth among running tasks by max-min
-// fairness (progressive filling) under three kinds of limit: each task
-// gets at most its demand and MemBWCore; the tasks on one LLC together at
-// most MemBWLLC; the tasks whose memory is on one node together at most
-// MemBWNode. It returns each task's granted bandwidth; a task's speed
-// factor for memory-bound work is granted/Demand (1 for Demand 0),
-// divided by RemoteMemFactorFor when its memory is remote. Tasks are
-// treated in the order given, so the result is deterministic.
+// MemShares is the float form of MemSharer.Shares: each task's granted
+// fraction of its demand by progressive filling of the common fraction,
+// under MemBWCore per task, MemBWLLC per LLC and MemBWNode per memory
+// node.
 func (p *Params) MemShares(spec *topology.MachineSpec, tasks []MemDemand) []float64 {
 	n := len(tasks)
-	rate := make([]float64, n)
-	frozen := make([]bool, n)
+	frac := make([]float64, n)
+	active := make([]bool, n)
 	type limit struct {
 		cap     float64
 		members []int
@@ -317,70 +312,73 @@ func (p *Params) MemShares(spec *topology.MachineSpec, tasks []MemDemand) []floa
 	var limits []*limit
 	byLLC, byNode := map[int]*limit{}, map[int]*limit{}
 	for i, t := range tasks {
+		frac[i] = 1
 		if t.Demand <= 0 {
-			frozen[i] = true
 			continue
 		}
+		active[i] = true
 		llc := spec.CPUs[t.CPU].LLC
 		if byLLC[llc] == nil {
 			byLLC[llc] = &limit{cap: p.MemBWLLC}
 			limits = append(limits, byLLC[llc])
 		}
 		byLLC[llc].members = append(byLLC[llc].members, i)
-		if byNode[t.MemNode] == nil {
-			byNode[t.MemNode] = &limit{cap: p.MemBWNode}
-			limits = append(limits, byNode[t.MemNode])
+		node := t.MemNode
+		if node < 0 {
+			node = spec.CPUs[t.CPU].Node
 		}
-		byNode[t.MemNode].members = append(byNode[t.MemNode].members, i)
+		if byNode[node] == nil {
+			byNode[node] = &limit{cap: p.MemBWNode}
+			limits = append(limits, byNode[node])
+		}
+		byNode[node].members = append(byNode[node].members, i)
 	}
-	own := func(i int) float64 { return math.Min(tasks[i].Demand, p.MemBWCore) }
-	const eps = 1e-9
+	own := func(i int) float64 { return math.Min(1, p.MemBWCore/tasks[i].Demand) }
+	levelOf := func(l *limit) (float64, bool) {
+		used, sum := 0.0, 0.0
+		for _, i := range l.members {
+			if active[i] {
+				sum += tasks[i].Demand
+			} else {
+				used += frac[i] * tasks[i].Demand
+			}
+		}
+		return math.Max(0, l.cap-used) / sum, sum > 0
+	}
+	const eps = 1e-12
 	for {
-		level := math.Inf(1)
-		active := false
+		level, any := 1.0, false
 		for i := range tasks {
-			if !frozen[i] {
-				active = true
+			if active[i] {
+				any = true
 				level = math.Min(level, own(i))
 			}
 		}
-		if !active {
-			break
+		if !any {
+			return frac
 		}
+		var full []*limit
 		for _, l := range limits {
-			used, free := 0.0, 0
-			for _, i := range l.members {
-				if frozen[i] {
-					used += rate[i]
-				} else {
-					free++
-				}
-			}
-			if free > 0 {
-				level = math.Min(level, math.Max(0, l.cap-used)/float64(free))
-			}
-		}
-		for i := range tasks {
-			if !frozen[i] {
-				rate[i] = level
-			}
-		}
-		for i := range tasks {
-			if !frozen[i] && own(i) <= level+eps {
-				frozen[i] = true
+			if f, ok := levelOf(l); ok {
+				level = math.Min(level, f)
 			}
 		}
 		for _, l := range limits {
-			used := 0.0
-			for _, i := range l.members {
-				used += rate[i]
+			if f, ok := levelOf(l); ok && f <= level*(1+eps) {
+				full = append(full, l)
 			}
-			if used >= l.cap-eps {
-				for _, i := range l.members {
-					frozen[i] = true
-				}
+		}
+		freeze := make([]bool, n)
+		for _, l := range full {
+			for _, i := range l.members {
+				freeze[i] = true
+			}
+		}
+		for i := range tasks {
+			if active[i] && (freeze[i] || own(i) <= level*(1+eps)) {
+				active[i] = false
+				frac[i] = level
 			}
 		}
 	}
-	return rate
 }

@@ -112,10 +112,12 @@ type Kernel struct {
 	// (costmodel.Table; ApplyCosts installs it). Until then it charges
 	// nothing, and IPIs take Settings.WakeupIPILatency.
 	Costs costmodel.Table
-	// bwLLC and bwNode are the bandwidth demands of the tasks running on
-	// each LLC (indexed by sd_llc_id) and NUMA node.
-	bwLLC, bwNode []int64
-	smtSiblings   [][]cpumask.CPU
+	// The memory-bandwidth sharing (shareBandwidth) and its buffers.
+	bwSharer    *costmodel.MemSharer
+	bwTasks     []costmodel.MemTask
+	bwRqs       []*Rq
+	bwShares    []costmodel.Share
+	smtSiblings [][]cpumask.CPU
 	// coreOf numbers each CPU's SMT core densely; coreBusy counts the
 	// busy CPUs of each core (work.go).
 	coreOf   []int32

@@ -2,6 +2,7 @@ package sched
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/schedlab/schedlab/internal/costmodel"
 	"github.com/schedlab/schedlab/internal/cpumask"
@@ -28,6 +29,7 @@ import (
 // model_sis_scan_cost_ns set afterwards wins).
 func (k *Kernel) ApplyCosts(t *costmodel.Table) {
 	k.Costs = *t
+	k.bwSharer = nil
 	k.costsOn = true
 	k.startCpufreq()
 	k.S.SISScanCost = uint64(t.SISScanCPU)
@@ -385,26 +387,11 @@ func (k *Kernel) taskSpeed(rq *Rq) int64 {
 	s := baseSpeed(rq) * int64(rq.FreqScale) >> SchedCapacityShift
 	s = k.Costs.SMTSpeed(s, k.Costs.SMTShare > 0 && k.siblingBusy(rq.CPU))
 	if rq.runBW > 0 {
-		// Memory-bound work: a thread draws at most CoreBandwidth; the
-		// tasks of an LLC and of a node share theirs in proportion to
-		// their demands (costmodel's MemShares uses max-min fairness,
-		// which gives the same shares for equal demands); work whose
-		// memory is on another node takes RemoteMem longer.
-		// The tightest of the three limits decides (they are not
-		// compounded: a task limited by its node is not slowed again by
-		// its LLC's share of the same traffic).
-		llc, node := k.llcID(rq.CPU), k.Topo.CPUNode[rq.CPU]
-		num, den := int64(1), int64(1) // the share granted, as num/den ≤ 1
-		limit := func(b, demand int64) {
-			if b > 0 && demand > b && b*den < num*demand {
-				num, den = b, demand
-			}
-		}
-		limit(k.Costs.CoreBandwidth, rq.runBW)
-		limit(k.Costs.LLCBandwidth, k.bwLLC[llc])
-		limit(k.Costs.NodeBandwidth, k.bwNode[node])
-		s = s * num / den
-		s = k.Costs.RemoteMemSpeed(s, node, rq.Curr.homeNode)
+		// Memory-bound work: the share of its demand the cost model
+		// grants (shareBandwidth), slower still when its memory is on
+		// another node.
+		s = rq.bwShare.Of(s)
+		s = k.Costs.RemoteMemSpeed(s, k.Topo.CPUNode[rq.CPU], rq.Curr.homeNode)
 	}
 	if s < 1 {
 		s = 1
@@ -477,27 +464,43 @@ func (k *Kernel) smtChanged(rq *Rq) {
 	}
 }
 
-// setRunBW records the bandwidth demand of what rq runs now and re-times
-// the memory-bound tasks sharing its LLC and node when it changed.
+// setRunBW records the bandwidth demand of what rq runs now and, when it
+// changed, shares the memory bandwidth again.
 func (k *Kernel) setRunBW(rq *Rq, bw int64) {
-	if k.bwLLC == nil {
-		k.bwLLC = make([]int64, k.NrCPUs())
-		k.bwNode = make([]int64, len(k.Topo.NodeMask))
-	}
 	if rq.runBW == bw {
 		return
 	}
-	llc, node := k.llcID(rq.CPU), k.Topo.CPUNode[rq.CPU]
-	k.bwLLC[llc] += bw - rq.runBW
-	k.bwNode[node] += bw - rq.runBW
 	rq.runBW = bw
-	if k.Costs.LLCBandwidth == 0 && k.Costs.NodeBandwidth == 0 {
-		return
+	if k.Costs.Limited() {
+		k.shareBandwidth(rq)
 	}
-	k.Topo.NodeMask[node].ForEach(func(c cpumask.CPU) bool {
-		if o := k.Rqs[c]; o != rq && o.runBW > 0 {
+}
+
+// shareBandwidth divides memory bandwidth among the running tasks that
+// stream memory (costmodel.MemSharer: max-min fair in the fraction of
+// their demand, under the core, LLC and memory-node limits) and re-times
+// the tasks other than rq whose share moved; rq's caller starts its
+// segment.
+func (k *Kernel) shareBandwidth(rq *Rq) {
+	if k.bwSharer == nil {
+		k.bwSharer = k.Costs.NewMemSharer()
+	}
+	k.bwTasks, k.bwRqs = k.bwTasks[:0], k.bwRqs[:0]
+	for _, o := range k.Rqs {
+		if o.runBW > 0 {
+			k.bwTasks = append(k.bwTasks, costmodel.MemTask{CPU: o.CPU, Demand: o.runBW, MemNode: o.Curr.homeNode})
+			k.bwRqs = append(k.bwRqs, o)
+		}
+	}
+	k.bwShares = slices.Grow(k.bwShares[:0], len(k.bwTasks))[:len(k.bwTasks)]
+	k.bwSharer.Shares(k.bwTasks, k.bwShares)
+	for i, o := range k.bwRqs {
+		if o.bwShare == k.bwShares[i] {
+			continue
+		}
+		o.bwShare = k.bwShares[i]
+		if o != rq {
 			k.retime(o)
 		}
-		return true
-	})
+	}
 }

@@ -174,6 +174,33 @@ func TestBandwidthSharedOnLLC(t *testing.T) {
 
 const time100ms = 100 * engine.Millisecond
 
+// TestBandwidthLeftByFullLLCGoesToOthers: four tasks on CCX 0 ask 120
+// GB/s of its 40 and get a third each (30 ms for 10 ms of work); a fifth
+// on CCX 1 asks 30 of the node's 60, of which CCX 0 can take only 40: it
+// gets the remaining 20, two thirds of its demand, and finishes at 15 ms
+// (held to the node's 60/150 of its demand, as the limits used to be
+// applied, it took 25 ms). Reference: costmodel.MemSharer (docs/costs.md,
+// "Memory bandwidth").
+func TestBandwidthLeftByFullLLCGoesToOthers(t *testing.T) {
+	k := newTestKernel(t, "zen3-2s-nps1", KernelV619)
+	k.Costs.LLCBandwidth = 40000
+	k.Costs.NodeBandwidth = 60000
+	var ccx0 []*Task
+	for i := range 4 {
+		ccx0 = append(ccx0, runOnce(t, k, "stream", cpumask.CPU(i), RunBW(10*engine.Millisecond, 30000), 0))
+	}
+	other := runOnce(t, k, "other", 8, RunBW(10*engine.Millisecond, 30000), 0)
+	k.Eng.RunUntil(time100ms)
+	for _, p := range ccx0 {
+		if d := p.Exited - 30*engine.Millisecond; d < 0 || d > engine.Microsecond {
+			t.Errorf("%s/%d on CCX 0 exited at %v, want 30ms", p.Comm, p.PID, p.Exited)
+		}
+	}
+	if d := other.Exited - 15*engine.Millisecond; d < 0 || d > engine.Microsecond {
+		t.Errorf("the task on CCX 1 exited at %v, want 15ms", other.Exited)
+	}
+}
+
 // TestChargeDelaysNextOperation: kernel time charged by a program (a
 // syscall) is spent before its operation takes effect.
 func TestChargeDelaysNextOperation(t *testing.T) {
