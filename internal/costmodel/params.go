@@ -99,7 +99,7 @@ type Params struct {
 	// IPIOtherLLC is the same for a CPU in another LLC of the node.
 	IPIOtherLLC engine.Time `cost:"ipi_other_llc_ns" unit:"ns" range:"0,1e8"`
 	// IPIOtherNode is the same for a CPU on the farthest node; nearer
-	// nodes interpolate in SLIT distance (see Params.IPILatency).
+	// nodes interpolate in SLIT distance (see Table.IPILatency).
 	IPIOtherNode engine.Time `cost:"ipi_other_node_ns" unit:"ns" range:"0,1e8"`
 	// IdleExit is the exit latency used for a CPU whose machine spec lists
 	// no cpuidle states (a VM without a cpuidle driver, where idle is a

@@ -71,7 +71,7 @@ func TestSMTSpeedRecoversWhenSiblingIdles(t *testing.T) {
 // TestMigrationRefillByDistance: a task with a 16 MiB footprint, away for
 // 4 ms with no other work evicting it (fill rate 0: everything it had
 // cached is still warm), then woken on another CPU. The refill model
-// (costmodel.Params.CacheRefill): on a CPU sharing the LLC it only refills
+// (costmodel.Table.CacheRefill): on a CPU sharing the LLC it only refills
 // its private cache, min(16 MiB, 512 KiB) from the LLC at 5000 fs/B; on
 // another LLC its whole warm set, 16 MiB, comes from the old LLC at
 // 50000 fs/B. So the next 1 ms of work ends 2.6 µs late after a same-LLC
