@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/schedlab/schedlab/internal/costmodel"
 	"github.com/schedlab/schedlab/internal/cpumask"
 	"github.com/schedlab/schedlab/internal/topology"
 )
@@ -57,6 +58,9 @@ flags and sd_init parameters.`,
 			RunE: func(c *cobra.Command, args []string) error {
 				spec, err := topology.Load(args[0])
 				if err != nil {
+					return err
+				}
+				if _, err := costmodel.For(spec); err != nil { // the file's costs: section
 					return err
 				}
 				topo, err := topology.Build(spec, topology.Options{Kernel: kernel})

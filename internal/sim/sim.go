@@ -73,11 +73,13 @@ func Build(cfg Config) (*Built, error) {
 		return nil, err
 	}
 	b := &Built{Config: cfg, Kernel: k, Machine: spec, Tool: t, Instance: inst}
+	// The machine file's costs section is checked even without the cost
+	// model: a misspelt parameter is an error at its line either way.
+	p, err := costmodel.Resolve(spec, cfg.CostsFile)
+	if err != nil {
+		return nil, err
+	}
 	if !cfg.NoCosts {
-		p, err := costmodel.Resolve(spec, cfg.CostsFile)
-		if err != nil {
-			return nil, err
-		}
 		// One compiled table for the run: the kernel charges it, the
 		// workload's system calls come from it.
 		tab := costmodel.Compile(p, spec)
