@@ -52,7 +52,7 @@ func randomParams(r *rand.Rand, base *Params) *Params {
 		} else {
 			v = r.Float64() * hi
 		}
-		if !isFloat(paramByKey[q.Key]) {
+		if q.Integer {
 			v = math.Round(v)
 		}
 		v = math.Max(lo, math.Min(hi, v))

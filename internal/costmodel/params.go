@@ -207,10 +207,16 @@ type Param struct {
 	Unit   string
 	Group  string // title of the group it belongs to
 	Scaled bool   // work that scales with CPU capacity and frequency
-	Min    float64
-	Max    float64
-	index  int
+	// Integer parameters (ns, KiB) take whole numbers; a file's value is
+	// rounded.
+	Integer bool
+	Min     float64
+	Max     float64
+	index   int
 }
+
+// Clamp keeps v inside the parameter's range.
+func (q Param) Clamp(v float64) float64 { return math.Max(q.Min, math.Min(q.Max, v)) }
 
 var params []Param
 var paramByKey = map[string]*Param{}
@@ -239,7 +245,9 @@ func init() {
 			panic("costmodel: bad range on " + f.Name)
 		}
 		switch f.Type {
-		case reflect.TypeFor[engine.Time](), reflect.TypeFor[float64](), reflect.TypeFor[int64]():
+		case reflect.TypeFor[engine.Time](), reflect.TypeFor[int64]():
+			p.Integer = true
+		case reflect.TypeFor[float64]():
 		default:
 			panic("costmodel: field " + f.Name + " has an unsupported type")
 		}
@@ -291,13 +299,9 @@ func Check(key string, v float64) error {
 		return &UnknownParamError{Key: key}
 	}
 	if math.IsNaN(v) || v < p.Min || v > p.Max {
-		return fmt.Errorf("%s must be in %s..%s %s, not %s", key, fmtFloat(p.Min), fmtFloat(p.Max), p.Unit, fmtFloat(v))
+		return fmt.Errorf("%s must be in %s..%s %s, not %s", key, FormatNumber(p.Min), FormatNumber(p.Max), p.Unit, FormatNumber(v))
 	}
 	return nil
-}
-
-func isFloat(p *Param) bool {
-	return reflect.TypeFor[Params]().Field(p.index).Type.Kind() == reflect.Float64
 }
 
 // Get returns a parameter's value as a float64 in its unit.
@@ -349,11 +353,26 @@ func (ps *Params) Clone() *Params {
 }
 
 // FormatValue prints a parameter's value the way tables and files show it.
-func (ps *Params) FormatValue(key string) string { return fmtFloat(ps.Get(key)) }
+func (ps *Params) FormatValue(key string) string { return FormatNumber(ps.Get(key)) }
 
-func fmtFloat(v float64) string {
+// FormatNumber prints a value the way tables and files show it: whole
+// numbers without a point, others to 4 significant digits.
+func FormatNumber(v float64) string {
 	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
 		return strconv.FormatInt(int64(v), 10)
 	}
 	return strconv.FormatFloat(v, 'g', 4, 64)
+}
+
+// RoundSig3 rounds to 3 significant digits (to whole numbers at 100 and
+// above): how derived defaults and calibrated values are written.
+func RoundSig3(v float64) float64 {
+	if v == 0 {
+		return 0
+	}
+	if math.Abs(v) >= 100 {
+		return math.Round(v)
+	}
+	mag := math.Pow(10, 2-math.Floor(math.Log10(math.Abs(v))))
+	return math.Round(v*mag) / mag
 }

@@ -154,7 +154,7 @@ func roundSig(v float64) float64 {
 	if v >= 10 {
 		return float64(int64(v + 0.5))
 	}
-	return roundSig3(v)
+	return RoundSig3(v)
 }
 
 func kunpeng920(coresPerDie int) []entry {
