@@ -75,8 +75,7 @@ type Params struct {
 	// Poll is poll(2) of one descriptor that has data (hackbench's
 	// children wait for the start with it).
 	Poll engine.Time `cost:"poll_ns" unit:"ns" range:"0,1e7" work:"scaled" group:"Other system calls, processes and threads"`
-	// Futex is one futex(2) wait or wake (schbench, STREAM's OpenMP
-	// barrier).
+	// Futex is one futex(2) wait or wake (schbench's threads).
 	Futex engine.Time `cost:"futex_ns" unit:"ns" range:"0,1e7" work:"scaled"`
 	// Clock is clock_gettime or gettimeofday through the vDSO.
 	Clock engine.Time `cost:"clock_ns" unit:"ns" range:"0,1e7" work:"scaled"`
