@@ -59,13 +59,15 @@ func (a Share) less(b Share) bool {
 // MemSharer computes bandwidth shares with the table's limits, reusing
 // its buffers (one per kernel; not for concurrent use).
 type MemSharer struct {
-	t       *Table
-	limits  []memLimit
-	llcOf   map[int32]int // LLC id → index into limits
-	nodeOf  []int         // node → index into limits
-	members [][2]int      // per task: its LLC's and its node's limit (-1: none)
-	active  []bool
-	full    []bool
+	t        *Table
+	cpuLLC   []int32 // each CPU's LLC, numbered densely
+	limits   []memLimit
+	llcLimit []int    // dense LLC → index into limits (-1: none yet)
+	nodeOf   []int    // node → index into limits (-1: none yet)
+	members  [][2]int // per task: its LLC's and its node's limit (-1: none)
+	active   []bool
+	own      []Share // each task's own limit: mem_bw_core_gbps / demand, at most 1
+	full     []bool
 }
 
 // memLimit is one LLC's or node's bandwidth, in bytes per µs ·2^shareShift
@@ -80,7 +82,21 @@ const shareShift = 20
 
 // NewMemSharer returns a sharer for the table's machine and limits.
 func (t *Table) NewMemSharer() *MemSharer {
-	return &MemSharer{t: t, llcOf: map[int32]int{}}
+	m := &MemSharer{t: t, cpuLLC: make([]int32, len(t.cpuLLC))}
+	dense := map[int32]int32{}
+	for c, l := range t.cpuLLC {
+		d, ok := dense[l]
+		if !ok {
+			d = int32(len(dense))
+			dense[l] = d
+		}
+		m.cpuLLC[c] = d
+	}
+	m.llcLimit = make([]int, len(dense))
+	for i := range m.llcLimit {
+		m.llcLimit[i] = -1
+	}
+	return m
 }
 
 // Limited reports whether the table limits bandwidth at all.
@@ -93,9 +109,12 @@ func (t *Table) Limited() bool {
 func (m *MemSharer) Shares(tasks []MemTask, out []Share) {
 	t := m.t
 	m.limits = m.limits[:0]
-	clear(m.llcOf)
 	m.nodeOf = m.nodeOf[:0]
 	m.members = m.members[:0]
+	m.own = m.own[:0]
+	for _, tk := range tasks {
+		m.llcLimit[m.cpuLLC[tk.CPU]] = -1
+	}
 	m.active = m.active[:0]
 	limit := func(cap int64) int {
 		m.limits = append(m.limits, memLimit{cap: cap})
@@ -104,13 +123,11 @@ func (m *MemSharer) Shares(tasks []MemTask, out []Share) {
 	for _, tk := range tasks {
 		mem := [2]int{-1, -1}
 		if t.LLCBandwidth > 0 {
-			llc := t.cpuLLC[tk.CPU]
-			i, ok := m.llcOf[llc]
-			if !ok {
-				i = limit(t.LLCBandwidth << shareShift)
-				m.llcOf[llc] = i
+			llc := m.cpuLLC[tk.CPU]
+			if m.llcLimit[llc] < 0 {
+				m.llcLimit[llc] = limit(t.LLCBandwidth << shareShift)
 			}
-			mem[0] = i
+			mem[0] = m.llcLimit[llc]
 		}
 		if t.NodeBandwidth > 0 {
 			node := tk.MemNode
@@ -127,6 +144,11 @@ func (m *MemSharer) Shares(tasks []MemTask, out []Share) {
 		}
 		m.members = append(m.members, mem)
 		m.active = append(m.active, tk.Demand > 0)
+		own := Full
+		if c := t.CoreBandwidth; c > 0 && c < tk.Demand {
+			own = Share{c, tk.Demand}
+		}
+		m.own = append(m.own, own)
 		out[len(m.members)-1] = Full
 		if tk.Demand > 0 {
 			for _, l := range mem {
@@ -135,12 +157,6 @@ func (m *MemSharer) Shares(tasks []MemTask, out []Share) {
 				}
 			}
 		}
-	}
-	own := func(i int) Share {
-		if c := t.CoreBandwidth; c > 0 && c < tasks[i].Demand {
-			return Share{c, tasks[i].Demand}
-		}
-		return Full
 	}
 	limitLevel := func(l *memLimit) Share {
 		return Share{max(0, l.cap-l.used), l.sumActive}
@@ -161,7 +177,7 @@ func (m *MemSharer) Shares(tasks []MemTask, out []Share) {
 		for i := range tasks {
 			if m.active[i] {
 				any = true
-				if o := own(i); o.less(level) {
+				if o := m.own[i]; o.less(level) {
 					level = o
 				}
 			}
@@ -189,7 +205,7 @@ func (m *MemSharer) Shares(tasks []MemTask, out []Share) {
 				continue
 			}
 			mem := m.members[i]
-			if mem[0] >= 0 && m.full[mem[0]] || mem[1] >= 0 && m.full[mem[1]] || !level.less(own(i)) {
+			if mem[0] >= 0 && m.full[mem[0]] || mem[1] >= 0 && m.full[mem[1]] || !level.less(m.own[i]) {
 				freeze(i, level)
 			}
 		}
