@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/schedlab/schedlab/internal/costmodel"
+	"github.com/schedlab/schedlab/internal/calibrate"
 	"github.com/schedlab/schedlab/internal/topology"
 )
 
@@ -45,12 +45,12 @@ a machine (schedlab run --machine FILE ...) or with --costs.`,
 				}
 				spec.Description = "this machine, read from /sys, with costs measured by schedlab calibrate"
 				fmt.Fprintf(env.Stderr, "calibrating %d CPUs (%s)...\n", len(spec.CPUs), runtime.GOARCH)
-				m, err := costmodel.Calibrate(spec, costmodel.CalibrateOptions{Quick: quick, Log: env.Stderr})
+				m, err := calibrate.Measure(spec, calibrate.Options{Quick: quick, Log: env.Stderr})
 				if err != nil {
 					return err
 				}
 				var b bytes.Buffer
-				if err := costmodel.WriteMachine(&b, spec, costmodel.Derive(m, spec), calibrationComment(m)); err != nil {
+				if err := calibrate.WriteMachine(&b, spec, calibrate.Derive(m, spec), calibrationComment(m)); err != nil {
 					return err
 				}
 				if out == "" {
@@ -71,7 +71,7 @@ a machine (schedlab run --machine FILE ...) or with --costs.`,
 	})
 }
 
-func calibrationComment(m *costmodel.Measurements) []string {
+func calibrationComment(m *calibrate.Measurements) []string {
 	return []string{
 		"Written by schedlab calibrate: this machine's topology from /sys and the",
 		"cost parameters its microbenchmarks measured (docs/costs.md).",

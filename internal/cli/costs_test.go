@@ -88,3 +88,24 @@ func TestValidateModesError(t *testing.T) {
 		t.Errorf("exit %d, %q", code, errs)
 	}
 }
+
+// A misspelt parameter in a machine file's costs: section is an error at
+// its line, exit 2, for every command that loads the machine, with or
+// without the cost model (costmodel reads the section; topology keeps it
+// raw).
+func TestMachineFileCostErrors(t *testing.T) {
+	box := filepath.Join(t.TempDir(), "box.yaml")
+	os.WriteFile(box, []byte("name: box\nsockets: 1\ncores_per_llc: 4\nthreads_per_core: 2\ncosts:\n  context_swich_ns: 5\n"), 0o644)
+	want := "schedlab: " + box + `:6: unknown cost parameter "context_swich_ns"`
+	for _, args := range [][]string{
+		{"run", "--machine", box, "hackbench", "-l", "1", "-g", "1"},
+		{"run", "--no-costs", "--machine", box, "hackbench", "-l", "1", "-g", "1"},
+		{"costs", box},
+		{"machine", "show", box},
+	} {
+		code, _, errs := runCostsCLI(args...)
+		if code != 2 || !strings.HasPrefix(errs, want) {
+			t.Errorf("%v: exit %d, %q", args, code, errs)
+		}
+	}
+}

@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"strconv"
+
 	"bytes"
+	"gopkg.in/yaml.v3"
 	"io"
 
 	"github.com/schedlab/schedlab/internal/costmodel"
@@ -34,10 +37,16 @@ func writeMachineYAML(w io.Writer, spec *topology.MachineSpec) error {
 
 // costsSection is p as a machine file's costs: section: base p's defaults,
 // then every parameter in table order with its value and source.
-func costsSection(p *costmodel.Params) *topology.CostsSpec {
-	c := &topology.CostsSpec{Base: p.Name}
+func costsSection(p *costmodel.Params) *topology.CostsSection {
+	str := func(v string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: v} }
+	m := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	m.Content = append(m.Content, str("base"), str(p.Name))
 	for _, q := range costmodel.All() {
-		c.Settings = append(c.Settings, topology.CostSetting{Key: q.Key, Value: p.Get(q.Key), Source: p.Source(q.Key)})
+		v := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Style: yaml.FlowStyle, Content: []*yaml.Node{
+			str("value"), {Kind: yaml.ScalarNode, Value: strconv.FormatFloat(p.Get(q.Key), 'g', -1, 64)},
+			str("source"), str(p.Source(q.Key)),
+		}}
+		m.Content = append(m.Content, str(q.Key), v)
 	}
-	return c
+	return &topology.CostsSection{Node: m}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/schedlab/schedlab/internal/costmodel"
 	"github.com/schedlab/schedlab/internal/cpumask"
 	"github.com/schedlab/schedlab/internal/topology"
 )
@@ -62,6 +63,9 @@ with its source), a starting point for a machine of your own.`,
 			RunE: func(c *cobra.Command, args []string) error {
 				spec, err := topology.Load(args[0])
 				if err != nil {
+					return err
+				}
+				if _, err := costmodel.For(spec); err != nil { // the file's costs: section
 					return err
 				}
 				if asYAML {

@@ -10,28 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/schedlab/schedlab/internal/costmodel"
-	"github.com/schedlab/schedlab/internal/sim"
-	"github.com/schedlab/schedlab/internal/topology"
+	"github.com/schedlab/schedlab/internal/calibrate"
 )
-
-// simulateHackbench runs rt-tests hackbench through the run pipeline
-// (sim.Run) with base's machine, kernel and options, and returns its time.
-func simulateHackbench(base sim.Config) costmodel.Simulator {
-	return func(_ *topology.MachineSpec, _ *costmodel.Params, args []string) (float64, error) {
-		cfg := base
-		cfg.Tool, cfg.Args = "hackbench", args
-		res, err := sim.Run(cfg, sim.Options{})
-		if err != nil {
-			return 0, err
-		}
-		t, ok := res.Metric("time_s")
-		if !ok {
-			return 0, errors.New("hackbench reported no time_s")
-		}
-		return t, nil
-	}
-}
 
 // schedlab validate hackbench: real against simulated hackbench on this host.
 func init() {
@@ -71,7 +51,7 @@ the parameters are never tuned per case.`,
 				if err != nil {
 					return fmt.Errorf("%s not found: install rt-tests (apt-get install rt-tests)", hackbenchBin)
 				}
-				var cases []costmodel.HackbenchCase
+				var cases []calibrate.HackbenchCase
 				gs, err := parseIntList(groups)
 				if err != nil {
 					return fmt.Errorf("--groups: %w", err)
@@ -81,7 +61,7 @@ the parameters are never tuned per case.`,
 						return fmt.Errorf("--modes: %q is not T or P", m)
 					}
 					for _, g := range gs {
-						cases = append(cases, costmodel.HackbenchCase{Mode: "-" + m, Groups: g, Loops: loops})
+						cases = append(cases, calibrate.HackbenchCase{Mode: "-" + m, Groups: g, Loops: loops})
 					}
 				}
 				if runs < 1 {
@@ -93,7 +73,7 @@ the parameters are never tuned per case.`,
 				if rf.noCosts {
 					return errors.New("--no-costs: validation compares the cost model with the real machine; it needs the costs")
 				}
-				spec, p, how, file, err := validationMachine(env, rf.machine, rf.costsFile)
+				spec, _, how, file, err := calibrate.ValidationMachine(rf.machine, rf.costsFile, env.Stderr)
 				if err != nil {
 					return err
 				}
@@ -111,11 +91,11 @@ the parameters are never tuned per case.`,
 				}
 				fmt.Fprintf(env.Stdout, "machine %s (%d CPUs), costs: %s\nreal: %s, median of %d runs; simulated: schedlab, kernel %s%s, seed %d\n\n",
 					spec.Name, len(spec.CPUs), how, bin, runs, cfg.Kernel, variantSuffix(cfg.VariantLabel()), cfg.Seed)
-				results, err := runValidation(bin, cases, runs, spec, p, simulateHackbench(cfg))
+				results, err := calibrate.Validate(bin, cases, runs, cfg)
 				if err != nil {
 					return err
 				}
-				return costmodel.WriteValidationTable(env.Stdout, results)
+				return calibrate.WriteValidationTable(env.Stdout, results)
 			},
 		}
 		hb.Flags().StringVar(&groups, "groups", "1,2,4", "group counts (-g)")
@@ -129,74 +109,6 @@ the parameters are never tuned per case.`,
 		validate.AddCommand(hb)
 		return validate
 	})
-}
-
-// validationMachine resolves the simulated machine and its costs, and says
-// where the costs come from. A quick calibration is written to a temporary
-// machine file (returned; the caller removes it), so the simulation runs
-// through the run pipeline from a file like any other machine.
-func validationMachine(env *Env, machine, costs string) (*topology.MachineSpec, *costmodel.Params, string, string, error) {
-	if machine != "" {
-		spec, err := topology.Load(machine)
-		if err != nil {
-			return nil, nil, "", "", err
-		}
-		p, err := costmodel.Resolve(spec, costs)
-		return spec, p, "from " + machine, "", err
-	}
-	spec, err := topology.ReadHost()
-	if err != nil {
-		return nil, nil, "", "", err
-	}
-	if costs != "" {
-		p, err := costmodel.Resolve(spec, costs)
-		return spec, p, "from " + costs, "", err
-	}
-	fmt.Fprintln(env.Stderr, "calibrating (quick)...")
-	m, err := costmodel.Calibrate(spec, costmodel.CalibrateOptions{Quick: true})
-	if err != nil {
-		return nil, nil, "", "", err
-	}
-	p, _ := costmodel.Defaults(costmodel.GenericName)
-	settings := costmodel.Derive(m, spec)
-	for _, s := range settings {
-		if err := p.Set(s.Key, s.Value, s.Source); err != nil {
-			return nil, nil, "", "", err
-		}
-	}
-	f, err := os.CreateTemp("", "schedlab-validate-*.yaml")
-	if err != nil {
-		return nil, nil, "", "", err
-	}
-	defer f.Close()
-	if err := costmodel.WriteMachine(f, spec, settings, []string{"schedlab validate: quick calibration"}); err != nil {
-		os.Remove(f.Name())
-		return nil, nil, "", "", err
-	}
-	return spec, p, "quick calibration now", f.Name(), nil
-}
-
-// runValidation runs every case: the real binary runs times, the
-// simulator once (it is deterministic).
-func runValidation(bin string, cases []costmodel.HackbenchCase, runs int, spec *topology.MachineSpec, p *costmodel.Params, sim costmodel.Simulator) ([]costmodel.HackbenchResult, error) {
-	var out []costmodel.HackbenchResult
-	for _, c := range cases {
-		r := costmodel.HackbenchResult{HackbenchCase: c}
-		for range runs {
-			t, err := costmodel.RunRealHackbench(bin, c.Args())
-			if err != nil {
-				return nil, err
-			}
-			r.Real = append(r.Real, t)
-		}
-		if sim == nil {
-			r.SimErr = errors.New("no simulator")
-		} else {
-			r.Sim, r.SimErr = sim(spec, p, c.Args())
-		}
-		out = append(out, r)
-	}
-	return out, nil
 }
 
 func parseIntList(s string) ([]int, error) {

@@ -6,34 +6,35 @@ import (
 	"github.com/schedlab/schedlab/internal/topology"
 )
 
-func init() {
-	// Machine files are checked against the parameter names as they are
-	// read, so a misspelt name is an error at its line.
-	topology.CostKeyCheck = Check
-}
-
 // For returns the cost parameters of a machine: the defaults of its base
 // (the preset the machine is, the base its costs section names, or the
 // generic default for "host" and YAML machines), then its costs section.
+// A misspelt name or a value out of range in the section is an error at
+// its file and line, so every command that loads a machine file to run it
+// checks it here.
 //
 // Which idle-state exit latencies are used is not decided here: the
 // machine spec's idle states (topology.MachineSpec.IdleStatesOf) always win;
 // Params.IdleExit is only for CPUs that list none (see IdleExitLatency).
 func For(spec *topology.MachineSpec) (*Params, error) {
+	c, err := MachineCosts(spec)
+	if err != nil {
+		return nil, err
+	}
 	base := GenericName
 	if spec.Source == "preset" {
 		if _, ok := presetTables[spec.Name]; ok {
 			base = spec.Name
 		}
 	}
-	if c := spec.Costs; c != nil && c.Base != "" {
+	if c != nil && c.Base != "" {
 		if _, ok := presetTables[c.Base]; !ok {
 			return nil, &topology.FileError{File: c.File, Line: max(1, c.BaseLine), Msg: fmt.Sprintf("unknown costs base %q (one of %v)", c.Base, PresetNames())}
 		}
 		base = c.Base
 	}
 	p, _ := Defaults(base)
-	if err := p.Apply(spec.Costs); err != nil {
+	if err := p.Apply(c); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -47,7 +48,7 @@ func Resolve(spec *topology.MachineSpec, costsFile string) (*Params, error) {
 	if costsFile == "" {
 		return For(spec)
 	}
-	c, err := topology.LoadCostsFile(costsFile)
+	c, err := LoadCostsFile(costsFile)
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +59,11 @@ func Resolve(spec *topology.MachineSpec, costsFile string) (*Params, error) {
 			return nil, &topology.FileError{File: c.File, Line: max(1, c.BaseLine), Msg: fmt.Sprintf("unknown costs base %q (one of %v)", c.Base, PresetNames())}
 		}
 		p = d
-		if err := p.Apply(spec.Costs); err != nil {
+		mc, err := MachineCosts(spec)
+		if err != nil {
+			return nil, err
+		}
+		if err := p.Apply(mc); err != nil {
 			return nil, err
 		}
 	} else if p, err = For(spec); err != nil {
@@ -73,7 +78,7 @@ func Resolve(spec *topology.MachineSpec, costsFile string) (*Params, error) {
 // Apply sets the parameters a costs section gives. A setting without its
 // own source is recorded as coming from the file and line. Errors are
 // *topology.FileError.
-func (ps *Params) Apply(c *topology.CostsSpec) error {
+func (ps *Params) Apply(c *CostsSpec) error {
 	if c == nil {
 		return nil
 	}

@@ -59,11 +59,37 @@ type Params struct {
 	UnixRecv engine.Time `cost:"unix_recv_ns" unit:"ns" range:"0,1e7" work:"scaled"`
 	// UnixByte is the socket copy cost per byte, on each side.
 	UnixByte float64 `cost:"unix_ns_per_byte" unit:"ns/B" range:"0,1000" work:"scaled"`
+	// TCPSend is a send on a loopback TCP socket (tbench, hackbench -i),
+	// without the copy.
+	TCPSend engine.Time `cost:"tcp_send_ns" unit:"ns" range:"0,1e7" work:"scaled"`
+	// TCPRecv is a receive on a loopback TCP socket, without the copy.
+	TCPRecv engine.Time `cost:"tcp_recv_ns" unit:"ns" range:"0,1e7" work:"scaled"`
+	// TCPByte is the loopback TCP copy cost per byte, on each side.
+	TCPByte float64 `cost:"tcp_ns_per_byte" unit:"ns/B" range:"0,1000" work:"scaled"`
 	// RemoteEnqueue is the waker's extra work when the wakee goes to
 	// another CPU's runqueue: the remote rq lock or the wake list
 	// (ttwu_queue_wakelist), the remote cache lines of its rq, sending the
 	// IPI.
 	RemoteEnqueue engine.Time `cost:"remote_enqueue_ns" unit:"ns" range:"0,1e7" work:"scaled"`
+
+	// Poll is poll(2) of one descriptor that has data (hackbench's
+	// children wait for the start with it).
+	Poll engine.Time `cost:"poll_ns" unit:"ns" range:"0,1e7" work:"scaled" group:"Other system calls, processes and threads"`
+	// Futex is one futex(2) wait or wake (schbench's threads).
+	Futex engine.Time `cost:"futex_ns" unit:"ns" range:"0,1e7" work:"scaled"`
+	// Clock is clock_gettime or gettimeofday through the vDSO.
+	Clock engine.Time `cost:"clock_ns" unit:"ns" range:"0,1e7" work:"scaled"`
+	// Fork is fork(2) in the parent (copying the address space).
+	Fork engine.Time `cost:"fork_ns" unit:"ns" range:"0,1e8" work:"scaled"`
+	// ThreadCreate is pthread_create(3) (clone with CLONE_VM).
+	ThreadCreate engine.Time `cost:"thread_create_ns" unit:"ns" range:"0,1e8" work:"scaled"`
+	// ExitProcess is the exit of a process, with its mm teardown.
+	ExitProcess engine.Time `cost:"exit_process_ns" unit:"ns" range:"0,1e8" work:"scaled"`
+	// ExitThread is the exit of a thread.
+	ExitThread engine.Time `cost:"exit_thread_ns" unit:"ns" range:"0,1e8" work:"scaled"`
+	// Reap is waitpid(2) or pthread_join(3) returning for a child that
+	// has exited.
+	Reap engine.Time `cost:"reap_ns" unit:"ns" range:"0,1e7" work:"scaled"`
 
 	// IPISameLLC is the latency of a reschedule IPI from its send to the
 	// handler running on a busy or polling CPU of the sender's LLC; a CPU
@@ -72,7 +98,7 @@ type Params struct {
 	// IPIOtherLLC is the same for a CPU in another LLC of the node.
 	IPIOtherLLC engine.Time `cost:"ipi_other_llc_ns" unit:"ns" range:"0,1e8"`
 	// IPIOtherNode is the same for a CPU on the farthest node; nearer
-	// nodes interpolate in SLIT distance (see Params.IPILatency).
+	// nodes interpolate in SLIT distance (see Table.IPILatency).
 	IPIOtherNode engine.Time `cost:"ipi_other_node_ns" unit:"ns" range:"0,1e8"`
 	// IdleExit is the exit latency used for a CPU whose machine spec lists
 	// no cpuidle states (a VM without a cpuidle driver, where idle is a
@@ -130,46 +156,46 @@ type Params struct {
 	// examined (available_idle_cpu reads the remote rq's lines).
 	SISScanCPU engine.Time `cost:"sis_scan_cpu_ns" unit:"ns" range:"0,1e6" work:"scaled" group:"Scheduler paths"`
 	// BalanceRqBase is the fixed part of one sched_balance_rq pass
-	// (sched.BalanceCosts.BalanceRqBase).
+	// (BalanceCosts.BalanceRqBase).
 	BalanceRqBase engine.Time `cost:"lb_base_ns" unit:"ns" range:"0,1e7" work:"scaled"`
 	// LBGroup is update_sg_lb_stats' cost per group visited
-	// (sched.BalanceCosts.SgStatsPerGroup).
+	// (BalanceCosts.SgStatsPerGroup).
 	LBGroup engine.Time `cost:"lb_group_ns" unit:"ns" range:"0,1e7" work:"scaled"`
 	// LBCPU is update_sg_lb_stats' cost per CPU of a group read
-	// (sched.BalanceCosts.SgStatsPerCPU).
+	// (BalanceCosts.SgStatsPerCPU).
 	LBCPU engine.Time `cost:"lb_cpu_ns" unit:"ns" range:"0,1e7" work:"scaled"`
 	// LBFindBusiestCPU is sched_balance_find_src_rq's cost per CPU of the
-	// busiest group (sched.BalanceCosts.FindBusiestQueuePerCPU).
+	// busiest group (BalanceCosts.FindBusiestQueuePerCPU).
 	LBFindBusiestCPU engine.Time `cost:"lb_find_busiest_cpu_ns" unit:"ns" range:"0,1e7" work:"scaled"`
 	// LBTask is detach_tasks' cost per task examined: can_migrate_task,
-	// task_h_load (sched.BalanceCosts.TaskExamined).
+	// task_h_load (BalanceCosts.TaskExamined).
 	LBTask engine.Time `cost:"lb_task_ns" unit:"ns" range:"0,1e7" work:"scaled"`
 	// LBMigrate is moving one task between runqueues: detach_task and
-	// attach_task under both rq locks (sched.BalanceCosts.TaskMigrated).
+	// attach_task under both rq locks (BalanceCosts.TaskMigrated).
 	LBMigrate engine.Time `cost:"lb_migrate_ns" unit:"ns" range:"0,1e7" work:"scaled"`
 	// NohzCPU is _nohz_idle_balance's loop cost per idle CPU visited
-	// (sched.BalanceCosts.NohzPerCPU).
+	// (BalanceCosts.NohzPerCPU).
 	NohzCPU engine.Time `cost:"nohz_cpu_ns" unit:"ns" range:"0,1e7" work:"scaled"`
 	// StopperSwitch is the busiest CPU's cost of an active balance: the
 	// switches to the stopper thread and back
-	// (sched.BalanceCosts.StopperSwitch).
+	// (BalanceCosts.StopperSwitch).
 	StopperSwitch engine.Time `cost:"stopper_switch_ns" unit:"ns" range:"0,1e8" work:"scaled"`
 	// BlockedAvgBase is the fixed part of one update_blocked_averages
 	// call: rq lock, clock update, RT/DL/IRQ decays
-	// (sched.BalanceCosts.BlockedAvgBase).
+	// (BalanceCosts.BlockedAvgBase).
 	BlockedAvgBase engine.Time `cost:"uba_base_ns" unit:"ns" range:"0,1e7" work:"scaled"`
 	// BlockedAvgCfsRq is update_blocked_averages' cost per leaf cfs_rq
 	// walked: PELT decay, update_tg_load_avg (an atomic on the task
 	// group's shared line), propagation to the parent
-	// (sched.BalanceCosts.BlockedAvgPerCfsRq).
+	// (BalanceCosts.BlockedAvgPerCfsRq).
 	BlockedAvgCfsRq engine.Time `cost:"uba_cfs_rq_ns" unit:"ns" range:"0,1e7" work:"scaled"`
 	// CpufreqUpdate is the fixed part of one cpufreq_update_util call
 	// into schedutil: the policy lock, the frequency choice, a fast switch
-	// (sched.BalanceCosts.CpufreqUpdateBase).
+	// (BalanceCosts.CpufreqUpdateBase).
 	CpufreqUpdate engine.Time `cost:"cpufreq_update_ns" unit:"ns" range:"0,1e7" work:"scaled"`
 	// CpufreqUpdateCPU is schedutil's cost per CPU of the frequency domain
 	// (sugov_next_freq_shared reads every CPU's utilisation)
-	// (sched.BalanceCosts.CpufreqUpdatePerCPU).
+	// (BalanceCosts.CpufreqUpdatePerCPU).
 	CpufreqUpdateCPU engine.Time `cost:"cpufreq_update_cpu_ns" unit:"ns" range:"0,1e7" work:"scaled"`
 }
 
@@ -180,10 +206,16 @@ type Param struct {
 	Unit   string
 	Group  string // title of the group it belongs to
 	Scaled bool   // work that scales with CPU capacity and frequency
-	Min    float64
-	Max    float64
-	index  int
+	// Integer parameters (ns, KiB) take whole numbers; a file's value is
+	// rounded.
+	Integer bool
+	Min     float64
+	Max     float64
+	index   int
 }
+
+// Clamp keeps v inside the parameter's range.
+func (q Param) Clamp(v float64) float64 { return math.Max(q.Min, math.Min(q.Max, v)) }
 
 var params []Param
 var paramByKey = map[string]*Param{}
@@ -212,7 +244,9 @@ func init() {
 			panic("costmodel: bad range on " + f.Name)
 		}
 		switch f.Type {
-		case reflect.TypeFor[engine.Time](), reflect.TypeFor[float64](), reflect.TypeFor[int64]():
+		case reflect.TypeFor[engine.Time](), reflect.TypeFor[int64]():
+			p.Integer = true
+		case reflect.TypeFor[float64]():
 		default:
 			panic("costmodel: field " + f.Name + " has an unsupported type")
 		}
@@ -264,13 +298,9 @@ func Check(key string, v float64) error {
 		return &UnknownParamError{Key: key}
 	}
 	if math.IsNaN(v) || v < p.Min || v > p.Max {
-		return fmt.Errorf("%s must be in %s..%s %s, not %s", key, fmtFloat(p.Min), fmtFloat(p.Max), p.Unit, fmtFloat(v))
+		return fmt.Errorf("%s must be in %s..%s %s, not %s", key, FormatNumber(p.Min), FormatNumber(p.Max), p.Unit, FormatNumber(v))
 	}
 	return nil
-}
-
-func isFloat(p *Param) bool {
-	return reflect.TypeFor[Params]().Field(p.index).Type.Kind() == reflect.Float64
 }
 
 // Get returns a parameter's value as a float64 in its unit.
@@ -322,11 +352,26 @@ func (ps *Params) Clone() *Params {
 }
 
 // FormatValue prints a parameter's value the way tables and files show it.
-func (ps *Params) FormatValue(key string) string { return fmtFloat(ps.Get(key)) }
+func (ps *Params) FormatValue(key string) string { return FormatNumber(ps.Get(key)) }
 
-func fmtFloat(v float64) string {
+// FormatNumber prints a value the way tables and files show it: whole
+// numbers without a point, others to 4 significant digits.
+func FormatNumber(v float64) string {
 	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
 		return strconv.FormatInt(int64(v), 10)
 	}
 	return strconv.FormatFloat(v, 'g', 4, 64)
+}
+
+// RoundSig3 rounds to 3 significant digits (to whole numbers at 100 and
+// above): how derived defaults and calibrated values are written.
+func RoundSig3(v float64) float64 {
+	if v == 0 {
+		return 0
+	}
+	if math.Abs(v) >= 100 {
+		return math.Round(v)
+	}
+	mag := math.Pow(10, 2-math.Floor(math.Log10(math.Abs(v))))
+	return math.Round(v*mag) / mag
 }

@@ -31,7 +31,7 @@ const (
 		"(learn.microsoft.com/azure/high-performance-computing/performance-benchmarking/stream-benchmark)"
 	citeRome = "STREAM on 2× EPYC 7742 (Rome, NPS4): 28 GB/s with 1 thread, 148 GB/s with 32 " +
 		"(gist.github.com/v0dro/0559e1d9b205ca9ac0ad1a29fe10377b)"
-	citeBalance = "sched.DefaultBalanceCosts: assumed order of magnitude for a ~3 GHz core " +
+	citeBalance = "assumed order of magnitude for a ~3 GHz core " +
 		"(a cache miss ≈ 100 ns, a short function on hot data ≈ 20–50 ns)"
 	citeUBA = "fitted to patches.md §3 (Joel Fernandes): single update_blocked_averages calls of 33–67 µs on a " +
 		"Snapdragon 7c little CPU; 100 leaf cfs_rqs × 200 ns × 1024/415 ≈ 49 µs (the cgroup count is our assumption)"
@@ -39,6 +39,9 @@ const (
 		"8 channels of DDR4-2933 per socket, 4 per die"
 	citeA53BW = "TI SPRADG0A (AM62P, Cortex-A53 with LPDDR4): lmbench bw_mem bcopy 1957 MB/s with 1 thread, " +
 		"3606 MB/s with 4"
+	citeTCP = "placeholder sized so that a tbench operation (client send, server receive, server send, client receive " +
+		"and the copies) costs about 23 µs of CPU: Debian's tbench 4.00 with 2 clients on the project's 2-CPU " +
+		"development VM ran 403 MB/s, about 27 µs per operation round trip including wakeups"
 	citeSpecIdle = "not used: the machine spec lists cpuidle states (internal/topology/presets.go), whose exit latencies win"
 )
 
@@ -55,6 +58,17 @@ func zen3(nps int) []entry {
 		{"unix_send_ns", 2290, citeKobj + ": 3.82 µs per message, 60 % to the send (skb allocation) [split assumed]"},
 		{"unix_recv_ns", 1530, citeKobj + ": 3.82 µs per message, 40 % to the receive [split assumed]"},
 		{"unix_ns_per_byte", 0.115, citeKobj + ": slope 0.23 ns/B, half per side"},
+		{"tcp_send_ns", 6000, citeTCP + ", 60 % to the send [split assumed]"},
+		{"tcp_recv_ns", 4000, citeTCP + ", 40 % to the receive [split assumed]"},
+		{"tcp_ns_per_byte", 0.25, "placeholder [unverified]: a round figure above unix_ns_per_byte for the loopback TCP path, on each side"},
+		{"poll_ns", 500, "placeholder [unverified]: poll(2) of one ready descriptor, 0.5 µs"},
+		{"futex_ns", 500, "placeholder [unverified]: one futex(2) wait or wake, 0.5 µs"},
+		{"clock_ns", 25, "placeholder [unverified]: clock_gettime through the vDSO, 25 ns"},
+		{"fork_ns", 50000, "placeholder [unverified]: fork(2) of a small process in the parent, 50 µs"},
+		{"thread_create_ns", 10000, "placeholder [unverified]: pthread_create(3), 10 µs"},
+		{"exit_process_ns", 20000, "placeholder [unverified]: exit of a small process with its mm teardown, 20 µs"},
+		{"exit_thread_ns", 3000, "placeholder [unverified]: exit of a thread, 3 µs"},
+		{"reap_ns", 1000, "placeholder [unverified]: waitpid(2) or pthread_join(3) returning, 1 µs"},
 		{"remote_enqueue_ns", 300, "estimate: about four cache-line transfers inside a CCX (17 ns each, " + citeC2C + ") plus the x2APIC ICR write of the IPI"},
 		{"ipi_same_llc_ns", 1000, "estimate: an x86 IPI round trip takes ≈ 1–3 µs (newsletter.onedfrk.com/archive/220a711c-df2e-42a2-bdbd-c880ac9c418e, on the local APIC); one way with the interrupt entry ≈ 1 µs [not measured on Milan]"},
 		{"ipi_other_llc_ns", 1100, "estimate [unverified]: ipi_same_llc plus a crossing of the I/O die"},
@@ -88,7 +102,7 @@ func zen3(nps int) []entry {
 	return append(e, balanceDefaults(1, "")...)
 }
 
-// balanceDefaults are sched.DefaultBalanceCosts' values, times f for a
+// balanceDefaults are the load balancer's costs on a Zen3 core, times f for a
 // slower core.
 func balanceDefaults(f float64, why string) []entry {
 	base := []entry{
@@ -140,7 +154,7 @@ func roundSig(v float64) float64 {
 	if v >= 10 {
 		return float64(int64(v + 0.5))
 	}
-	return roundSig3(v)
+	return RoundSig3(v)
 }
 
 func kunpeng920(coresPerDie int) []entry {

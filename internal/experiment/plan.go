@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/schedlab/schedlab/internal/costmodel"
 	"github.com/schedlab/schedlab/internal/sched"
 	"github.com/schedlab/schedlab/internal/sim"
 	"github.com/schedlab/schedlab/internal/topology"
@@ -290,6 +291,10 @@ func resolveMachine(s *Spec, m string) (PlanMachine, error) {
 	}
 	spec, err := topology.ParseYAML(where, data)
 	if err != nil {
+		return PlanMachine{}, s.errAt("machines", "%v", err)
+	}
+	// Its costs: section too, before any run starts.
+	if _, err := costmodel.For(spec); err != nil {
 		return PlanMachine{}, s.errAt("machines", "%v", err)
 	}
 	label := safe(strings.TrimSuffix(strings.TrimSuffix(filepath.Base(m), ".yaml"), ".yml"))

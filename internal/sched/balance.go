@@ -3,6 +3,7 @@ package sched
 import (
 	"fmt"
 
+	"github.com/schedlab/schedlab/internal/costmodel"
 	"github.com/schedlab/schedlab/internal/cpumask"
 	"github.com/schedlab/schedlab/internal/engine"
 	"github.com/schedlab/schedlab/internal/topology"
@@ -293,16 +294,10 @@ func (k *Kernel) msecsToJiffies(ms uint64) uint64 {
 // --- Time spent balancing ----------------------------------------------------
 
 // lbWorkTime converts kernel work w (ns at capacity 1024 and full speed)
-// into time on rq's CPU, scaled by its capacity and current frequency.
+// into time on rq's CPU, scaled by its capacity and current frequency
+// (costmodel.ScaleWork).
 func lbWorkTime(rq *Rq, w engine.Time) engine.Time {
-	if w <= 0 {
-		return 0
-	}
-	t := w * SchedCapacityScale / engine.Time(rq.CPUCapacityOrig)
-	if rq.FreqScale != 0 && rq.FreqScale != SchedCapacityScale {
-		t = t * SchedCapacityScale / engine.Time(rq.FreqScale)
-	}
-	return t
+	return costmodel.ScaleWork(w, rq.CPUCapacityOrig, rq.FreqScale)
 }
 
 // lbBegin starts a balancing pass done by cpu (or nests into the pass in
@@ -422,14 +417,14 @@ func (k *Kernel) lbUpdateBlockedAverages(cpu cpumask.CPU, origin BlockedOrigin) 
 	idle := rq.IdleCPU()
 	walked, freq := rq.BlockedCfsRqsWalked, rq.CpufreqUpdates
 	k.SchedBalanceUpdateBlockedAverages(cpu)
-	c := &k.LBCosts
-	w := c.BlockedAvgBase + engine.Time(rq.BlockedCfsRqsWalked-walked)*c.BlockedAvgPerCfsRq
+	c := &k.Costs.Balance
+	w := c.BlockedAverages(rq.BlockedCfsRqsWalked - walked)
 	if n := rq.CpufreqUpdates - freq; n > 0 {
-		per := c.CpufreqUpdateBase
+		cpus := 0
 		if k.Topo.Spec.CPUs[cpu].FreqDomain == k.Topo.Spec.CPUs[k.bal.cpu].FreqDomain {
-			per += engine.Time(k.bal.freqDomainCPUs[cpu]) * c.CpufreqUpdatePerCPU
+			cpus = k.bal.freqDomainCPUs[cpu]
 		}
-		w += engine.Time(n) * per
+		w += engine.Time(n) * c.CpufreqUpdate(cpus)
 	}
 	before := k.bal.spent
 	k.lbCharge(w)

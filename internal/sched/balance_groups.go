@@ -2,7 +2,6 @@ package sched
 
 import (
 	"github.com/schedlab/schedlab/internal/cpumask"
-	"github.com/schedlab/schedlab/internal/engine"
 	"github.com/schedlab/schedlab/internal/topology"
 )
 
@@ -142,7 +141,7 @@ func (k *Kernel) updateSgLbStats(env *lbEnv, sds *sdLbStats, g *topology.Group, 
 	localGroup := g == sds.local
 	sdFlags := env.sd.T.Flags
 	balancingAtRd := env.sd.Parent == nil
-	c := &k.LBCosts
+	c := &k.Costs.Balance
 	nCPUs := 0
 	g.Span.ForEach(func(i cpumask.CPU) bool {
 		if !env.cpus.Test(i) {
@@ -183,7 +182,7 @@ func (k *Kernel) updateSgLbStats(env *lbEnv, sds *sdLbStats, g *topology.Group, 
 		}
 		return true
 	})
-	k.lbCharge(c.SgStatsPerGroup + engine.Time(nCPUs)*c.SgStatsPerCPU)
+	k.lbCharge(c.SgStats(nCPUs))
 	sgs.GroupCapacity = k.SGC(g).Capacity
 	sgs.GroupWeight = g.Weight
 	// group_asym_packing: SD_ASYM_PACKING is not modelled.

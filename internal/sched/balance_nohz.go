@@ -246,7 +246,7 @@ func (k *Kernel) nohzIdleBalanceV619(thisRq *Rq, flags int) {
 	}
 	mask := nohz.idleCPUsMask.Clone()
 	mask.ForEachWrap(thisCPU+1, func(balanceCPU cpumask.CPU) bool {
-		k.lbCharge(k.LBCosts.NohzPerCPU)
+		k.lbCharge(k.Costs.Balance.NohzPerCPU)
 		if !k.Rqs[balanceCPU].IdleCPU() {
 			return true
 		}
@@ -314,7 +314,7 @@ func (k *Kernel) nohzIdleBalanceV510(thisRq *Rq, flags, idle int) bool {
 	}
 	mask := nohz.idleCPUsMask.Clone()
 	for balanceCPU := mask.First(); balanceCPU != cpumask.None; balanceCPU = mask.Next(balanceCPU) {
-		k.lbCharge(k.LBCosts.NohzPerCPU)
+		k.lbCharge(k.Costs.Balance.NohzPerCPU)
 		if balanceCPU == thisCPU || !k.Rqs[balanceCPU].IdleCPU() {
 			continue
 		}

@@ -87,7 +87,7 @@ func (k *Kernel) schedBalanceRq(thisCPU cpumask.CPU, thisRq *Rq, sd *SchedDomain
 	}
 	var busiest *Rq
 	var group *topology.Group
-	k.lbCharge(k.LBCosts.BalanceRqBase)
+	k.lbCharge(k.Costs.Balance.BalanceRqBase)
 	sd.Stats.LbCount[idle]++
 
 redo:
@@ -417,7 +417,7 @@ func (k *Kernel) schedBalanceFindSrcRq(env *lbEnv, group *topology.Group) *Rq {
 	busiestCapacity := uint64(1)
 	busiestNr := 0
 	asym := env.sd.T.Flags&topology.SDAsymCPUCapacity != 0
-	k.lbCharge(engine.Time(group.Weight) * k.LBCosts.FindBusiestQueuePerCPU)
+	k.lbCharge(engine.Time(group.Weight) * k.Costs.Balance.FindBusiestQueuePerCPU)
 	group.Span.ForEach(func(i cpumask.CPU) bool {
 		if !env.cpus.Test(i) {
 			return true
@@ -615,7 +615,7 @@ func (k *Kernel) detachTasks(env *lbEnv) int {
 			env.flags |= lbfNeedBreak
 			break
 		}
-		k.lbCharge(k.LBCosts.TaskExamined)
+		k.lbCharge(k.Costs.Balance.TaskExamined)
 		se := src.cfsTasksTail()
 		p := se.task
 		ok, hot := k.canMigrateTask(p, env)
@@ -690,7 +690,7 @@ func (k *Kernel) attachTask(rq *Rq, p *Task) {
 func (k *Kernel) attachTasks(env *lbEnv) {
 	k.updateRqClock(env.dstRq)
 	for _, p := range env.tasks {
-		k.lbCharge(k.LBCosts.TaskMigrated)
+		k.lbCharge(k.Costs.Balance.TaskMigrated)
 		k.attachTask(env.dstRq, p)
 	}
 	k.holdRqLock(env.dstRq)
@@ -725,7 +725,7 @@ func (k *Kernel) stopOneCPUNowait(busiest *Rq) {
 func (k *Kernel) activeLoadBalanceCPUStop(busiest *Rq) {
 	k.thisCPU = busiest.CPU
 	mark := k.lbBegin(busiest.CPU)
-	k.lbCharge(k.LBCosts.StopperSwitch)
+	k.lbCharge(k.Costs.Balance.StopperSwitch)
 	targetCPU := busiest.PushCPU
 	var p *Task
 	var sd *SchedDomain
@@ -786,7 +786,7 @@ func (k *Kernel) detachOneTask(env *lbEnv) (p *Task, switched bool) {
 	}
 	for i := len(order) - 1; i >= 0; i-- {
 		p = order[i].task
-		k.lbCharge(k.LBCosts.TaskExamined)
+		k.lbCharge(k.Costs.Balance.TaskExamined)
 		if ok, _ := k.canMigrateTask(p, env); !ok {
 			continue
 		}
@@ -809,7 +809,7 @@ func (k *Kernel) detachOneTask(env *lbEnv) (p *Task, switched bool) {
 // attachOneTask mirrors fair.c:attach_one_task (v6.19).
 func (k *Kernel) attachOneTask(rq *Rq, p *Task) {
 	k.updateRqClock(rq)
-	k.lbCharge(k.LBCosts.TaskMigrated)
+	k.lbCharge(k.Costs.Balance.TaskMigrated)
 	k.attachTask(rq, p)
 	k.holdRqLock(rq)
 }

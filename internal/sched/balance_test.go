@@ -5,8 +5,10 @@ import (
 	"math"
 	"testing"
 
+	"github.com/schedlab/schedlab/internal/costmodel"
 	"github.com/schedlab/schedlab/internal/cpumask"
 	"github.com/schedlab/schedlab/internal/engine"
+	"github.com/schedlab/schedlab/internal/topology"
 )
 
 // Load-balancing scenarios. Each test builds a machine, places tasks where
@@ -19,9 +21,22 @@ func lbKernel(t testing.TB, machine string, s Settings, costs bool) *Kernel {
 	t.Helper()
 	k := newRigSettings(t, machine, s).k
 	if costs {
-		k.LBCosts = DefaultBalanceCosts()
+		k.Costs.Balance = zen3BalanceCosts(t)
 	}
 	return k
+}
+
+// zen3BalanceCosts are the cost model's balancing costs for a Zen3 core
+// (the zen3-2s-nps1 defaults), whatever the machine: the balancing tests
+// derive their timings from these figures.
+func zen3BalanceCosts(t testing.TB) costmodel.BalanceCosts {
+	t.Helper()
+	p, ok := costmodel.Defaults("zen3-2s-nps1")
+	if !ok {
+		t.Fatal("no zen3-2s-nps1 cost defaults")
+	}
+	spec, _ := topology.Preset("zen3-2s-nps1")
+	return costmodel.Compile(p, spec).Balance
 }
 
 // lbFork forks a task on cpu (pinned there for the fork) and then lets it

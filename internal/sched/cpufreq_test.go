@@ -16,7 +16,7 @@ func withCosts(t *testing.T, k *Kernel) {
 		t.Fatal(err)
 	}
 	k.S.CostJitterPct = 0
-	k.ApplyCosts(p)
+	k.ApplyCosts(costmodel.Compile(p, k.Topo.Spec))
 }
 
 // TestSchedutilFollowsUtilisation: on a HiKey (one frequency domain of 8

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
+	"github.com/schedlab/schedlab/internal/costmodel"
 	"github.com/schedlab/schedlab/internal/cpumask"
 	"github.com/schedlab/schedlab/internal/engine"
 	"github.com/schedlab/schedlab/internal/topology"
@@ -107,13 +108,16 @@ type Kernel struct {
 	DefaultAllowed cpumask.Mask
 	progTask       *Task
 
-	// Costs are the cost model's parameters (work.go); the zero value
-	// charges nothing but the IPI latency of Settings.
-	Costs Costs
-	// bwLLC and bwNode are the bandwidth demands of the tasks running on
-	// each LLC (indexed by sd_llc_id) and NUMA node.
-	bwLLC, bwNode []int64
-	smtSiblings   [][]cpumask.CPU
+	// Costs is the cost model compiled for this machine
+	// (costmodel.Table; ApplyCosts installs it). Until then it charges
+	// nothing, and IPIs take Settings.WakeupIPILatency.
+	Costs costmodel.Table
+	// The memory-bandwidth sharing (shareBandwidth) and its buffers.
+	bwSharer    *costmodel.MemSharer
+	bwTasks     []costmodel.MemTask
+	bwRqs       []*Rq
+	bwShares    []costmodel.Share
+	smtSiblings [][]cpumask.CPU
 	// coreOf numbers each CPU's SMT core densely; coreBusy counts the
 	// busy CPUs of each core (work.go).
 	coreOf   []int32
@@ -131,10 +135,6 @@ type Kernel struct {
 	// BalanceStats counts the balancer's calls and time (the run report's
 	// "balance" section).
 	BalanceStats BalanceStats
-	// LBCosts are the modelled costs of balancing work (cost_params.go).
-	// Like Costs, the zero value charges nothing; DefaultBalanceCosts()
-	// gives the documented defaults, the cost model per-machine values.
-	LBCosts BalanceCosts
 
 	invariantsChecked uint64
 }
@@ -166,6 +166,7 @@ func New(eng *engine.Engine, topo *topology.Topology, s Settings) (*Kernel, erro
 	k.wakeupGranularity = s.WakeupGranularity * factor
 	k.tickNsec = (1000000000 + uint64(s.HZ)/2) / uint64(s.HZ)
 	k.SelectTaskRq = selectTaskRqFair
+	k.Costs = *costmodel.None(topo.Spec)
 
 	root := &TaskGroup{Name: "/", Shares: NiceZeroLoad, Weight: 100}
 	k.RootTG = root

@@ -91,8 +91,9 @@ type Settings struct {
 	// --- Model constants (documented simplifications) ----------------------
 
 	// WakeupIPILatency is the delay, in ns, between a remote CPU being asked
-	// to reschedule (resched_curr, or a queued wakeup) and it doing so. A
-	// documented constant until the cost model (issue 5) supplies it.
+	// to reschedule (resched_curr, or a queued wakeup) and it doing so,
+	// when the run has no cost model; with it, the ipi_*_ns parameters
+	// give the latency by distance (costmodel.Table.IPILatency).
 	WakeupIPILatency uint64 `sysctl:"model_ipi_latency_ns"`
 
 	// CostJitterPct spreads every cost the cost model charges (system
@@ -115,8 +116,8 @@ type Settings struct {
 
 	// SISScanCost is the time, in ns, select_idle_cpu is taken to spend per
 	// CPU it examines, which SIS_PROP measures with cpu_clock() and folds
-	// into avg_scan_cost and wake_avg_idle. A documented constant (25 ns)
-	// until the cost model supplies scan times.
+	// into avg_scan_cost and wake_avg_idle: 25 ns without the cost model;
+	// ApplyCosts sets it to sis_scan_cpu_ns, the time the scan is charged.
 	SISScanCost uint64 `sysctl:"model_sis_scan_cost_ns"`
 
 	// ShortTaskAffine, ShortTaskScan and ShortTaskMetric select the

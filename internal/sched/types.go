@@ -3,6 +3,7 @@ package sched
 import (
 	"fmt"
 
+	"github.com/schedlab/schedlab/internal/costmodel"
 	"github.com/schedlab/schedlab/internal/cpumask"
 	"github.com/schedlab/schedlab/internal/engine"
 )
@@ -307,8 +308,10 @@ type Rq struct {
 	// speed is the running task's progress per ns in units of 2^-20 ns of
 	// work: capacity, SMT sharing and memory-bandwidth sharing applied.
 	speed int64
-	// runBW is the bandwidth demand of the running task (0 when idle).
-	runBW int64
+	// runBW is the bandwidth demand of the running task (0 when idle);
+	// bwShare the fraction of it the cost model grants (shareBandwidth).
+	runBW   int64
+	bwShare costmodel.Share
 	// idleState is the cpuidle state the governor chose at idle entry
 	// (-1 when running); idleAvg an average of past idle durations (ns).
 	idleState int

@@ -2,7 +2,9 @@ package sched
 
 import (
 	"fmt"
+	"slices"
 
+	"github.com/schedlab/schedlab/internal/costmodel"
 	"github.com/schedlab/schedlab/internal/cpumask"
 	"github.com/schedlab/schedlab/internal/engine"
 	"github.com/schedlab/schedlab/internal/topology"
@@ -15,54 +17,22 @@ import (
 // and memory-bandwidth sharing lower; when the speed changes the running
 // segment is re-timed (no per-nanosecond stepping). The costs a context
 // switch, a migration's cache refill, an IPI, an idle-state exit and the
-// scheduler's own paths add are charged where they occur. Parameters come
-// from the cost model (internal/costmodel) through Kernel.Costs.
+// scheduler's own paths add are charged where they occur. The formulas
+// and their integer tables are the cost model's (costmodel.Table, installed
+// by ApplyCosts as Kernel.Costs); this file decides when they are charged.
 
-// Costs are the cost-model parameters the kernel model applies, in the
-// integer form the hot paths use (CostsFrom converts internal/costmodel's
-// Params for a machine). Zero values charge nothing; work costs are ns at
-// capacity 1024 and are charged as work, so they take longer on smaller
-// CPUs.
-type Costs struct {
-	// ContextSwitch is the direct cost of a context switch, charged to the
-	// task switched in; ContextSwitchMM is added when it has another
-	// address space than the previous task.
-	ContextSwitch, ContextSwitchMM engine.Time
-	// RemoteEnqueue is the waker's extra work when the wakee is enqueued
-	// on another CPU.
-	RemoteEnqueue engine.Time
-	// IPISameLLC is the latency of a reschedule or wakeup IPI within an
-	// LLC; IPIOther[a][b] between CPUs of different LLCs on nodes a and b.
-	// Zero means Settings.WakeupIPILatency.
-	IPISameLLC engine.Time
-	IPIOther   [][]engine.Time
-	// IdleExit applies the exit latency of the cpuidle state an idle CPU
-	// is in when it is woken (states from the machine spec, else
-	// IdleExitDefault).
-	IdleExit        bool
-	IdleExitDefault engine.Time
-	// SMTShare is the throughput of each of two SMT siblings running at
-	// once, in 1/1024 of a thread alone (640: the core does 1.25×).
-	SMTShare int64
-	// Cache refill (costmodel.Params.CacheRefill): cache sizes in bytes;
-	// the turnover rate of an absent task's lines in bytes per µs; refill
-	// costs in femtoseconds per byte from the shared LLC, from memory, and
-	// from another LLC on node b for a task moving to node a; and the
-	// remote-memory factor per node pair in 1/1024.
-	PrivateBytes, LLCBytes   int64
-	FillBytesPerUs           int64
-	RefillLLCFs, RefillMemFs int64
-	RefillFarFs              [][]int64
-	RemoteMem1024            [][]int64
-	// Memory bandwidth one thread, one LLC and one node deliver, in bytes
-	// per µs; zero means unlimited.
-	CoreBandwidth, LLCBandwidth, NodeBandwidth int64
-	// ScanPerCPU is charged to the waker per CPU select_idle_* examines;
-	// LineSameLLC and LineOther[a][b] per read of a cache line other CPUs
-	// write (sd_llc_shared->has_idle_cores in test_idle_cores).
-	ScanPerCPU  engine.Time
-	LineSameLLC engine.Time
-	LineOther   [][]engine.Time
+// ApplyCosts installs the cost model compiled for this machine
+// (costmodel.Compile): from then on context switches, refills, IPIs,
+// idle exits, the wakeup path's and the balancer's work are charged,
+// costs are spread by Settings.CostJitterPct, and the cpufreq governors
+// run. SIS_PROP's scan-time estimate takes sis_scan_cpu_ns (a --sysctl
+// model_sis_scan_cost_ns set afterwards wins).
+func (k *Kernel) ApplyCosts(t *costmodel.Table) {
+	k.Costs = *t
+	k.bwSharer = nil
+	k.costsOn = true
+	k.startCpufreq()
+	k.S.SISScanCost = uint64(t.SISScanCPU)
 }
 
 // CostCounters count what the cost model charged on a CPU.
@@ -255,22 +225,17 @@ func (k *Kernel) jitter(d engine.Time) engine.Time {
 	return d + engine.Time(int64(d)*u/1000)
 }
 
-// ipiLatency is the delay of an IPI from one CPU to another
-// (costmodel.Params.IPILatency).
+// ipiLatency is the delay of an IPI from one CPU to another: the cost
+// model's latency by distance (costmodel.Table.IPILatency), or
+// Settings.WakeupIPILatency without the cost model.
 func (k *Kernel) ipiLatency(from, to cpumask.CPU) engine.Time {
-	var d engine.Time
-	switch {
-	case from == to:
+	if from == to {
 		return 0
-	case k.cpusShareCache(from, to):
-		d = k.Costs.IPISameLLC
-	case k.Costs.IPIOther != nil:
-		d = k.Costs.IPIOther[k.Topo.CPUNode[from]][k.Topo.CPUNode[to]]
 	}
-	if d == 0 {
-		d = engine.Time(k.S.WakeupIPILatency)
+	if !k.costsOn {
+		return engine.Time(k.S.WakeupIPILatency)
 	}
-	return k.jitter(d)
+	return k.jitter(k.Costs.IPILatency(from, to))
 }
 
 // chargeWakeupPath charges the waker (the task running on rq, the CPU
@@ -285,9 +250,9 @@ func (k *Kernel) chargeWakeupPath(rq *Rq, before WakeupCounters, target cpumask.
 		return
 	}
 	w := &rq.Wakeup
-	d := engine.Time(w.SISScanned-before.SISScanned) * k.Costs.ScanPerCPU
+	d := engine.Time(w.SISScanned-before.SISScanned) * k.Costs.SISScanCPU
 	if reads := w.TestIdleCoresReads - before.TestIdleCoresReads; reads > 0 {
-		d += engine.Time(reads) * k.llcSharedLineRead(rq.CPU, target)
+		d += engine.Time(reads) * k.Costs.LLCLineRead(rq.CPU, target)
 	}
 	if target != rq.CPU {
 		d += k.Costs.RemoteEnqueue
@@ -295,31 +260,18 @@ func (k *Kernel) chargeWakeupPath(rq *Rq, before WakeupCounters, target cpumask.
 	k.Charge(d)
 }
 
-// llcSharedLineRead is the time for reader to load the sd_llc_shared line
-// of target's LLC, which the CPUs of that LLC keep writing (nr_busy_cpus
-// on NOHZ idle entry and exit): a transfer within the LLC, or from another
-// LLC or node (costmodel.Params.SharedLineRead).
-func (k *Kernel) llcSharedLineRead(reader, target cpumask.CPU) engine.Time {
-	switch {
-	case k.cpusShareCache(reader, target):
-		return k.Costs.LineSameLLC
-	case k.Costs.LineOther != nil:
-		return k.Costs.LineOther[k.Topo.CPUNode[reader]][k.Topo.CPUNode[target]]
-	}
-	return 0
-}
-
 // idleExitLatency is the time an idle CPU takes to leave its idle state
 // when woken: the exit latency of the state the governor chose.
 func (k *Kernel) idleExitLatency(rq *Rq) engine.Time {
-	if !k.Costs.IdleExit || !rq.Curr.IsIdleTask() || rq.idleState < 0 {
+	if !k.costsOn || !rq.Curr.IsIdleTask() || rq.idleState < 0 {
 		return 0
 	}
 	states := k.Topo.Spec.IdleStatesOf(rq.CPU)
-	d := k.Costs.IdleExitDefault
+	idx := 0
 	if len(states) > 0 {
-		d = engine.Time(states[k.effectiveIdleState(rq, states)].ExitLatencyNs)
+		idx = k.effectiveIdleState(rq, states)
 	}
+	d := k.Costs.IdleExitLatency(states, idx)
 	rq.Costs.IdleExitNs += uint64(d)
 	return d
 }
@@ -350,21 +302,11 @@ func (k *Kernel) effectiveIdleState(rq *Rq, states []topology.IdleState) int {
 	return i
 }
 
-// idleGovernorSelect picks the deepest idle state whose target residency
-// fits the CPU's average idle period, a simplification of the menu and teo
-// governors' prediction.
+// idleGovernorSelect is the idle governor (costmodel.SelectIdleState)
+// with the CPU's average idle period as its prediction, a simplification
+// of the menu and teo governors.
 func (k *Kernel) idleGovernorSelect(rq *Rq) int {
-	states := k.Topo.Spec.IdleStatesOf(rq.CPU)
-	sel := -1
-	for i, s := range states {
-		if uint64(s.TargetResidencyNs) <= rq.idleAvg {
-			sel = i
-		}
-	}
-	if sel < 0 && len(states) > 0 {
-		sel = 0
-	}
-	return sel
+	return costmodel.SelectIdleState(k.Topo.Spec.IdleStatesOf(rq.CPU), engine.Time(rq.idleAvg), 0)
 }
 
 // costsEnterIdle records the idle entry for the governor.
@@ -380,11 +322,8 @@ func (k *Kernel) costsEnterIdle(rq *Rq) {
 // not make the next idle period look long.
 func (k *Kernel) costsExitIdle(rq *Rq) {
 	d := uint64(k.Eng.Now() - rq.idleSince)
-	if k.Costs.IdleExit && rq.idleState >= 0 {
-		exit := uint64(k.Costs.IdleExitDefault)
-		if states := k.Topo.Spec.IdleStatesOf(rq.CPU); len(states) > 0 {
-			exit = uint64(states[min(rq.idleState, len(states)-1)].ExitLatencyNs)
-		}
+	if k.costsOn && rq.idleState >= 0 {
+		exit := uint64(k.Costs.IdleExitLatency(k.Topo.Spec.IdleStatesOf(rq.CPU), rq.idleState))
 		if d > 2*exit {
 			d -= exit
 		} else {
@@ -436,98 +375,23 @@ func (k *Kernel) switchCosts(rq *Rq, prev, next *Task) {
 	}
 }
 
-// refillCost mirrors costmodel.Params.CacheRefill in integer arithmetic:
-// the time a task with a footprint spends refetching its working set on
-// CPU to after last running on from and being away for away. What
-// survives in a cache decays as exp(-away·fill/size), computed with PELT's
-// table of y^n = 0.5^(n/32) (so in steps of 1/32 of a halving).
+// refillCost is the time a task with a footprint spends refetching its
+// working set on CPU to after last running on from and being away for
+// away (costmodel.Table.CacheRefill); its memory is where it first ran.
 func (k *Kernel) refillCost(p *Task, from, to cpumask.CPU, away engine.Time) engine.Time {
-	c := &k.Costs
-	if p.Footprint <= 0 || c.PrivateBytes <= 0 || c.LLCBytes <= 0 {
-		return 0
-	}
-	P := min(p.Footprint, c.PrivateBytes)
-	L := min(p.Footprint, c.LLCBytes)
-	warmP := survive(P, away, c.FillBytesPerUs, c.PrivateBytes)
-	warmL := survive(L, away, c.FillBytesPerUs, c.LLCBytes)
-	cold := L - warmL
-	var fs int64
-	switch {
-	case from == to || k.Topo.SMTMask[to].Test(from):
-		fs = max(0, min(P, warmL)-warmP)*c.RefillLLCFs + cold*c.RefillMemFs
-	case k.cpusShareCache(from, to):
-		fs = min(P, warmL)*c.RefillLLCFs + cold*c.RefillMemFs
-	default:
-		na, nb := k.Topo.CPUNode[to], k.Topo.CPUNode[from]
-		var far, remote int64 = c.RefillMemFs, 1024
-		if c.RefillFarFs != nil {
-			far = c.RefillFarFs[na][nb]
-		}
-		if c.RemoteMem1024 != nil {
-			remote = c.RemoteMem1024[na][p.memNode(nb)]
-		}
-		fs = warmL*far + cold*c.RefillMemFs*remote/1024
-	}
-	return engine.Time(fs / 1000000)
-}
-
-// memNode is where the task's memory is (first touch), def if unknown.
-func (p *Task) memNode(def int) int {
-	if p.homeNode >= 0 {
-		return p.homeNode
-	}
-	return def
-}
-
-// survive is how many of n cached bytes are still there after away, with
-// other work filling a cache of size bytes at fill bytes per µs:
-// n·exp(-away·fill/size).
-func survive(n int64, away engine.Time, fill, size int64) int64 {
-	if away <= 0 || fill <= 0 {
-		return n
-	}
-	// exp(-x) = 0.5^(x/ln2); halvings in 1/32 steps: x/ln2·32, with
-	// ln2 = 45426/65536 and x = away[ns]·fill[B/µs]/(size[B]·1000).
-	den := size * 1000 * 45426 / (32 * 65536)
-	if den <= 0 {
-		return 0
-	}
-	if int64(away) > den*(LoadAvgPeriod*63+1)/fill {
-		return 0
-	}
-	steps := int64(away) * fill / den
-	return int64(decayLoad(uint64(n), uint64(steps)))
+	return k.Costs.CacheRefill(from, to, p.Footprint, away, p.homeNode)
 }
 
 // taskSpeed is the running task's progress rate on rq.
 func (k *Kernel) taskSpeed(rq *Rq) int64 {
 	s := baseSpeed(rq) * int64(rq.FreqScale) >> SchedCapacityShift
-	if k.Costs.SMTShare > 0 && k.siblingBusy(rq.CPU) {
-		s = s * k.Costs.SMTShare >> 10
-	}
+	s = k.Costs.SMTSpeed(s, k.Costs.SMTShare > 0 && k.siblingBusy(rq.CPU))
 	if rq.runBW > 0 {
-		// Memory-bound work: a thread draws at most CoreBandwidth; the
-		// tasks of an LLC and of a node share theirs in proportion to
-		// their demands (costmodel's MemShares uses max-min fairness,
-		// which gives the same shares for equal demands); work whose
-		// memory is on another node takes RemoteMem longer.
-		// The tightest of the three limits decides (they are not
-		// compounded: a task limited by its node is not slowed again by
-		// its LLC's share of the same traffic).
-		llc, node := k.llcID(rq.CPU), k.Topo.CPUNode[rq.CPU]
-		num, den := int64(1), int64(1) // the share granted, as num/den ≤ 1
-		limit := func(b, demand int64) {
-			if b > 0 && demand > b && b*den < num*demand {
-				num, den = b, demand
-			}
-		}
-		limit(k.Costs.CoreBandwidth, rq.runBW)
-		limit(k.Costs.LLCBandwidth, k.bwLLC[llc])
-		limit(k.Costs.NodeBandwidth, k.bwNode[node])
-		s = s * num / den
-		if t := rq.Curr; t.homeNode >= 0 && t.homeNode != node && k.Costs.RemoteMem1024 != nil {
-			s = s * 1024 / k.Costs.RemoteMem1024[node][t.homeNode]
-		}
+		// Memory-bound work: the share of its demand the cost model
+		// grants (shareBandwidth), slower still when its memory is on
+		// another node.
+		s = rq.bwShare.Of(s)
+		s = k.Costs.RemoteMemSpeed(s, k.Topo.CPUNode[rq.CPU], rq.Curr.homeNode)
 	}
 	if s < 1 {
 		s = 1
@@ -600,27 +464,43 @@ func (k *Kernel) smtChanged(rq *Rq) {
 	}
 }
 
-// setRunBW records the bandwidth demand of what rq runs now and re-times
-// the memory-bound tasks sharing its LLC and node when it changed.
+// setRunBW records the bandwidth demand of what rq runs now and, when it
+// changed, shares the memory bandwidth again.
 func (k *Kernel) setRunBW(rq *Rq, bw int64) {
-	if k.bwLLC == nil {
-		k.bwLLC = make([]int64, k.NrCPUs())
-		k.bwNode = make([]int64, len(k.Topo.NodeMask))
-	}
 	if rq.runBW == bw {
 		return
 	}
-	llc, node := k.llcID(rq.CPU), k.Topo.CPUNode[rq.CPU]
-	k.bwLLC[llc] += bw - rq.runBW
-	k.bwNode[node] += bw - rq.runBW
 	rq.runBW = bw
-	if k.Costs.LLCBandwidth == 0 && k.Costs.NodeBandwidth == 0 {
-		return
+	if k.Costs.Limited() {
+		k.shareBandwidth(rq)
 	}
-	k.Topo.NodeMask[node].ForEach(func(c cpumask.CPU) bool {
-		if o := k.Rqs[c]; o != rq && o.runBW > 0 {
+}
+
+// shareBandwidth divides memory bandwidth among the running tasks that
+// stream memory (costmodel.MemSharer: max-min fair in the fraction of
+// their demand, under the core, LLC and memory-node limits) and re-times
+// the tasks other than rq whose share moved; rq's caller starts its
+// segment.
+func (k *Kernel) shareBandwidth(rq *Rq) {
+	if k.bwSharer == nil {
+		k.bwSharer = k.Costs.NewMemSharer()
+	}
+	k.bwTasks, k.bwRqs = k.bwTasks[:0], k.bwRqs[:0]
+	for _, o := range k.Rqs {
+		if o.runBW > 0 {
+			k.bwTasks = append(k.bwTasks, costmodel.MemTask{CPU: o.CPU, Demand: o.runBW, MemNode: o.Curr.homeNode})
+			k.bwRqs = append(k.bwRqs, o)
+		}
+	}
+	k.bwShares = slices.Grow(k.bwShares[:0], len(k.bwTasks))[:len(k.bwTasks)]
+	k.bwSharer.Shares(k.bwTasks, k.bwShares)
+	for i, o := range k.bwRqs {
+		if o.bwShare == k.bwShares[i] {
+			continue
+		}
+		o.bwShare = k.bwShares[i]
+		if o != rq {
 			k.retime(o)
 		}
-		return true
-	})
+	}
 }

@@ -1,10 +1,12 @@
 package sched
 
 import (
+	"math/rand/v2"
+
 	"github.com/schedlab/schedlab/internal/kernels"
-	"math"
 	"testing"
 
+	"github.com/schedlab/schedlab/internal/costmodel"
 	"github.com/schedlab/schedlab/internal/cpumask"
 	"github.com/schedlab/schedlab/internal/engine"
 )
@@ -71,7 +73,7 @@ func TestSMTSpeedRecoversWhenSiblingIdles(t *testing.T) {
 // TestMigrationRefillByDistance: a task with a 16 MiB footprint, away for
 // 4 ms with no other work evicting it (fill rate 0: everything it had
 // cached is still warm), then woken on another CPU. The refill model
-// (costmodel.Params.CacheRefill): on a CPU sharing the LLC it only refills
+// (costmodel.Table.CacheRefill): on a CPU sharing the LLC it only refills
 // its private cache, min(16 MiB, 512 KiB) from the LLC at 5000 fs/B; on
 // another LLC its whole warm set, 16 MiB, comes from the old LLC at
 // 50000 fs/B. So the next 1 ms of work ends 2.6 µs late after a same-LLC
@@ -121,20 +123,17 @@ func TestMigrationRefillByDistance(t *testing.T) {
 	}
 }
 
-// TestSurviveDecay: what survives of a cached set after other work filled
-// the cache for a while follows exp(-away·fill/size) within PELT's 1/32
-// halving steps.
-func TestSurviveDecay(t *testing.T) {
-	const size = 32 << 20
-	for _, tc := range []struct {
-		away engine.Time
-		fill int64 // bytes per µs
-	}{{0, 10000}, {engine.Millisecond, 10000}, {3 * engine.Millisecond, 10000}, {10 * engine.Millisecond, 10000}, {engine.Second, 10000}} {
-		got := survive(size, tc.away, tc.fill, size)
-		x := float64(tc.away) * float64(tc.fill) / 1000 / size
-		want := size * math.Exp(-x)
-		if math.Abs(float64(got)-want) > 0.03*size {
-			t.Errorf("away %v: %d survive, exp gives %.0f", tc.away, got, want)
+// TestCacheDecayIsPELTs: the cost model's cache decay (costmodel.Decay32)
+// keeps its own copy of the y^n = 0.5^(n/32) series so that it does not
+// depend on the kernel model; it must be PELT's decay_load exactly.
+// Reference: pelt.c:decay_load, sched-pelt.h:runnable_avg_yN_inv (v6.19).
+func TestCacheDecayIsPELTs(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for i := range 20000 {
+		v := r.Uint64N(1 << 50)
+		n := uint64(i % (LoadAvgPeriod * 66))
+		if got, want := costmodel.Decay32(v, n), decayLoad(v, n); got != want {
+			t.Fatalf("Decay32(%d, %d) = %d, decay_load gives %d", v, n, got, want)
 		}
 	}
 }
@@ -177,6 +176,33 @@ func TestBandwidthSharedOnLLC(t *testing.T) {
 
 const time100ms = 100 * engine.Millisecond
 
+// TestBandwidthLeftByFullLLCGoesToOthers: four tasks on CCX 0 ask 120
+// GB/s of its 40 and get a third each (30 ms for 10 ms of work); a fifth
+// on CCX 1 asks 30 of the node's 60, of which CCX 0 can take only 40: it
+// gets the remaining 20, two thirds of its demand, and finishes at 15 ms
+// (held to the node's 60/150 of its demand, as the limits used to be
+// applied, it took 25 ms). Reference: costmodel.MemSharer (docs/costs.md,
+// "Memory bandwidth").
+func TestBandwidthLeftByFullLLCGoesToOthers(t *testing.T) {
+	k := newTestKernel(t, "zen3-2s-nps1", kernels.V619)
+	k.Costs.LLCBandwidth = 40000
+	k.Costs.NodeBandwidth = 60000
+	var ccx0 []*Task
+	for i := range 4 {
+		ccx0 = append(ccx0, runOnce(t, k, "stream", cpumask.CPU(i), RunBW(10*engine.Millisecond, 30000), 0))
+	}
+	other := runOnce(t, k, "other", 8, RunBW(10*engine.Millisecond, 30000), 0)
+	k.Eng.RunUntil(time100ms)
+	for _, p := range ccx0 {
+		if d := p.Exited - 30*engine.Millisecond; d < 0 || d > engine.Microsecond {
+			t.Errorf("%s/%d on CCX 0 exited at %v, want 30ms", p.Comm, p.PID, p.Exited)
+		}
+	}
+	if d := other.Exited - 15*engine.Millisecond; d < 0 || d > engine.Microsecond {
+		t.Errorf("the task on CCX 1 exited at %v, want 15ms", other.Exited)
+	}
+}
+
 // TestChargeDelaysNextOperation: kernel time charged by a program (a
 // syscall) is spent before its operation takes effect.
 func TestChargeDelaysNextOperation(t *testing.T) {
@@ -217,7 +243,7 @@ func TestClusterIdleStateNeedsIdleCluster(t *testing.T) {
 		{"other cluster busy", 5, 700 * engine.Microsecond},
 	} {
 		k := newTestKernel(t, "hikey", kernels.V619)
-		k.Costs.IdleExit = true
+		k.costsOn = true
 		if tc.busyCPU != cpumask.None {
 			runOnce(t, k, "busy", tc.busyCPU, Run(engine.Second), 0)
 			k.Eng.RunUntil(engine.Millisecond)

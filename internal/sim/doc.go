@@ -15,8 +15,10 @@
 //     variant's base, "base:NAME"), then --feature, then --sysctl.
 //  3. Kernel: topology.Build for that baseline, sched.New on an engine
 //     seeded with Seed, the cost model (costmodel.Resolve with the
-//     Config's costs file) unless NoCosts, the --sysctl values again (so a
-//     sysctl beats a cost-model default), and the --cpus affinity.
+//     Config's costs file, always checked; compiled once with
+//     costmodel.Compile and installed unless NoCosts), the --sysctl values
+//     again (so a sysctl beats a cost-model default), and the --cpus
+//     affinity.
 //  4. Workload: the tool's own arguments are parsed into an instance; it
 //     gets the cost model's system-call costs; background cgroups are added.
 //  5. Observers attach (traces, schedstat snapshots, occupancy).

@@ -14,7 +14,6 @@ import (
 	"github.com/schedlab/schedlab/internal/topology"
 	"github.com/schedlab/schedlab/internal/workload"
 	"github.com/schedlab/schedlab/internal/workload/background"
-	"github.com/schedlab/schedlab/internal/workload/kobj"
 )
 
 // Observer watches a run: Attach is called with the run's kernel after the
@@ -74,19 +73,24 @@ func Build(cfg Config) (*Built, error) {
 		return nil, err
 	}
 	b := &Built{Config: cfg, Kernel: k, Machine: spec, Tool: t, Instance: inst}
+	// The machine file's costs section is checked even without the cost
+	// model: a misspelt parameter is an error at its line either way.
+	p, err := costmodel.Resolve(spec, cfg.CostsFile)
+	if err != nil {
+		return nil, err
+	}
 	if !cfg.NoCosts {
-		p, err := costmodel.Resolve(spec, cfg.CostsFile)
-		if err != nil {
-			return nil, err
-		}
-		k.ApplyCosts(p)
+		// One compiled table for the run: the kernel charges it, the
+		// workload's system calls come from it.
+		tab := costmodel.Compile(p, spec)
+		k.ApplyCosts(tab)
 		b.Costs = p
 		// A --sysctl beats a cost-model default (model_sis_scan_cost_ns).
 		if err := applySysctls(&k.S, cfg.Sysctls); err != nil {
 			return nil, err
 		}
 		if ca, ok := inst.(workload.CostAware); ok {
-			ca.SetCosts(kobj.CostsFromModel(p))
+			ca.SetCosts(tab.Syscalls)
 		}
 	}
 	if cfg.CPUs != "" {

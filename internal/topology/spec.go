@@ -46,10 +46,10 @@ type MachineSpec struct {
 	// Zen (arch/x86/kernel/cpu/amd.c, since v5.4), so that the two sockets
 	// of an EPYC (SLIT 32) still balance forks and affine wakeups.
 	ReclaimDistance int
-	// Costs is the machine file's costs: section (nil if none): settings
-	// of the cost model's parameters, which package costmodel applies on
-	// top of its defaults.
-	Costs *CostsSpec
+	// Costs is the machine file's costs: section (nil if none), kept as
+	// read: package costmodel checks and applies it on top of its
+	// defaults.
+	Costs *CostsSection
 }
 
 // CPUSpec is one logical CPU. The ids are machine-wide: two CPUs share a

@@ -2,6 +2,7 @@ package topology
 
 import (
 	"fmt"
+	"gopkg.in/yaml.v3"
 	"io"
 	"math"
 	"regexp"
@@ -53,8 +54,7 @@ func writeYAML(b *strings.Builder, s *MachineSpec) error {
 	if s.ReclaimDistance != 0 {
 		fmt.Fprintf(b, "reclaim_distance: %d\n", s.ReclaimDistance)
 	}
-	writeCosts(b, s.Costs)
-	return nil
+	return writeCosts(b, s.Costs)
 }
 
 // checkWritable rejects what the file format cannot hold.
@@ -88,22 +88,6 @@ func checkWritable(s *MachineSpec) error {
 	for _, c := range s.CPUs {
 		if err := idle(c.IdleStates); err != nil {
 			return err
-		}
-	}
-	if c := s.Costs; c != nil {
-		if err := str("costs base", c.Base); err != nil {
-			return err
-		}
-		for _, set := range c.Settings {
-			if err := str("cost parameter", set.Key); err != nil {
-				return err
-			}
-			if err := str("cost source", set.Source); err != nil {
-				return err
-			}
-			if math.IsNaN(set.Value) || math.IsInf(set.Value, 0) {
-				return fmt.Errorf("machine %s: cost parameter %s is %v; a machine file holds finite numbers", s.Name, set.Key, set.Value)
-			}
 		}
 	}
 	return nil
@@ -339,31 +323,90 @@ func idleState(st IdleState) string {
 	return s + "}"
 }
 
-// writeCosts writes the costs section as the file gave it: the base, then
-// each setting in order, with its source when it has one.
-func writeCosts(b *strings.Builder, c *CostsSpec) {
-	if c == nil {
-		return
+// writeCosts writes the costs section as the file gave it, one parameter
+// a line: the parameter names and values are the cost model's, so the
+// section is copied, not interpreted. A scalar keeps its text (quoted where
+// the text needs it); any other value is written in YAML's flow style, as
+// "name: {value: V, source: S}" settings are.
+func writeCosts(b *strings.Builder, c *CostsSection) error {
+	if c == nil || c.Node == nil {
+		return nil
 	}
-	if c.Base == "" && len(c.Settings) == 0 {
+	n := c.Node
+	if n.Kind != yaml.MappingNode {
+		return fmt.Errorf("machine file: the costs: section is not a mapping")
+	}
+	if len(n.Content) == 0 {
 		b.WriteString("costs: {}\n")
-		return
+		return nil
 	}
 	b.WriteString("costs:\n")
-	if c.Base != "" {
-		fmt.Fprintf(b, "  base: %s\n", yamlString(c.Base))
-	}
-	for _, set := range c.Settings {
-		key := set.Key
-		if !plainKeyRE.MatchString(key) || key == "base" {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		key := k.Value
+		if !plainKeyRE.MatchString(key) {
 			key = yamlString(key)
 		}
-		if set.Source == "" {
-			fmt.Fprintf(b, "  %s: %s\n", key, yamlNumber(set.Value))
-		} else {
-			fmt.Fprintf(b, "  %s: {value: %s, source: %s}\n", key, yamlNumber(set.Value), yamlString(set.Source))
+		val, err := yamlValue(v)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(b, "  %s: %s\n", key, val)
+	}
+	return nil
+}
+
+// yamlValue is a costs setting's value as one line of YAML.
+func yamlValue(v *yaml.Node) (string, error) {
+	if v.Kind == yaml.ScalarNode {
+		if v.Tag == "!!str" || v.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0 {
+			out := yamlString(v.Value)
+			var x any
+			if err := yaml.Unmarshal([]byte(out), &x); err != nil || x != v.Value {
+				out = strconv.Quote(v.Value) // a word YAML would read as a number or boolean
+			}
+			return out, nil
+		}
+		return v.Value, nil
+	}
+	if v.Kind == yaml.MappingNode {
+		flat := true
+		for _, c := range v.Content {
+			flat = flat && c.Kind == yaml.ScalarNode
+		}
+		if flat {
+			parts := make([]string, 0, len(v.Content)/2)
+			for i := 0; i+1 < len(v.Content); i += 2 {
+				k := v.Content[i].Value
+				if !plainKeyRE.MatchString(k) {
+					k = yamlString(k)
+				}
+				val, _ := yamlValue(v.Content[i+1])
+				parts = append(parts, k+": "+val)
+			}
+			return "{" + strings.Join(parts, ", ") + "}", nil
 		}
 	}
+	f := flowCopy(v)
+	out, err := yaml.Marshal(f)
+	if err != nil {
+		return "", fmt.Errorf("machine file: a costs setting cannot be written: %v", err)
+	}
+	return strings.TrimSuffix(string(out), "\n"), nil
+}
+
+// flowCopy is a deep copy of n in flow style, without comments.
+func flowCopy(n *yaml.Node) *yaml.Node {
+	c := *n
+	c.HeadComment, c.LineComment, c.FootComment = "", "", ""
+	if c.Kind == yaml.MappingNode || c.Kind == yaml.SequenceNode {
+		c.Style = yaml.FlowStyle
+	}
+	c.Content = make([]*yaml.Node, len(n.Content))
+	for i, k := range n.Content {
+		c.Content[i] = flowCopy(k)
+	}
+	return &c
 }
 
 var plainKeyRE = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)

@@ -3,6 +3,7 @@ package topology
 import (
 	"bytes"
 	"fmt"
+	"gopkg.in/yaml.v3"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -16,12 +17,39 @@ func specForCompare(s *MachineSpec) *MachineSpec {
 	c := s.Clone()
 	c.Source = ""
 	if c.Costs != nil {
-		c.Costs.BaseLine = 0
-		for i := range c.Costs.Settings {
-			c.Costs.Settings[i].Line = 0
-		}
+		c.Costs.File = ""
+		stripPositions(c.Costs.Node)
 	}
 	return c
+}
+
+// stripPositions clears what a written file does not carry over of a costs
+// section: lines, columns, the quoting style of scalars and comments.
+func stripPositions(n *yaml.Node) {
+	if n == nil {
+		return
+	}
+	n.Line, n.Column = 0, 0
+	n.HeadComment, n.LineComment, n.FootComment = "", "", ""
+	if n.Kind == yaml.ScalarNode {
+		n.Style = 0
+	}
+	for _, k := range n.Content {
+		stripPositions(k)
+	}
+}
+
+// costsNode is text parsed as a costs section.
+func costsNode(t *testing.T, text string) *CostsSection {
+	t.Helper()
+	n, err := ReadYAML("box.yaml", []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n == nil {
+		n = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	}
+	return &CostsSection{File: "box.yaml", Node: n}
 }
 
 // roundTrip writes s, parses the result as file and fails unless the spec
@@ -158,14 +186,10 @@ func TestWriteYAMLPerCPUCases(t *testing.T) {
 		{"descriptions and costs", func(s *MachineSpec) {
 			s.Description = "a \"quoted\"\tdescription: with # and \u00e9"
 			s.ReclaimDistance = 40
-			s.Costs = &CostsSpec{File: "box.yaml", Base: "hikey", Settings: []CostSetting{
-				{Key: "context_switch_ns", Value: 1500},
-				{Key: "smt_factor", Value: 0.625, Source: "a: source, with {braces}"},
-				{Key: "tiny", Value: 1.25e-7},
-				{Key: "huge", Value: 3e20},
-			}}
+			s.Costs = costsNode(t, "base: hikey\ncontext_switch_ns: 1500\n"+
+				"smt_factor: {value: 0.625, source: \"a: source, with {braces}\"}\ntiny: 1.25e-7\nhuge: 3e20\n")
 		}, true},
-		{"empty costs", func(s *MachineSpec) { s.Costs = &CostsSpec{File: "box.yaml"} }, true},
+		{"empty costs", func(s *MachineSpec) { s.Costs = costsNode(t, "{}") }, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := base()

@@ -221,10 +221,9 @@ func (p *yparser) parse(data []byte) (*MachineSpec, error) {
 		return nil, err
 	}
 	if v := vals["costs"]; v != nil {
-		// The cost model's parameters (package costmodel; docs/costs.md).
-		if s.Costs, err = p.costs(v); err != nil {
-			return nil, err
-		}
+		// The cost model's parameters, which package costmodel reads
+		// (costmodel.MachineCosts; docs/costs.md).
+		s.Costs = &CostsSection{File: p.file, Node: v}
 	}
 	return s, nil
 }

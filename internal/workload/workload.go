@@ -16,8 +16,8 @@ import (
 	"errors"
 	"io"
 
+	"github.com/schedlab/schedlab/internal/costmodel"
 	"github.com/schedlab/schedlab/internal/sched"
-	"github.com/schedlab/schedlab/internal/workload/kobj"
 )
 
 // Instance is one run of a benchmark, built from the tool's arguments.
@@ -38,7 +38,7 @@ type Instance interface {
 // CostAware is an Instance whose system calls are charged with the cost
 // model's parameters; the run sets them before Start.
 type CostAware interface {
-	SetCosts(c kobj.Costs)
+	SetCosts(c costmodel.Syscalls)
 }
 
 // Metric is one named figure.

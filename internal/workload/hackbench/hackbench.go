@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/schedlab/schedlab/internal/costmodel"
 	"github.com/schedlab/schedlab/internal/cpumask"
 	"github.com/schedlab/schedlab/internal/engine"
 	"github.com/schedlab/schedlab/internal/sched"
@@ -47,10 +48,11 @@ type Config struct {
 	Loops    int  // -l
 	DataSize int  // -s, bytes per message
 	Pipe     bool // -p: pipes instead of AF_UNIX stream sockets
+	Inet     bool // -i: loopback TCP sockets instead of AF_UNIX ones
 	Threads  bool // -T (perf: -t): threads instead of processes
 	// Simple is perf bench --format=simple: print only the time.
 	Simple bool
-	Costs  kobj.Costs
+	Costs  costmodel.Syscalls
 	// CPU is where the parent runs (the shell's CPU): 0.
 	CPU cpumask.CPU
 }
@@ -58,7 +60,7 @@ type Config struct {
 // DefaultConfig is rt-tests' defaults: 10 groups, 20 fds, 100 loops, 100
 // bytes, sockets, processes.
 func DefaultConfig() Config {
-	return Config{Groups: 10, Fds: 20, Loops: 100, DataSize: 100, Costs: kobj.DefaultCosts}
+	return Config{Groups: 10, Fds: 20, Loops: 100, DataSize: 100, Costs: costmodel.DefaultSyscalls()}
 }
 
 // channel is a pipe or a socket direction as hackbench uses it.
@@ -66,8 +68,8 @@ type channel interface {
 	write(k *sched.Kernel, t *sched.Task, io *kobj.IO) bool
 	read(k *sched.Kernel, t *sched.Task, io *kobj.IO) bool
 	poll(t *sched.Task) bool
-	writeCost(c *kobj.Costs, n int) engine.Time
-	readCost(c *kobj.Costs, n int) engine.Time
+	writeCost(c *costmodel.Syscalls, n int) engine.Time
+	readCost(c *costmodel.Syscalls, n int) engine.Time
 }
 
 type pipeChan struct{ *kobj.Pipe }
@@ -75,8 +77,8 @@ type pipeChan struct{ *kobj.Pipe }
 func (p pipeChan) write(k *sched.Kernel, t *sched.Task, io *kobj.IO) bool { return p.Write(k, t, io) }
 func (p pipeChan) read(k *sched.Kernel, t *sched.Task, io *kobj.IO) bool  { return p.Read(k, t, io) }
 func (p pipeChan) poll(t *sched.Task) bool                                { return p.Poll(t) }
-func (pipeChan) writeCost(c *kobj.Costs, n int) engine.Time               { return c.PipeWriteCost(n) }
-func (pipeChan) readCost(c *kobj.Costs, n int) engine.Time                { return c.PipeReadCost(n) }
+func (pipeChan) writeCost(c *costmodel.Syscalls, n int) engine.Time       { return c.PipeWriteCost(n) }
+func (pipeChan) readCost(c *costmodel.Syscalls, n int) engine.Time        { return c.PipeReadCost(n) }
 
 type sockChan struct{ *kobj.UnixStream }
 
@@ -84,9 +86,16 @@ func (s sockChan) write(k *sched.Kernel, t *sched.Task, io *kobj.IO) bool { retu
 func (s sockChan) read(k *sched.Kernel, t *sched.Task, io *kobj.IO) bool {
 	return s.Recv(k, t, io, false)
 }
-func (s sockChan) poll(t *sched.Task) bool                  { return s.Poll(t) }
-func (sockChan) writeCost(c *kobj.Costs, n int) engine.Time { return c.SockSendCost(n) }
-func (sockChan) readCost(c *kobj.Costs, n int) engine.Time  { return c.SockRecvCost(n) }
+func (s sockChan) poll(t *sched.Task) bool                          { return s.Poll(t) }
+func (sockChan) writeCost(c *costmodel.Syscalls, n int) engine.Time { return c.UnixSendCost(n) }
+func (sockChan) readCost(c *costmodel.Syscalls, n int) engine.Time  { return c.UnixRecvCost(n) }
+
+// tcpChan is a loopback TCP connection (-i): a stream socket whose calls
+// cost what TCP's do.
+type tcpChan struct{ sockChan }
+
+func (tcpChan) writeCost(c *costmodel.Syscalls, n int) engine.Time { return c.TCPSendCost(n) }
+func (tcpChan) readCost(c *costmodel.Syscalls, n int) engine.Time  { return c.TCPRecvCost(n) }
 
 // Bench is one hackbench run.
 type Bench struct {
@@ -105,9 +114,12 @@ type Bench struct {
 // New returns a hackbench run for cfg.
 func New(cfg Config) *Bench {
 	b := &Bench{cfg: cfg}
-	if cfg.Pipe {
+	switch {
+	case cfg.Pipe:
 		b.newChan = func() channel { return pipeChan{kobj.NewPipe()} }
-	} else {
+	case cfg.Inet:
+		b.newChan = func() channel { return tcpChan{sockChan{kobj.NewUnixStream()}} }
+	default:
 		b.newChan = func() channel { return sockChan{kobj.NewUnixStream()} }
 	}
 	b.total = uint64(cfg.Groups) * uint64(cfg.Fds) * uint64(cfg.Fds) * uint64(cfg.Loops)
@@ -115,7 +127,7 @@ func New(cfg Config) *Bench {
 }
 
 // SetCosts sets the system-call costs (workload.CostAware).
-func (b *Bench) SetCosts(c kobj.Costs) { b.cfg.Costs = c }
+func (b *Bench) SetCosts(c costmodel.Syscalls) { b.cfg.Costs = c }
 
 // Start creates the parent task; it creates the children.
 func (b *Bench) Start(k *sched.Kernel) error {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/schedlab/schedlab/internal/costmodel"
 	"github.com/schedlab/schedlab/internal/engine"
 	"github.com/schedlab/schedlab/internal/sched"
 	"github.com/schedlab/schedlab/internal/topology"
@@ -301,5 +302,32 @@ func TestParseZeroGroupsAndLoops(t *testing.T) {
 		if (a[0] == "-g" && cfg.Groups != 0) || (a[0] == "-l" && cfg.Loops != 0) {
 			t.Errorf("perf bench sched messaging %v: %+v", a, cfg)
 		}
+	}
+}
+
+// -i charges loopback TCP's call costs, also after the run installs the
+// machine's costs (SetCosts replaces the whole table; the parser used to
+// copy TCP's figures into the socket fields, which that overwrote).
+func TestInetChargesTCP(t *testing.T) {
+	cfg, err := ParseRTTests([]string{"-i", "-g", "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := New(cfg)
+	c := costmodel.DefaultSyscalls()
+	c.TCPSend, c.TCPRecv, c.UnixSend, c.UnixRecv = 7000, 5000, 11, 13
+	b.SetCosts(c)
+	ch := b.newChan()
+	if got, want := ch.writeCost(&b.cfg.Costs, 100), c.TCPSendCost(100); got != want {
+		t.Errorf("-i write of 100 B costs %v, want TCP's %v", got, want)
+	}
+	if got, want := ch.readCost(&b.cfg.Costs, 100), c.TCPRecvCost(100); got != want {
+		t.Errorf("-i read of 100 B costs %v, want TCP's %v", got, want)
+	}
+	cfg, _ = ParseRTTests([]string{"-g", "1"})
+	b = New(cfg)
+	b.SetCosts(c)
+	if got, want := b.newChan().writeCost(&b.cfg.Costs, 100), c.UnixSendCost(100); got != want {
+		t.Errorf("AF_UNIX write of 100 B costs %v, want %v", got, want)
 	}
 }

@@ -124,9 +124,7 @@ func ParseRTTests(args []string) (Config, error) {
 	if inet && cfg.Pipe {
 		return cfg, fmt.Errorf("hackbench: --pipe|-p and --inet|-i cannot be used together")
 	}
-	if inet {
-		cfg.Costs.SockSend, cfg.Costs.SockRecv = cfg.Costs.TCPSend, cfg.Costs.TCPRecv
-	}
+	cfg.Inet = inet
 	if int64(cfg.Groups)*int64(cfg.Fds) > 1<<20 {
 		return cfg, fmt.Errorf("hackbench: %d groups of %d fds is more tasks than schedlab simulates (2^21)", cfg.Groups, cfg.Fds)
 	}

@@ -9,7 +9,7 @@
 // # How a program uses an object
 //
 // A task program (sched.Program) issues a system call in two steps: first it
-// returns sched.Run(cost) for the CPU time of the call (see costs.go), then,
+// returns sched.Run(cost) for the CPU time of the call (costmodel.Syscalls), then,
 // when Next is called again, it performs the call on the object. If the call
 // cannot complete (an empty pipe, a full socket buffer), the object has put
 // the task on one of its wait queues and the program returns sched.Block();

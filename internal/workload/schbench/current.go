@@ -35,6 +35,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/schedlab/schedlab/internal/costmodel"
 	"github.com/schedlab/schedlab/internal/cpumask"
 	"github.com/schedlab/schedlab/internal/engine"
 	"github.com/schedlab/schedlab/internal/sched"
@@ -71,13 +72,13 @@ type CurrentConfig struct {
 	Warmup         int // -w, s
 	Interval       int // -i, s
 	ZeroTime       int // -z, s; 0 = never
-	Costs          kobj.Costs
+	Costs          costmodel.Syscalls
 }
 
 // DefaultCurrentConfig is the tool's defaults: -m 1 -r 30 -F 256 -n 5
 // -s 100 -i 10, -t from the CPU count.
 func DefaultCurrentConfig() CurrentConfig {
-	return CurrentConfig{MessageThreads: 1, Runtime: 30, FootprintKB: 256, Operations: 5, SleepUsec: 100, Interval: 10, Costs: kobj.DefaultCosts}
+	return CurrentConfig{MessageThreads: 1, Runtime: 30, FootprintKB: 256, Operations: 5, SleepUsec: 100, Interval: 10, Costs: costmodel.DefaultSyscalls()}
 }
 
 // MatrixSize is n = floor(sqrt(F×1024/3/8)).
@@ -155,7 +156,7 @@ func (b *Current) schedDelay() (msg, worker uint64) {
 func NewCurrent(cfg CurrentConfig) *Current { return &Current{cfg: cfg} }
 
 // SetCosts sets the system-call costs (workload.CostAware).
-func (b *Current) SetCosts(c kobj.Costs) { b.cfg.Costs = c }
+func (b *Current) SetCosts(c costmodel.Syscalls) { b.cfg.Costs = c }
 
 // Start sizes the run for the machine and creates the main thread.
 func (b *Current) Start(k *sched.Kernel) error {

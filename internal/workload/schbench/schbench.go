@@ -30,6 +30,7 @@ import (
 	"io"
 	"math/rand/v2"
 
+	"github.com/schedlab/schedlab/internal/costmodel"
 	"github.com/schedlab/schedlab/internal/engine"
 	"github.com/schedlab/schedlab/internal/sched"
 	"github.com/schedlab/schedlab/internal/workload"
@@ -43,12 +44,12 @@ type Config struct {
 	Runtime        engine.Time // -r
 	SleepTime      int         // -s, µs
 	CPUTime        int         // -c, µs
-	Costs          kobj.Costs
+	Costs          costmodel.Syscalls
 }
 
 // DefaultConfig is the 2016 defaults: -m 2 -t 16 -r 30 -s 30000 -c 30000.
 func DefaultConfig() Config {
-	return Config{MessageThreads: 2, Workers: 16, Runtime: 30 * engine.Second, SleepTime: 30000, CPUTime: 30000, Costs: kobj.DefaultCosts}
+	return Config{MessageThreads: 2, Workers: 16, Runtime: 30 * engine.Second, SleepTime: 30000, CPUTime: 30000, Costs: costmodel.DefaultSyscalls()}
 }
 
 // plist is the percentiles the 2016 version prints; the fifth (99.0) is
@@ -82,7 +83,7 @@ type Bench struct {
 
 // New returns a run for cfg.
 // SetCosts sets the system-call costs (workload.CostAware).
-func (b *Bench) SetCosts(c kobj.Costs) { b.cfg.Costs = c }
+func (b *Bench) SetCosts(c costmodel.Syscalls) { b.cfg.Costs = c }
 
 func New(cfg Config) *Bench { return &Bench{cfg: cfg} }
 

@@ -28,6 +28,7 @@ import (
 	"io"
 	"math"
 
+	"github.com/schedlab/schedlab/internal/costmodel"
 	"github.com/schedlab/schedlab/internal/engine"
 	"github.com/schedlab/schedlab/internal/sched"
 	"github.com/schedlab/schedlab/internal/workload"
@@ -77,12 +78,12 @@ type Config struct {
 	NTimes    int   // NTIMES (default 10, at least 2)
 	Offset    int   // OFFSET (default 0; printed only)
 	Threads   int   // OMP_NUM_THREADS; 0 = every CPU, libgomp's default
-	Costs     kobj.Costs
+	Costs     costmodel.Syscalls
 }
 
 // DefaultConfig is stream.c's defaults.
 func DefaultConfig() Config {
-	return Config{ArraySize: 10000000, NTimes: 10, Costs: kobj.DefaultCosts}
+	return Config{ArraySize: 10000000, NTimes: 10, Costs: costmodel.DefaultSyscalls()}
 }
 
 const hline = "-------------------------------------------------------------\n"
@@ -112,7 +113,7 @@ type Bench struct {
 
 // New returns a run for cfg.
 // SetCosts sets the system-call costs (workload.CostAware).
-func (b *Bench) SetCosts(c kobj.Costs) { b.cfg.Costs = c }
+func (b *Bench) SetCosts(c costmodel.Syscalls) { b.cfg.Costs = c }
 
 func New(cfg Config) *Bench { return &Bench{cfg: cfg} }
 

@@ -26,6 +26,7 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/schedlab/schedlab/internal/costmodel"
 	"github.com/schedlab/schedlab/internal/engine"
 	"github.com/schedlab/schedlab/internal/sched"
 	"github.com/schedlab/schedlab/internal/workload"
@@ -100,9 +101,7 @@ type Config struct {
 	Server    string
 	TimeLimit int // -t, seconds of the execute phase
 	Warmup    int // seconds; timelimit/5 as dbench 4.00 computes it
-	Costs     kobj.Costs
-	// Per-byte copy cost of loopback TCP, ns per 1000 bytes, both ends.
-	CopyPer1000B engine.Time
+	Costs     costmodel.Syscalls
 	// TCPSndBuf is the loopback send buffer (tcp_wmem autotuning reaches
 	// its 4 MiB maximum on an idle loopback connection).
 	TCPSndBuf int
@@ -110,8 +109,8 @@ type Config struct {
 
 // DefaultConfig is tbench 1 localhost with dbench 4.00's 600 s limit.
 func DefaultConfig() Config {
-	return Config{Clients: 1, Server: "localhost", TimeLimit: 600, Warmup: 120, Costs: kobj.DefaultCosts,
-		CopyPer1000B: 250, TCPSndBuf: 4 << 20}
+	return Config{Clients: 1, Server: "localhost", TimeLimit: 600, Warmup: 120, Costs: costmodel.DefaultSyscalls(),
+		TCPSndBuf: 4 << 20}
 }
 
 type opStat struct {
@@ -145,7 +144,7 @@ type Bench struct {
 
 // New returns a run for cfg.
 // SetCosts sets the system-call costs (workload.CostAware).
-func (b *Bench) SetCosts(c kobj.Costs) { b.cfg.Costs = c }
+func (b *Bench) SetCosts(c costmodel.Syscalls) { b.cfg.Costs = c }
 
 func New(cfg Config) *Bench {
 	return &Bench{cfg: cfg, ops: make([]opStat, len(opTable)), warmup: cfg.Warmup > 0}
@@ -351,7 +350,7 @@ func (cl *client) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 				cl.paid = true
 				cl.opStart = k.Now()
 				cl.io.Reset(op.send)
-				return sched.Run(c.TCPSend + engine.Time(op.send)*b.cfg.CopyPer1000B/1000)
+				return sched.Run(c.TCPSendCost(op.send))
 			}
 			if !cl.c.c2s.Send(k, t, &cl.io) {
 				return sched.Block()
@@ -363,7 +362,7 @@ func (cl *client) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 			if !cl.paid {
 				cl.paid = true
 				cl.io.Reset(op.recv)
-				return sched.Run(c.TCPRecv + engine.Time(op.recv)*b.cfg.CopyPer1000B/1000)
+				return sched.Run(c.TCPRecvCost(op.recv))
 			}
 			if !cl.c.s2c.Recv(k, t, &cl.io, true) {
 				return sched.Block()
@@ -407,7 +406,7 @@ func (s *server) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 			if !s.paid {
 				s.paid = true
 				s.io.Reset(op.send)
-				return sched.Run(c.TCPRecv + engine.Time(op.send)*b.cfg.CopyPer1000B/1000)
+				return sched.Run(c.TCPRecvCost(op.send))
 			}
 			if !s.c.c2s.Recv(k, t, &s.io, true) {
 				return sched.Block()
@@ -418,7 +417,7 @@ func (s *server) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 		if !s.paid {
 			s.paid = true
 			s.io.Reset(op.recv)
-			return sched.Run(c.TCPSend + engine.Time(op.recv)*b.cfg.CopyPer1000B/1000)
+			return sched.Run(c.TCPSendCost(op.recv))
 		}
 		if !s.c.s2c.Send(k, t, &s.io) {
 			return sched.Block()

@@ -1,6 +1,6 @@
 //go:build linux
 
-package costmodel
+package calibrate
 
 import (
 	"errors"
@@ -17,15 +17,16 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/schedlab/schedlab/internal/costmodel"
 	"github.com/schedlab/schedlab/internal/cpumask"
 	"github.com/schedlab/schedlab/internal/topology"
 )
 
-// Calibrate runs the microbenchmarks on this host, whose topology is spec
+// Measure runs the microbenchmarks on this host, whose topology is spec
 // (from topology.ReadHost). It pins threads with sched_setaffinity; each
 // benchmark thread is locked to its OS thread and exits with it, so no
 // pinned thread returns to the Go runtime's pool.
-func Calibrate(spec *topology.MachineSpec, opt CalibrateOptions) (*Measurements, error) {
+func Measure(spec *topology.MachineSpec, opt Options) (*Measurements, error) {
 	m := &Measurements{Pipe: map[int]IOCost{}, Unix: map[int]IOCost{}}
 	m.Host, _ = os.Hostname()
 	m.Date = time.Now().UTC().Format("2006-01-02")
@@ -68,7 +69,7 @@ func Calibrate(spec *topology.MachineSpec, opt CalibrateOptions) (*Measurements,
 		}
 		m.PingPong = append(m.PingPong, PingPong{Dist: pr.d, A: pr.a, B: pr.b, RoundTrip: rtt})
 		opt.logf("pipe ping-pong cpu %d-%d %-10s round trip %8.0f ns", pr.a, pr.b, pr.d, rtt)
-		if pr.d == SameCPU {
+		if pr.d == costmodel.SameCPU {
 			continue
 		}
 		ow, err := medianOf(func(n int) (float64, error) { return lineBounce(pr.a, pr.b, n) }, opt.n(500_000))
@@ -77,7 +78,7 @@ func Calibrate(spec *topology.MachineSpec, opt CalibrateOptions) (*Measurements,
 		}
 		m.Lines = append(m.Lines, LineBounce{Dist: pr.d, A: pr.a, B: pr.b, OneWay: ow})
 		opt.logf("cache-line bounce cpu %d-%d %-10s one way %8.1f ns", pr.a, pr.b, pr.d, ow)
-		if pr.d == SameCore {
+		if pr.d == costmodel.SameCore {
 			dur := time.Duration(opt.n(1000)) * time.Millisecond / 2
 			alone, pair := smtBench(pr.a, pr.b, dur)
 			m.SMT = SMTResult{A: pr.a, B: pr.b, Alone: alone, Pair: pair, Measured: true, PairFraction: pair / alone}
@@ -312,16 +313,16 @@ func benchIO(sock bool, size, calls int) (IOCost, error) {
 
 type cpuPair struct {
 	a, b int
-	d    Distance
+	d    costmodel.Distance
 }
 
 // cpuPairs picks one pair of CPUs per distance the host has: the same
 // CPU, SMT siblings, the same LLC, another LLC of the node, another node.
 func cpuPairs(spec *topology.MachineSpec) []cpuPair {
-	out := []cpuPair{{0, 0, SameCPU}}
-	seen := map[Distance]bool{SameCPU: true}
+	out := []cpuPair{{0, 0, costmodel.SameCPU}}
+	seen := map[costmodel.Distance]bool{costmodel.SameCPU: true}
 	for b := 1; b < len(spec.CPUs); b++ {
-		d := DistanceOf(spec, 0, cpumask.CPU(b))
+		d := costmodel.DistanceOf(spec, 0, cpumask.CPU(b))
 		if !seen[d] {
 			seen[d] = true
 			out = append(out, cpuPair{0, b, d})

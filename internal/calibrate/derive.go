@@ -1,4 +1,4 @@
-package costmodel
+package calibrate
 
 import (
 	"fmt"
@@ -8,13 +8,14 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/schedlab/schedlab/internal/costmodel"
 	"github.com/schedlab/schedlab/internal/cpumask"
 	"github.com/schedlab/schedlab/internal/engine"
 	"github.com/schedlab/schedlab/internal/topology"
 )
 
-// CalibrateOptions tune the microbenchmarks' length.
-type CalibrateOptions struct {
+// Options tune the microbenchmarks' length.
+type Options struct {
 	// Quick runs each benchmark about a tenth as long (for validate and
 	// smoke tests); the figures are noisier.
 	Quick bool
@@ -22,21 +23,21 @@ type CalibrateOptions struct {
 	Log io.Writer
 }
 
-func (o *CalibrateOptions) n(full int) int {
+func (o *Options) n(full int) int {
 	if o.Quick {
 		return max(1, full/10)
 	}
 	return full
 }
 
-func (o *CalibrateOptions) logf(format string, args ...any) {
+func (o *Options) logf(format string, args ...any) {
 	if o.Log != nil {
 		fmt.Fprintf(o.Log, format+"\n", args...)
 	}
 }
 
 // Measurements are the results of the calibration microbenchmarks on one
-// host (Calibrate takes them; tests make them up). Times are in ns.
+// host (Measure takes them; tests make them up). Times are in ns.
 type Measurements struct {
 	Host   string // hostname
 	Kernel string // uname -r
@@ -72,14 +73,14 @@ type IOCost struct{ Write, Read float64 }
 
 // PingPong is one ping-pong measurement.
 type PingPong struct {
-	Dist      Distance
+	Dist      costmodel.Distance
 	A, B      int
 	RoundTrip float64
 }
 
 // LineBounce is one cache-line bounce measurement.
 type LineBounce struct {
-	Dist   Distance
+	Dist   costmodel.Distance
 	A, B   int
 	OneWay float64
 }
@@ -142,9 +143,11 @@ func Derive(m *Measurements, spec *topology.MachineSpec) []Setting {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return
 		}
-		v = roundSig3(clampTo(key, v))
-		if q := paramByKey[key]; q != nil && !isFloat(q) {
-			v = math.Round(v)
+		if q, ok := costmodel.Lookup(key); ok {
+			v = costmodel.RoundSig3(q.Clamp(v))
+			if q.Integer {
+				v = math.Round(v)
+			}
 		}
 		out = append(out, Setting{key, v, where + ": " + how})
 	}
@@ -171,12 +174,12 @@ func Derive(m *Measurements, spec *topology.MachineSpec) []Setting {
 
 	cs := math.NaN()
 	for _, pp := range m.PingPong {
-		if pp.Dist == SameCPU && okPipe {
+		if pp.Dist == costmodel.SameCPU && okPipe {
 			cs = math.Max(0, pp.RoundTrip/2-pipeOps)
 			add("context_switch_ns", cs, fmt.Sprintf("pipe ping-pong between two threads on cpu %d: round trip %.0f ns / 2 less a write and a read", pp.A, pp.RoundTrip))
 		}
 	}
-	ipiKey := map[Distance]string{SameCore: "ipi_same_llc_ns", SameLLC: "ipi_same_llc_ns", OtherLLC: "ipi_other_llc_ns", OtherNode: "ipi_other_node_ns"}
+	ipiKey := map[costmodel.Distance]string{costmodel.SameCore: "ipi_same_llc_ns", costmodel.SameLLC: "ipi_same_llc_ns", costmodel.OtherLLC: "ipi_other_llc_ns", costmodel.OtherNode: "ipi_other_node_ns"}
 	done := map[string]bool{}
 	idleNote := ""
 	for _, pp := range orderedPingPongs(m.PingPong) {
@@ -192,7 +195,7 @@ func Derive(m *Measurements, spec *topology.MachineSpec) []Setting {
 			states = spec.IdleStatesOf(cpumask.CPU(pp.B))
 		}
 		if len(states) > 0 {
-			i := SelectIdleState(states, engine.Time(half), 0)
+			i := costmodel.SelectIdleState(states, engine.Time(half), 0)
 			exit = float64(states[i].ExitLatencyNs)
 			note = fmt.Sprintf("less idle state %s's exit latency", states[i].Name)
 		} else {
@@ -204,7 +207,7 @@ func Derive(m *Measurements, spec *topology.MachineSpec) []Setting {
 	if idleNote != "" {
 		out = append(out, Setting{"idle_exit_ns", 0, idleNote})
 	}
-	lineKey := map[Distance]string{SameLLC: "line_same_llc_ns", OtherLLC: "line_other_llc_ns", OtherNode: "line_other_node_ns"}
+	lineKey := map[costmodel.Distance]string{costmodel.SameLLC: "line_same_llc_ns", costmodel.OtherLLC: "line_other_llc_ns", costmodel.OtherNode: "line_other_node_ns"}
 	for _, lb := range m.Lines {
 		if key := lineKey[lb.Dist]; key != "" && !done[key] {
 			add(key, lb.OneWay, fmt.Sprintf("cache-line bounce cpu %d ↔ %d (%s), one way", lb.A, lb.B, lb.Dist))
@@ -263,27 +266,6 @@ func llcIsNode(spec *topology.MachineSpec) bool {
 	return true
 }
 
-// clampTo keeps a measured value inside its parameter's range.
-func clampTo(key string, v float64) float64 {
-	p, ok := paramByKey[key]
-	if !ok {
-		return v
-	}
-	return math.Max(p.Min, math.Min(p.Max, v))
-}
-
-// roundSig3 rounds to 3 significant digits (whole ns above 100).
-func roundSig3(v float64) float64 {
-	if v == 0 {
-		return 0
-	}
-	if math.Abs(v) >= 100 {
-		return math.Round(v)
-	}
-	mag := math.Pow(10, 2-math.Floor(math.Log10(math.Abs(v))))
-	return math.Round(v*mag) / mag
-}
-
 // WriteMachine writes a machine file for spec in the per-CPU form, with a
 // costs: section holding settings: what `schedlab calibrate` writes.
 // comment lines are written at the top.
@@ -327,7 +309,7 @@ func WriteMachine(w io.Writer, spec *topology.MachineSpec, settings []Setting, c
 	if len(settings) > 0 {
 		b.WriteString("costs:\n")
 		for _, s := range settings {
-			fmt.Fprintf(&b, "  %s: {value: %s, source: %s}\n", s.Key, fmtFloat(s.Value), yq(s.Source))
+			fmt.Fprintf(&b, "  %s: {value: %s, source: %s}\n", s.Key, costmodel.FormatNumber(s.Value), yq(s.Source))
 		}
 	}
 	_, err := io.WriteString(w, b.String())

@@ -1,6 +1,6 @@
 //go:build linux
 
-package costmodel
+package calibrate
 
 import (
 	"testing"

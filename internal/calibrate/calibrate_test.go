@@ -1,0 +1,152 @@
+package calibrate
+
+import (
+	"bytes"
+	"errors"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/schedlab/schedlab/internal/costmodel"
+	"github.com/schedlab/schedlab/internal/topology"
+)
+
+func preset(t *testing.T, name string) *topology.MachineSpec {
+	t.Helper()
+	s, ok := topology.Preset(name)
+	if !ok {
+		t.Fatalf("no preset %s", name)
+	}
+	return s
+}
+
+func mustFor(t *testing.T, s *topology.MachineSpec) *costmodel.Params {
+	t.Helper()
+	p, err := costmodel.For(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func fakeMeasurements() *Measurements {
+	return &Measurements{
+		Host: "testhost", Kernel: "6.1.0", Date: "2025-01-02", CPUModel: "Test CPU",
+		Syscall: 95,
+		Pipe:    map[int]IOCost{100: {Write: 600, Read: 620}, 1000: {Write: 900, Read: 1100}},
+		Unix:    map[int]IOCost{100: {Write: 1500, Read: 1400}},
+		PingPong: []PingPong{
+			{Dist: costmodel.SameCPU, A: 0, B: 0, RoundTrip: 4000},
+			{Dist: costmodel.SameLLC, A: 0, B: 1, RoundTrip: 9000},
+		},
+		Lines:           []LineBounce{{Dist: costmodel.SameLLC, A: 0, B: 1, OneWay: 42.4}},
+		MemBW:           []MemPoint{{"llc", 1, 20.5}, {"llc", 2, 33.3}},
+		PrivateCacheKiB: 512, LLCKiB: 32768,
+	}
+}
+
+// Reference: the rules on Derive.
+func TestDerive(t *testing.T) {
+	spec := preset(t, "chromebook-7c") // one LLC, one node, idle states
+	got := map[string]float64{}
+	for _, s := range Derive(fakeMeasurements(), spec) {
+		got[s.Key] = s.Value
+		if !strings.HasPrefix(s.Source, "calibration on testhost (2025-01-02): ") {
+			t.Errorf("%s: source %q", s.Key, s.Source)
+		}
+	}
+	perByte := ((900 - 600) + (1100 - 620)) / 2 / 900.0
+	want := map[string]float64{
+		"syscall_ns":        95,
+		"pipe_ns_per_byte":  costmodel.RoundSig3(perByte),
+		"pipe_write_ns":     math.Round(600 - 100*perByte),
+		"pipe_read_ns":      math.Round(620 - 100*perByte),
+		"unix_send_ns":      1500,
+		"unix_recv_ns":      1400,
+		"context_switch_ns": 2000 - 1220,
+		// 4500 − 1220 − 780 − WFI's 1 µs exit (the governor's pick for 4.5 µs)
+		"ipi_same_llc_ns":   4500 - 1220 - 780 - 1000,
+		"line_same_llc_ns":  42,
+		"mem_bw_core_gbps":  20.5,
+		"mem_bw_llc_gbps":   33.3,
+		"mem_bw_node_gbps":  33.3,
+		"private_cache_kib": 512,
+		"llc_kib":           32768,
+	}
+	for k, v := range want {
+		if g, ok := got[k]; !ok || math.Abs(g-v) > 1e-9 {
+			t.Errorf("%s = %v (present %v), want %v", k, g, ok, v)
+		}
+	}
+	if _, ok := got["unix_ns_per_byte"]; ok {
+		t.Error("unix_ns_per_byte derived without a second message size")
+	}
+	if _, ok := got["smt_factor"]; ok {
+		t.Error("smt_factor derived without an SMT measurement")
+	}
+}
+
+// The calibrated machine file reads back as the same machine with the
+// measured costs.
+func TestWriteMachineRoundTrip(t *testing.T) {
+	for _, name := range []string{"chromebook-7c", "zen3-2s-nps4"} {
+		spec := preset(t, name)
+		spec.Name, spec.Description = "cal-"+name, `a "quoted" description`
+		settings := Derive(fakeMeasurements(), spec)
+		var b bytes.Buffer
+		if err := WriteMachine(&b, spec, settings, []string{"test file"}); err != nil {
+			t.Fatal(err)
+		}
+		back, err := topology.ParseYAML("cal.yaml", b.Bytes())
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", name, err, b.String())
+		}
+		if back.Name != spec.Name || back.Description != spec.Description || !reflect.DeepEqual(back.CPUs, spec.CPUs) ||
+			!reflect.DeepEqual(back.Distance, spec.Distance) || !reflect.DeepEqual(back.IdleStates, spec.IdleStates) ||
+			back.ReclaimDistance != spec.ReclaimDistance {
+			t.Errorf("%s: the machine does not read back the same", name)
+		}
+		p := mustFor(t, back)
+		if p.Name != costmodel.GenericName {
+			t.Errorf("calibrated file based on %s", p.Name)
+		}
+		for _, s := range settings {
+			if p.Get(s.Key) != s.Value || !strings.HasPrefix(p.Source(s.Key), s.Source+" (cal.yaml:") {
+				t.Errorf("%s = %v from %q, want %v from %q", s.Key, p.Get(s.Key), p.Source(s.Key), s.Value, s.Source)
+			}
+		}
+	}
+}
+
+func TestParseHackbenchTime(t *testing.T) {
+	out := "Running in threaded mode with 2 groups using 40 file descriptors each (== 80 tasks)\n" +
+		"Each sender will pass 200 messages of 100 bytes\nTime: 0.123\n"
+	if v, err := ParseHackbenchTime([]byte(out)); err != nil || v != 0.123 {
+		t.Errorf("got %v, %v", v, err)
+	}
+	if _, err := ParseHackbenchTime([]byte("No measurements available\n")); err == nil {
+		t.Error("no Time: line accepted")
+	}
+}
+
+// Golden: the validation table's layout.
+func TestValidationTableFormat(t *testing.T) {
+	res := []HackbenchResult{
+		{HackbenchCase: HackbenchCase{"-T", 1, 200}, Real: []float64{0.05, 0.04, 0.06}, Sim: 0.045},
+		{HackbenchCase: HackbenchCase{"-P", 4, 200}, Real: []float64{0.2, 0.3}, SimErr: errors.New("x")},
+	}
+	var b bytes.Buffer
+	if err := WriteValidationTable(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	want := "  hackbench  groups  loops  real (s)  simulated (s)  sim/real\n" +
+		"      -p -T       1    200     0.050          0.045      0.90\n" +
+		"      -p -P       4    200     0.250              -         -\n"
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+	if got := (HackbenchCase{"-P", 2, 10}).Args(); strings.Join(got, " ") != "-p -P -g 2 -l 10" {
+		t.Errorf("args %v", got)
+	}
+}
