@@ -108,6 +108,21 @@ func TestHackbenchTraceDatMatchesText(t *testing.T) {
 			}
 		}
 	}
+	// Every task here is nice 0: the sched plugin prints p->prio, 120, as
+	// "comm:pid [120]" (twice on a switch), the print fmts as prio=120.
+	for i, l := range lines {
+		want := 1
+		switch {
+		case strings.Contains(l, ": sched_switch:"):
+			want = 2
+		case strings.Contains(l, ": sched_process_fork:"):
+			want = 0 // no prio field
+		}
+		_, payload, _ := strings.Cut(l, ": sched_")
+		if got := strings.Count(payload, " [120]") + strings.Count(payload, " prio=120 "); got != want {
+			t.Fatalf("event %d: trace-cmd line %q shows prio 120 %d times, want %d", i, l, got, want)
+		}
+	}
 }
 
 type closer struct{ f *os.File }
