@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/schedlab/schedlab/internal/cpumask"
 	"github.com/schedlab/schedlab/internal/sched"
 	"github.com/schedlab/schedlab/internal/sim"
 	"github.com/schedlab/schedlab/internal/topology"
@@ -217,6 +218,17 @@ func Resolve(s *Spec, opt ResolveOptions) (*Plan, error) {
 			return nil, s.errAt("machines", "machine %s is listed twice", pm.Label)
 		}
 		labels[pm.Label] = true
+		if p.CPUs != "" {
+			// What sim.Run would refuse at the first run of this
+			// machine, said at the file's line before any run.
+			m, err := cpumask.Parse(pm.NrCPUs, p.CPUs)
+			if err == nil && m.Empty() {
+				err = fmt.Errorf("no CPU in the list")
+			}
+			if err != nil {
+				return nil, s.errAt("cpus", "cpus %s on %s (%d CPUs): %v", p.CPUs, pm.Label, pm.NrCPUs, err)
+			}
+		}
 		p.Machines = append(p.Machines, pm)
 	}
 	// Workloads.
@@ -271,19 +283,11 @@ func resolveMachine(s *Spec, m string) (PlanMachine, error) {
 		}
 		return PlanMachine{Label: m, Ref: m, Name: spec.Name, NrCPUs: len(spec.CPUs)}, nil
 	}
-	var data []byte
-	var err error
-	var where string
-	if s.Dir == "" && strings.HasPrefix(s.File, "builtin:") {
-		where = "builtin:" + m
-		data, err = builtinFS.ReadFile("builtin/" + m)
-	} else {
-		where = m
-		if !filepath.IsAbs(m) && s.Dir != "" {
-			where = filepath.Join(s.Dir, m)
-		}
-		data, err = os.ReadFile(where)
+	where := m
+	if !filepath.IsAbs(m) && s.Dir != "" {
+		where = filepath.Join(s.Dir, m)
 	}
+	data, err := os.ReadFile(where)
 	if err != nil {
 		return PlanMachine{}, s.errAt("machines", "machine file %s: %v", m, unwrapPath(err))
 	}
@@ -293,7 +297,7 @@ func resolveMachine(s *Spec, m string) (PlanMachine, error) {
 	}
 	label := safe(strings.TrimSuffix(strings.TrimSuffix(filepath.Base(m), ".yaml"), ".yml"))
 	ref := where
-	if abs, err := filepath.Abs(where); err == nil && !strings.HasPrefix(where, "builtin:") {
+	if abs, err := filepath.Abs(where); err == nil {
 		ref = abs
 	}
 	return PlanMachine{Label: label, Ref: ref, File: true, Name: spec.Name, NrCPUs: len(spec.CPUs), yaml: data}, nil

@@ -27,7 +27,7 @@ const (
 func (p *Plan) Localize(dir string) error {
 	for i := range p.Machines {
 		m := &p.Machines[i]
-		if !m.File || !filepath.IsAbs(m.Ref) && !strings.HasPrefix(m.Ref, "builtin:") {
+		if !m.File || !filepath.IsAbs(m.Ref) {
 			continue
 		}
 		data := m.yaml
