@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/schedlab/schedlab/internal/sim"
 )
 
 func TestRunHackbench(t *testing.T) {
@@ -182,5 +184,44 @@ func TestProgressLines(t *testing.T) {
 	}
 	if strings.Contains(b.String(), "\r") {
 		t.Fatal("a log line must not redraw")
+	}
+}
+
+// Every tool's -h and --help print the tool's own usage on stdout and exit
+// 0, nothing on stderr, and nothing is simulated (docs/workloads.md).
+func TestRunToolHelp(t *testing.T) {
+	for _, tc := range []struct {
+		tool  string // as registered
+		words []string
+		first string // the usage's first line
+	}{
+		{"hackbench", []string{"hackbench"}, "hackbench V 2.40"},
+		{"perf-bench-messaging", []string{"perf-bench-messaging"}, " Usage: perf bench sched messaging <options>"},
+		{"perf", []string{"perf", "bench", "sched", "messaging"}, " Usage: perf bench sched messaging <options>"},
+		{"perf", []string{"perf", "bench", "sched"}, " Usage: perf bench sched messaging <options>"},
+		{"perf", []string{"perf"}, " Usage: perf bench sched messaging <options>"},
+		{"schbench", []string{"schbench"}, "schbench usage:"},
+		{"schbench-current", []string{"schbench-current"}, "schbench usage:"},
+		{"tbench", []string{"tbench"}, "dbench version 4.00 - Copyright Andrew Tridgell 1999-2004"},
+		{"stream", []string{"stream"}, "stream [NAME=VALUE ...]"},
+		{"rt-app", []string{"rt-app"}, "rt-app FILE.json"},
+	} {
+		tool, ok := sim.Lookup(tc.tool)
+		if !ok {
+			t.Fatalf("no tool %s", tc.tool)
+		}
+		for _, h := range []string{"-h", "--help"} {
+			args := append(append([]string{"run", "--machine", "hikey"}, tc.words...), h)
+			out, stderr, code := run(args...)
+			if code != 0 || stderr != "" || out != tool.Usage || !strings.HasPrefix(strings.TrimLeft(out, "\n"), tc.first+"\n") {
+				t.Errorf("%s: exit %d, stderr %q, stdout\n%s", strings.Join(args[3:], " "), code, stderr, out)
+			}
+		}
+	}
+	// And so does any tool registered later.
+	for _, tool := range sim.Tools() {
+		if out, _, code := run("run", tool.Name, "-h"); code != 0 || out != tool.Usage {
+			t.Errorf("%s -h: exit %d", tool.Name, code)
+		}
 	}
 }
