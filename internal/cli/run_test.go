@@ -62,17 +62,24 @@ $`).MatchString(out1) {
 	if !bytes.Equal(b1, b2) {
 		t.Fatalf("JSON differs:\n%s\n%s", b1, b2)
 	}
-	if d1["schema_version"].(float64) != 2 || d1["machine"] != "hikey" || d1["kernel"] != "v6.19" || d1["seed"].(float64) != 7 {
+	if d1["schema_version"].(float64) != 3 || d1["machine"] != "hikey" || d1["kernel"] != "v6.19" || d1["seed"].(float64) != 7 {
 		t.Fatalf("header %v", d1)
 	}
 	w := d1["workload"].(map[string]any)
 	if w["name"] != "hackbench" || len(w["args"].([]any)) != 6 {
 		t.Fatalf("workload %v", w)
 	}
-	m := d1["metrics"].(map[string]any)
+	m := map[string]float64{}
+	for name, x := range d1["metrics"].(map[string]any) {
+		x := x.(map[string]any)
+		m[name] = x["value"].(float64)
+		if want := map[string]string{"time_s": "lower", "messages": "higher", "bytes": "higher"}[name]; x["better"] != want || len(x) != 2 {
+			t.Errorf("metric %s: %v, want better=%s", name, x, want)
+		}
+	}
 	// rt-tests hackbench: every one of the 20 senders of each of the 2
 	// groups sends -l 40 messages to each of the group's 20 receivers.
-	if m["time_s"].(float64) <= 0 || m["messages"].(float64) != 2*20*20*40 || m["bytes"].(float64) != 2*20*20*40*100 {
+	if len(m) != 3 || m["time_s"] <= 0 || m["messages"] != 2*20*20*40 || m["bytes"] != 2*20*20*40*100 {
 		t.Fatalf("metrics %v", m)
 	}
 	ss := d1["schedstat"].(map[string]any)

@@ -208,27 +208,28 @@ func (b *Current) Metrics() workload.Metrics {
 		v := h.s.Percentiles(curPlist)
 		for i, p := range curPlist {
 			if latMask[i] {
-				out = append(out, workload.Metric{Name: h.name + "." + pctName(p), Value: float64(v[i])})
+				out = append(out, workload.Metric{Name: h.name + "." + pctName(p), Value: float64(v[i]), Better: workload.LowerIsBetter})
 			}
 		}
 		out = append(out,
-			workload.Metric{Name: h.name + ".min", Value: float64(h.s.Min)},
-			workload.Metric{Name: h.name + ".max", Value: float64(h.s.Max)},
-			workload.Metric{Name: h.name + ".samples", Value: float64(h.s.Samples)})
+			workload.Metric{Name: h.name + ".min", Value: float64(h.s.Min), Better: workload.LowerIsBetter},
+			workload.Metric{Name: h.name + ".max", Value: float64(h.s.Max), Better: workload.LowerIsBetter},
+			workload.Metric{Name: h.name + ".samples", Value: float64(h.s.Samples), Better: workload.HigherIsBetter})
 	}
+	// Requests per second: every percentile of the rate is better higher.
 	v := b.rpsStats.Percentiles(curPlist)
 	for i, p := range curPlist {
 		if rpsMask[i] {
-			out = append(out, workload.Metric{Name: "rps." + pctName(p), Value: float64(v[i])})
+			out = append(out, workload.Metric{Name: "rps." + pctName(p), Value: float64(v[i]), Better: workload.HigherIsBetter})
 		}
 	}
 	out = append(out,
-		workload.Metric{Name: "rps.min", Value: float64(b.rpsStats.Min)},
-		workload.Metric{Name: "rps.max", Value: float64(b.rpsStats.Max)},
-		workload.Metric{Name: "rps.average", Value: float64(b.loops) / float64(b.cfg.Runtime)},
-		workload.Metric{Name: "loops", Value: float64(b.loops)},
-		workload.Metric{Name: "sched_delay_us.message", Value: float64(b.msgDelay)},
-		workload.Metric{Name: "sched_delay_us.worker", Value: float64(b.workerDelay)})
+		workload.Metric{Name: "rps.min", Value: float64(b.rpsStats.Min), Better: workload.HigherIsBetter},
+		workload.Metric{Name: "rps.max", Value: float64(b.rpsStats.Max), Better: workload.HigherIsBetter},
+		workload.Metric{Name: "rps.average", Value: float64(b.loops) / float64(b.cfg.Runtime), Better: workload.HigherIsBetter},
+		workload.Metric{Name: "loops", Value: float64(b.loops), Better: workload.HigherIsBetter},
+		workload.Metric{Name: "sched_delay_us.message", Value: float64(b.msgDelay), Better: workload.LowerIsBetter},
+		workload.Metric{Name: "sched_delay_us.worker", Value: float64(b.workerDelay), Better: workload.LowerIsBetter})
 	return out
 }
 

@@ -126,13 +126,13 @@ func (b *Bench) Metrics() workload.Metrics {
 	names := []string{"p50", "p75", "p90", "p95", "p99", "p99_5", "p99_9"}
 	var out []workload.Metric
 	for i, n := range names {
-		out = append(out, workload.Metric{Name: "latency_us." + n, Value: float64(ovals[i])})
+		out = append(out, workload.Metric{Name: "latency_us." + n, Value: float64(ovals[i]), Better: workload.LowerIsBetter})
 	}
 	out = append(out,
-		workload.Metric{Name: "latency_us.min", Value: float64(b.stats.Min)},
-		workload.Metric{Name: "latency_us.max", Value: float64(b.stats.Max)},
-		workload.Metric{Name: "samples", Value: float64(b.stats.Samples)},
-		workload.Metric{Name: "loops", Value: float64(b.loops)},
+		workload.Metric{Name: "latency_us.min", Value: float64(b.stats.Min), Better: workload.LowerIsBetter},
+		workload.Metric{Name: "latency_us.max", Value: float64(b.stats.Max), Better: workload.LowerIsBetter},
+		workload.Metric{Name: "samples", Value: float64(b.stats.Samples), Better: workload.HigherIsBetter},
+		workload.Metric{Name: "loops", Value: float64(b.loops), Better: workload.HigherIsBetter},
 	)
 	return out
 }

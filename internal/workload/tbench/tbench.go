@@ -224,9 +224,9 @@ func (b *Bench) Report(w io.Writer) error {
 // maximum latency.
 func (b *Bench) Metrics() workload.Metrics {
 	return []workload.Metric{
-		{Name: "throughput_mb_s", Value: b.lastTput},
-		{Name: "operations", Value: float64(b.lines)},
-		{Name: "max_latency_ms", Value: float64(b.maxLat) / 1e6},
+		{Name: "throughput_mb_s", Value: b.lastTput, Better: workload.HigherIsBetter},
+		{Name: "operations", Value: float64(b.lines), Better: workload.HigherIsBetter},
+		{Name: "max_latency_ms", Value: float64(b.maxLat) / 1e6, Better: workload.LowerIsBetter},
 	}
 }
 
