@@ -321,10 +321,28 @@ func DeriveSeed(master uint64, run int) uint64 {
 	return z ^ (z >> 31)
 }
 
+// maxPoints is the most runs a plan may hold. The posted evaluations have
+// a few thousand; a million is days of a large cluster, and beyond it a
+// mistyped runs: or load list would only exhaust memory. (A variable so
+// that the fuzz tests can keep their plans small.)
+var maxPoints = 1000000
+
 // expand builds the points in the canonical order: machine, kernel,
 // workload, load, variant, run.
 func (p *Plan) expand() error {
 	p.points = nil
+	loads := 0
+	for _, w := range p.Workloads {
+		loads += len(w.Param.Values)
+	}
+	n := 1
+	for _, f := range []int{len(p.Machines), len(p.Kernels), loads, len(p.Variants), p.Runs} {
+		if f > 0 && n > maxPoints/f {
+			return fmt.Errorf("more than %d runs (%d machines × %d kernels × %d loads × %d variants × %d runs)",
+				maxPoints, len(p.Machines), len(p.Kernels), loads, len(p.Variants), p.Runs)
+		}
+		n *= f
+	}
 	keys := map[string]bool{}
 	for mi := range p.Machines {
 		for _, k := range p.Kernels {
