@@ -186,12 +186,13 @@ func TestMetricDirections(t *testing.T) {
 		t.Errorf("bench units:\n%s", bench)
 	}
 	var doc struct {
-		Tables []struct {
+		SchemaVersion int `json:"schema_version"`
+		Tables        []struct {
 			Metric struct{ Name, Better string }
 		}
 	}
 	data, _ := os.ReadFile(jsonFile)
-	if err := json.Unmarshal(data, &doc); err != nil || len(doc.Tables) != 2 || doc.Tables[0].Metric.Better != "higher" || doc.Tables[1].Metric.Better != "lower" {
+	if err := json.Unmarshal(data, &doc); err != nil || doc.SchemaVersion != 2 || len(doc.Tables) != 2 || doc.Tables[0].Metric.Better != "higher" || doc.Tables[1].Metric.Better != "lower" {
 		t.Errorf("json tables %+v (%v)", doc.Tables, err)
 	}
 
