@@ -20,10 +20,8 @@ import (
 	"github.com/schedlab/schedlab/internal/trace"
 )
 
-// pingPong builds a kernel with pairs of tasks that wake each other: each
-// runs 50 µs, wakes its partner with WF_SYNC and blocks, as a pipe
-// ping-pong does, plus a hog so that preemptions happen.
-func pingPong(t testing.TB, machine string, pairs int, attach func(*sched.Kernel)) *sched.Kernel {
+// newKernel is a v6.19 kernel on a machine preset, seed 1.
+func newKernel(t testing.TB, machine string) *sched.Kernel {
 	spec, err := topology.Load(machine)
 	if err != nil {
 		t.Fatal(err)
@@ -36,6 +34,14 @@ func pingPong(t testing.TB, machine string, pairs int, attach func(*sched.Kernel
 	if err != nil {
 		t.Fatal(err)
 	}
+	return k
+}
+
+// pingPong builds a kernel with pairs of tasks that wake each other: each
+// runs 50 µs, wakes its partner with WF_SYNC and blocks, as a pipe
+// ping-pong does, plus a hog so that preemptions happen.
+func pingPong(t testing.TB, machine string, pairs int, attach func(*sched.Kernel)) *sched.Kernel {
+	k := newKernel(t, machine)
 	if attach != nil {
 		attach(k)
 	}
@@ -187,18 +193,7 @@ func TestSnapshotFromKernel(t *testing.T) {
 // core.c:__normal_prio gives static_prio = MAX_RT_PRIO + 20 + nice.
 func TestTracePrio(t *testing.T) {
 	dir := t.TempDir()
-	spec, err := topology.Load("hikey")
-	if err != nil {
-		t.Fatal(err)
-	}
-	topo, err := topology.Build(spec, topology.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := sched.New(engine.New(1), topo, sched.MustBaseline(sched.KernelV619))
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := newKernel(t, "hikey")
 	var text, chrome bytes.Buffer
 	datPath := filepath.Join(dir, "trace.dat")
 	dat, err := os.Create(datPath)
