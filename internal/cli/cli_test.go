@@ -106,7 +106,9 @@ func TestRunTraceAndSchedstat(t *testing.T) {
 		}
 	}
 	var doc struct {
-		Metrics   map[string]float64 `json:"metrics"`
+		Metrics map[string]struct {
+			Value float64 `json:"value"`
+		} `json:"metrics"`
 		Schedstat struct {
 			CPU map[string]int `json:"cpu"`
 		} `json:"schedstat"`
@@ -116,7 +118,7 @@ func TestRunTraceAndSchedstat(t *testing.T) {
 	}
 	// One group of 20 senders, each sending 10 messages of 100 bytes to
 	// each of the 20 receivers.
-	if doc.Metrics["messages"] != 20*20*10 || doc.Metrics["bytes"] != 20*20*10*100 {
+	if doc.Metrics["messages"].Value != 20*20*10 || doc.Metrics["bytes"].Value != 20*20*10*100 {
 		t.Errorf("metrics %v, want 4000 messages of 100 bytes", doc.Metrics)
 	}
 	c := doc.Schedstat.CPU
@@ -165,5 +167,38 @@ func TestRunTraceAndSchedstat(t *testing.T) {
 	_, stderr, code = run("run", "--machine", "hikey", "--trace", filepath.Join(dir, "x.bin"), "hackbench", "-l", "1", "-g", "1")
 	if code != 2 || !strings.Contains(stderr, ".txt (ftrace text), .dat") {
 		t.Fatalf("bad --trace: exit %d %q", code, stderr)
+	}
+}
+
+// schedstat diff of runs of two kernels (/proc/schedstat version 17 from
+// v6.19, 15 from v5.19) prints the comparison and one warning line that
+// names both files and both versions; runs of one kernel print none.
+func TestSchedstatDiffVersions(t *testing.T) {
+	dir := t.TempDir()
+	runs := map[string][]string{"tip": nil, "old": {"--kernel", "v5.19"}, "old2": {"--kernel", "v5.19", "--seed", "2"}}
+	for name, flags := range runs {
+		args := append([]string{"run", "--machine", "hikey", "--schedstat", filepath.Join(dir, name)}, flags...)
+		if _, stderr, code := run(append(args, "hackbench", "-l", "5", "-g", "1")...); code != 0 {
+			t.Fatalf("%s: exit %d: %s", name, code, stderr)
+		}
+	}
+	tip, old, old2 := filepath.Join(dir, "tip"), filepath.Join(dir, "old"), filepath.Join(dir, "old2")
+	out, stderr, code := run("schedstat", "diff", tip, old)
+	if code != 0 || !strings.Contains(out, "try_to_wake_up() was called") {
+		t.Fatalf("exit %d\n%s%s", code, out, stderr)
+	}
+	want := "schedlab: warning: " + filepath.Join(old, SchedstatAfter) + " is /proc/schedstat version 15 but " +
+		filepath.Join(tip, SchedstatAfter) + " is version 17: these are different kernels; compare runs of one kernel (--kernel)\n"
+	if stderr != want {
+		t.Errorf("stderr\n%q\nwant\n%q", stderr, want)
+	}
+	// The pair form names the files given; the third run is compared
+	// with the first, like the second.
+	_, stderr, _ = run("schedstat", "diff", old, filepath.Join(tip, SchedstatBefore)+","+filepath.Join(tip, SchedstatAfter), old2)
+	if strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, filepath.Join(tip, SchedstatAfter)+" is /proc/schedstat version 17 but "+filepath.Join(old, SchedstatAfter)+" is version 15") {
+		t.Errorf("stderr %q", stderr)
+	}
+	if _, stderr, code := run("schedstat", "diff", old, old2); code != 0 || stderr != "" {
+		t.Errorf("one kernel: exit %d, stderr %q", code, stderr)
 	}
 }

@@ -175,7 +175,10 @@ format for benchstat (benchstat -col /variant FILE).`,
 }
 
 // CompareJSONSchemaVersion is the version of compare's --json document.
-const CompareJSONSchemaVersion = 1
+// Version 2: a table's metric has "Better" ("lower" or "higher", from the
+// runs' metrics) instead of "HigherBetter", and the runs are result
+// records of schema 3.
+const CompareJSONSchemaVersion = 2
 
 func writeCompareJSON(w io.Writer, plan *experiment.Plan, tables []*experiment.Table, recs []*experiment.Record) error {
 	doc := struct {

@@ -71,10 +71,13 @@ func TestCompare(t *testing.T) {
 			}
 		}
 		Runs []struct {
-			Key     string             `json:"key"`
-			Seed    uint64             `json:"seed"`
-			Run     int                `json:"run"`
-			Metrics map[string]float64 `json:"metrics"`
+			Key     string `json:"key"`
+			Seed    uint64 `json:"seed"`
+			Run     int    `json:"run"`
+			Metrics map[string]struct {
+				Value  float64 `json:"value"`
+				Better string  `json:"better"`
+			} `json:"metrics"`
 		}
 	}
 	data, err := os.ReadFile(jsonFile)
@@ -100,7 +103,10 @@ func TestCompare(t *testing.T) {
 		if strings.Contains(r.Key, "__groups=2__") {
 			g = 2
 		}
-		if r.Metrics["time_s"] <= 0 || r.Metrics["messages"] != float64(g*20*20*30) || r.Metrics["bytes"] != float64(g*20*20*30*100) {
+		if m := r.Metrics["time_s"]; m.Value <= 0 || m.Better != "lower" {
+			t.Errorf("%s: time_s %+v", r.Key, m)
+		}
+		if r.Metrics["messages"].Value != float64(g*20*20*30) || r.Metrics["bytes"].Value != float64(g*20*20*30*100) {
 			t.Errorf("%s: metrics %v, want %d messages", r.Key, r.Metrics, g*20*20*30)
 		}
 	}
@@ -148,5 +154,69 @@ func TestExperimentsList(t *testing.T) {
 	out, _, code = runMain(t, "experiments", "show", "short-task")
 	if code != 0 || !strings.Contains(out, "paper:") || !strings.Contains(out, "zen3-2s-nps4") {
 		t.Errorf("show: %d\n%s", code, out)
+	}
+}
+
+// Each table's direction is its metric's, as the workload gave it: rt-app's
+// phase_loops is higher-is-better, its wakeup latency and hackbench's time
+// lower-is-better, in compare's table, its --json and --bench-out, and in
+// collect's tables of a results directory (read back from the records).
+func TestMetricDirections(t *testing.T) {
+	dir := t.TempDir()
+	rtapp, err := filepath.Abs("../sim/testdata/example.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	interp := func(out string) map[string]string {
+		got := map[string]string{}
+		var metric string
+		for _, l := range strings.Split(out, "\n") {
+			if m, ok := strings.CutPrefix(l, "Metric        : "); ok {
+				metric = m
+			}
+			if d, ok := strings.CutPrefix(l, "Interpretation: "); ok {
+				got[metric] = d
+			}
+		}
+		return got
+	}
+	jsonFile, benchFile := filepath.Join(dir, "c.json"), filepath.Join(dir, "c.txt")
+	out, errOut, code := runMain(t, "compare", "--machine", "hikey", "--runs", "2", "--variant", "no-tg-propagate",
+		"--json", jsonFile, "--bench-out", benchFile, "--metric", "phase_loops", "--metric", "wu_lat_us.max", "rt-app", rtapp)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	want := map[string]string{"phase_loops (phase_loops), (none)": "Higher is better", "max wu lat (wu_lat_us.max), usec": "Lower is better"}
+	if got := interp(out); len(got) != 2 || got["phase_loops (phase_loops), (none)"] != want["phase_loops (phase_loops), (none)"] || got["max wu lat (wu_lat_us.max), usec"] != want["max wu lat (wu_lat_us.max), usec"] {
+		t.Errorf("interpretations %v, want %v\n%s", got, want, out)
+	}
+	bench, _ := os.ReadFile(benchFile)
+	if !strings.Contains(string(bench), "\nUnit phase_loops better=higher\n") || !strings.Contains(string(bench), "\nUnit max-us better=lower\n") {
+		t.Errorf("bench units:\n%s", bench)
+	}
+	var doc struct {
+		SchemaVersion int `json:"schema_version"`
+		Tables        []struct {
+			Metric struct{ Name, Better string }
+		}
+	}
+	data, _ := os.ReadFile(jsonFile)
+	if err := json.Unmarshal(data, &doc); err != nil || doc.SchemaVersion != 2 || len(doc.Tables) != 2 || doc.Tables[0].Metric.Better != "higher" || doc.Tables[1].Metric.Better != "lower" {
+		t.Errorf("json tables %+v (%v)", doc.Tables, err)
+	}
+
+	exp := filepath.Join(dir, "e.yaml")
+	os.WriteFile(exp, []byte("name: dirs\nmachines: [hikey]\nkernel: v6.19\nvariants: [no-tg-propagate]\nruns: 2\nworkloads:\n"+
+		"  - name: rt\n    run: rt-app "+rtapp+"\n    metrics: [phase_loops]\n  - hackbench -p -T -l 5 -g 1,2\n"), 0o644)
+	res := filepath.Join(dir, "res")
+	if _, errOut, code := runMain(t, "sweep", exp, "--out", res); code != 0 {
+		t.Fatalf("sweep: exit %d: %s", code, errOut)
+	}
+	out, errOut, code = runMain(t, "collect", res)
+	if code != 0 {
+		t.Fatalf("collect: exit %d: %s", code, errOut)
+	}
+	if got := interp(out); len(got) != 2 || got["phase_loops (phase_loops), (none)"] != "Higher is better" || got["time (time_s), s"] != "Lower is better" {
+		t.Errorf("collect's interpretations %v\n%s", got, out)
 	}
 }

@@ -39,17 +39,22 @@ A single RUN prints its own report.`,
 			RunE: func(cmd *cobra.Command, args []string) error {
 				var deltas []schedstat.Delta
 				var names []string
+				var runs []*runSnapshots
 				for _, a := range args {
-					before, after, name, err := snapshotPair(a)
+					r, err := snapshotPair(a)
 					if err != nil {
 						return err
 					}
-					d, err := schedstat.Diff(before, after)
+					runs = append(runs, r)
+					for _, w := range versionWarnings(runs[0], r) {
+						fmt.Fprintf(env.Stderr, "schedlab: warning: %s\n", w)
+					}
+					d, err := schedstat.Diff(r.before, r.after)
 					if err != nil {
 						return fmt.Errorf("%s: %v", a, err)
 					}
 					deltas = append(deltas, d)
-					names = append(names, name)
+					names = append(names, r.name)
 				}
 				return schedstat.FormatComparison(env.Stdout, deltas, names)
 			},
@@ -100,21 +105,50 @@ A single RUN prints its own report.`,
 	})
 }
 
+// runSnapshots are one run's /proc/schedstat snapshots and their files.
+type runSnapshots struct {
+	before, after         *schedstat.Snapshot
+	beforeFile, afterFile string
+	name                  string
+}
+
 // snapshotPair reads a run's before and after snapshots.
-func snapshotPair(arg string) (before, after *schedstat.Snapshot, name string, err error) {
-	var bf, af string
+func snapshotPair(arg string) (*runSnapshots, error) {
+	r := &runSnapshots{}
 	if b, a, ok := strings.Cut(arg, ","); ok {
-		bf, af, name = b, a, filepath.Base(a)
+		r.beforeFile, r.afterFile, r.name = b, a, filepath.Base(a)
 	} else {
-		bf, af, name = filepath.Join(arg, SchedstatBefore), filepath.Join(arg, SchedstatAfter), filepath.Base(filepath.Clean(arg))
+		r.beforeFile, r.afterFile, r.name = filepath.Join(arg, SchedstatBefore), filepath.Join(arg, SchedstatAfter), filepath.Base(filepath.Clean(arg))
 	}
-	if before, err = readSnapshot(bf); err != nil {
-		return nil, nil, "", err
+	var err error
+	if r.before, err = readSnapshot(r.beforeFile); err != nil {
+		return nil, err
 	}
-	if after, err = readSnapshot(af); err != nil {
-		return nil, nil, "", err
+	if r.after, err = readSnapshot(r.afterFile); err != nil {
+		return nil, err
 	}
-	return before, after, name, nil
+	return r, nil
+}
+
+// versionWarnings are one line for each snapshot of run r whose
+// /proc/schedstat version differs from the one it is compared with: r's
+// after file against its before file, and r against the first run.
+// Different versions come from different kernels (15 is v5.19's, 17
+// v6.19's), whose counters do not mean the same things (version 17 splits
+// lb_imbalance four ways, and the kernels balance differently), so such a
+// comparison is rarely the one meant; it is still printed.
+func versionWarnings(first, r *runSnapshots) []string {
+	var out []string
+	differ := func(fa string, va int, fb string, vb int) {
+		if va != vb {
+			out = append(out, fmt.Sprintf("%s is /proc/schedstat version %d but %s is version %d: these are different kernels; compare runs of one kernel (--kernel)", fb, vb, fa, va))
+		}
+	}
+	differ(r.beforeFile, r.before.Version, r.afterFile, r.after.Version)
+	if r != first {
+		differ(first.afterFile, first.after.Version, r.afterFile, r.after.Version)
+	}
+	return out
 }
 
 func readSnapshot(path string) (*schedstat.Snapshot, error) {

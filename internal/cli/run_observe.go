@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/schedlab/schedlab/internal/engine"
 	"github.com/schedlab/schedlab/internal/observe"
 	"github.com/schedlab/schedlab/internal/scenario"
 	"github.com/schedlab/schedlab/internal/sched"
@@ -37,20 +38,9 @@ func newRunObservers(traceFile string, events []string, from, to, schedstatDir s
 		default:
 			return nil, fmt.Errorf("--trace %s: the file name must end in .txt (ftrace text), .dat (trace.dat) or .json (Chrome/Perfetto)", traceFile)
 		}
-		var f, t uint64
-		if from != "" {
-			d, err := scenario.ParseDuration(from)
-			if err != nil {
-				return nil, fmt.Errorf("--trace-from: %v", err)
-			}
-			f = uint64(d) + sched.ClockBase
-		}
-		if to != "" {
-			d, err := scenario.ParseDuration(to)
-			if err != nil {
-				return nil, fmt.Errorf("--trace-to: %v", err)
-			}
-			t = uint64(d) + sched.ClockBase
+		f, t, err := parseTraceWindow(from, to)
+		if err != nil {
+			return nil, err
 		}
 		filter, err := trace.ParseFilter(strings.Join(events, ","), f, t)
 		if err != nil {
@@ -61,6 +51,31 @@ func newRunObservers(traceFile string, events []string, from, to, schedstatDir s
 		return nil, fmt.Errorf("--trace-events, --trace-from and --trace-to need --trace FILE")
 	}
 	return o, nil
+}
+
+// parseTraceWindow reads --trace-from and --trace-to, simulated times such
+// as 10ms, into the trace clock's window [f, t) (t = 0: open at the end).
+func parseTraceWindow(from, to string) (f, t uint64, err error) {
+	var fd, td engine.Time
+	if from != "" {
+		if fd, err = scenario.ParseDuration(from); err != nil {
+			return 0, 0, fmt.Errorf("--trace-from: %v", err)
+		}
+		f = uint64(fd) + sched.ClockBase
+	}
+	if to != "" {
+		if td, err = scenario.ParseDuration(to); err != nil {
+			return 0, 0, fmt.Errorf("--trace-to: %v", err)
+		}
+		if td <= fd {
+			if from == "" {
+				from = "0"
+			}
+			return 0, 0, fmt.Errorf("--trace-to %s: the window must end after it starts (--trace-from %s)", to, from)
+		}
+		t = uint64(td) + sched.ClockBase
+	}
+	return f, t, nil
 }
 
 // attach is the run's Attach hook.

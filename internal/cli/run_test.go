@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/schedlab/schedlab/internal/sim"
 )
 
 func TestRunHackbench(t *testing.T) {
@@ -60,17 +62,24 @@ $`).MatchString(out1) {
 	if !bytes.Equal(b1, b2) {
 		t.Fatalf("JSON differs:\n%s\n%s", b1, b2)
 	}
-	if d1["schema_version"].(float64) != 2 || d1["machine"] != "hikey" || d1["kernel"] != "v6.19" || d1["seed"].(float64) != 7 {
+	if d1["schema_version"].(float64) != 3 || d1["machine"] != "hikey" || d1["kernel"] != "v6.19" || d1["seed"].(float64) != 7 {
 		t.Fatalf("header %v", d1)
 	}
 	w := d1["workload"].(map[string]any)
 	if w["name"] != "hackbench" || len(w["args"].([]any)) != 6 {
 		t.Fatalf("workload %v", w)
 	}
-	m := d1["metrics"].(map[string]any)
+	m := map[string]float64{}
+	for name, x := range d1["metrics"].(map[string]any) {
+		x := x.(map[string]any)
+		m[name] = x["value"].(float64)
+		if want := map[string]string{"time_s": "lower", "messages": "higher", "bytes": "higher"}[name]; x["better"] != want || len(x) != 2 {
+			t.Errorf("metric %s: %v, want better=%s", name, x, want)
+		}
+	}
 	// rt-tests hackbench: every one of the 20 senders of each of the 2
 	// groups sends -l 40 messages to each of the group's 20 receivers.
-	if m["time_s"].(float64) <= 0 || m["messages"].(float64) != 2*20*20*40 || m["bytes"].(float64) != 2*20*20*40*100 {
+	if len(m) != 3 || m["time_s"] <= 0 || m["messages"] != 2*20*20*40 || m["bytes"] != 2*20*20*40*100 {
 		t.Fatalf("metrics %v", m)
 	}
 	ss := d1["schedstat"].(map[string]any)
@@ -200,5 +209,44 @@ func TestProgressLines(t *testing.T) {
 	}
 	if strings.Contains(b.String(), "\r") {
 		t.Fatal("a log line must not redraw")
+	}
+}
+
+// Every tool's -h and --help print the tool's own usage on stdout and exit
+// 0, nothing on stderr, and nothing is simulated (docs/workloads.md).
+func TestRunToolHelp(t *testing.T) {
+	for _, tc := range []struct {
+		tool  string // as registered
+		words []string
+		first string // the usage's first line
+	}{
+		{"hackbench", []string{"hackbench"}, "hackbench V 2.40"},
+		{"perf-bench-messaging", []string{"perf-bench-messaging"}, " Usage: perf bench sched messaging <options>"},
+		{"perf", []string{"perf", "bench", "sched", "messaging"}, " Usage: perf bench sched messaging <options>"},
+		{"perf", []string{"perf", "bench", "sched"}, " Usage: perf bench sched messaging <options>"},
+		{"perf", []string{"perf"}, " Usage: perf bench sched messaging <options>"},
+		{"schbench", []string{"schbench"}, "schbench usage:"},
+		{"schbench-current", []string{"schbench-current"}, "schbench usage:"},
+		{"tbench", []string{"tbench"}, "dbench version 4.00 - Copyright Andrew Tridgell 1999-2004"},
+		{"stream", []string{"stream"}, "stream [NAME=VALUE ...]"},
+		{"rt-app", []string{"rt-app"}, "rt-app FILE.json"},
+	} {
+		tool, ok := sim.Lookup(tc.tool)
+		if !ok {
+			t.Fatalf("no tool %s", tc.tool)
+		}
+		for _, h := range []string{"-h", "--help"} {
+			args := append(append([]string{"run", "--machine", "hikey"}, tc.words...), h)
+			out, stderr, code := run(args...)
+			if code != 0 || stderr != "" || out != tool.Usage || !strings.HasPrefix(strings.TrimLeft(out, "\n"), tc.first+"\n") {
+				t.Errorf("%s: exit %d, stderr %q, stdout\n%s", strings.Join(args[3:], " "), code, stderr, out)
+			}
+		}
+	}
+	// And so does any tool registered later.
+	for _, tool := range sim.Tools() {
+		if out, _, code := run("run", tool.Name, "-h"); code != 0 || out != tool.Usage {
+			t.Errorf("%s -h: exit %d", tool.Name, code)
+		}
 	}
 }

@@ -22,7 +22,7 @@ func FormatTable(w io.Writer, t *Table) error {
 	bw := bufio.NewWriter(w)
 	m := &t.Metric
 	direction := "Lower is better"
-	if m.HigherBetter {
+	if m.HigherBetter() {
 		direction = "Higher is better"
 	}
 	runs := 0
@@ -239,16 +239,13 @@ func WriteBenchFormat(w io.Writer, p *Plan, recs []*Record) error {
 			continue
 		}
 		for _, name := range benchMetrics(wl[r.Workload.Name], r) {
-			m := Metric(name)
+			x, _ := r.Metrics.Lookup(name)
+			m := Describe(x)
 			if units[m.BenchUnit] {
 				continue
 			}
 			units[m.BenchUnit] = true
-			better := "lower"
-			if m.HigherBetter {
-				better = "higher"
-			}
-			unitLines = append(unitLines, fmt.Sprintf("Unit %s better=%s", m.BenchUnit, better))
+			unitLines = append(unitLines, fmt.Sprintf("Unit %s better=%s", m.BenchUnit, m.Better))
 		}
 	}
 	sort.Strings(unitLines)

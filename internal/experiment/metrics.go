@@ -3,6 +3,8 @@ package experiment
 import (
 	"strconv"
 	"strings"
+
+	"github.com/schedlab/schedlab/internal/workload"
 )
 
 // Stat is the statistic a metric is summarised with over runs.
@@ -37,10 +39,12 @@ type MetricInfo struct {
 	Unit  string // for humans ("s", "usec", "MB/s")
 	// BenchUnit is the unit in the Go benchmark format: no blanks, and
 	// distinct per metric of one benchmark ("s", "p99-us", "copy-MB/s").
-	BenchUnit    string
-	HigherBetter bool
-	Stat         Stat
-	Decimals     int
+	BenchUnit string
+	// Better is the direction the workload gave the metric (never
+	// guessed from its name: Describe sets it, Metric leaves it unset).
+	Better   workload.Better
+	Stat     Stat
+	Decimals int
 	// Percentile is set for latency percentiles (50 for p50, 0 for
 	// the minimum, 100 for the maximum); LatencyGroup names the
 	// distribution it belongs to ("latency_us"), so a CDF can be drawn
@@ -49,19 +53,22 @@ type MetricInfo struct {
 	LatencyGroup string
 }
 
+// HigherBetter reports whether the metric improves upwards.
+func (m MetricInfo) HigherBetter() bool { return m.Better == workload.HigherIsBetter }
+
 // known are the metrics of the workloads of internal/workload (the names
 // `schedlab run --json` writes).
 var known = map[string]MetricInfo{
 	"time_s":          {Label: "time", Unit: "s", BenchUnit: "s", Stat: AMean, Decimals: 4},
-	"throughput_mb_s": {Label: "throughput", Unit: "MB/s", BenchUnit: "MB/s", HigherBetter: true, Stat: HMean, Decimals: 2},
-	"copy_mb_s":       {Label: "Copy", Unit: "MB/s", BenchUnit: "copy-MB/s", HigherBetter: true, Stat: HMean, Decimals: 2},
-	"scale_mb_s":      {Label: "Scale", Unit: "MB/s", BenchUnit: "scale-MB/s", HigherBetter: true, Stat: HMean, Decimals: 2},
-	"add_mb_s":        {Label: "Add", Unit: "MB/s", BenchUnit: "add-MB/s", HigherBetter: true, Stat: HMean, Decimals: 2},
-	"triad_mb_s":      {Label: "Triad", Unit: "MB/s", BenchUnit: "triad-MB/s", HigherBetter: true, Stat: HMean, Decimals: 2},
-	"messages":        {Label: "messages", Unit: "messages", BenchUnit: "messages", HigherBetter: true, Stat: AMean, Decimals: 0},
-	"bytes":           {Label: "bytes", Unit: "bytes", BenchUnit: "bytes", HigherBetter: true, Stat: AMean, Decimals: 0},
-	"samples":         {Label: "samples", Unit: "samples", BenchUnit: "samples", HigherBetter: true, Stat: AMean, Decimals: 0},
-	"loops":           {Label: "loops", Unit: "loops", BenchUnit: "loops", HigherBetter: true, Stat: AMean, Decimals: 0},
+	"throughput_mb_s": {Label: "throughput", Unit: "MB/s", BenchUnit: "MB/s", Stat: HMean, Decimals: 2},
+	"copy_mb_s":       {Label: "Copy", Unit: "MB/s", BenchUnit: "copy-MB/s", Stat: HMean, Decimals: 2},
+	"scale_mb_s":      {Label: "Scale", Unit: "MB/s", BenchUnit: "scale-MB/s", Stat: HMean, Decimals: 2},
+	"add_mb_s":        {Label: "Add", Unit: "MB/s", BenchUnit: "add-MB/s", Stat: HMean, Decimals: 2},
+	"triad_mb_s":      {Label: "Triad", Unit: "MB/s", BenchUnit: "triad-MB/s", Stat: HMean, Decimals: 2},
+	"messages":        {Label: "messages", Unit: "messages", BenchUnit: "messages", Stat: AMean, Decimals: 0},
+	"bytes":           {Label: "bytes", Unit: "bytes", BenchUnit: "bytes", Stat: AMean, Decimals: 0},
+	"samples":         {Label: "samples", Unit: "samples", BenchUnit: "samples", Stat: AMean, Decimals: 0},
+	"loops":           {Label: "loops", Unit: "loops", BenchUnit: "loops", Stat: AMean, Decimals: 0},
 }
 
 // primary are the metrics each tool is judged by when an experiment does
@@ -79,11 +86,19 @@ var primary = map[string][]string{
 // a tool not listed (its first metric is used).
 func PrimaryMetrics(tool string) []string { return append([]string(nil), primary[tool]...) }
 
-// Metric describes a metric by name. Names it does not know are read by
-// their suffix: a latency percentile "X.pNN" or "X.pNN_N" (lower is
-// better, mean over runs), "_s", "_ms", "_us", "_ns" times (lower, mean),
-// "_per_s", "_mb_s", "rps" rates (higher, harmonic mean); anything else
-// is taken as lower-is-better with an arithmetic mean.
+// Describe is how a run's metric is read: Metric's label, unit and
+// statistic, and the direction the workload gave it.
+func Describe(m workload.Metric) MetricInfo {
+	info := Metric(m.Name)
+	info.Better = m.Better
+	return info
+}
+
+// Metric describes a metric by name, but for its direction (left unset:
+// only the workload knows it, see Describe). Names it does not know are
+// read by their suffix: a percentile "X.pNN" or "X.pNN_N" (mean over
+// runs), "_s", "_ms", "_us", "_ns" times (mean), "_per_s", "_mb_s", "rps"
+// rates (harmonic mean); anything else has an arithmetic mean.
 func Metric(name string) MetricInfo {
 	if m, ok := known[name]; ok {
 		m.Name = name
@@ -104,9 +119,9 @@ func Metric(name string) MetricInfo {
 	}
 	switch {
 	case strings.HasSuffix(name, "_mb_s"):
-		m.Unit, m.HigherBetter, m.Stat = "MB/s", true, HMean
+		m.Unit, m.Stat = "MB/s", HMean
 	case strings.HasSuffix(name, "_per_s") || strings.HasSuffix(name, "rps"):
-		m.Unit, m.HigherBetter, m.Stat = "1/s", true, HMean
+		m.Unit, m.Stat = "1/s", HMean
 	default:
 		m.Unit = unitOf(name)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/schedlab/schedlab/internal/costmodel"
+	"github.com/schedlab/schedlab/internal/cpumask"
 	"github.com/schedlab/schedlab/internal/sched"
 	"github.com/schedlab/schedlab/internal/sim"
 	"github.com/schedlab/schedlab/internal/topology"
@@ -219,6 +220,17 @@ func Resolve(s *Spec, opt ResolveOptions) (*Plan, error) {
 			return nil, s.errAt("machines", "machine %s is listed twice", pm.Label)
 		}
 		labels[pm.Label] = true
+		if p.CPUs != "" {
+			// What sim.Run would refuse at the first run of this
+			// machine, said at the file's line before any run.
+			m, err := cpumask.Parse(pm.NrCPUs, p.CPUs)
+			if err == nil && m.Empty() {
+				err = fmt.Errorf("no CPU in the list")
+			}
+			if err != nil {
+				return nil, s.errAt("cpus", "cpus %s on %s (%d CPUs): %v", p.CPUs, pm.Label, pm.NrCPUs, err)
+			}
+		}
 		p.Machines = append(p.Machines, pm)
 	}
 	// Workloads.
@@ -273,19 +285,11 @@ func resolveMachine(s *Spec, m string) (PlanMachine, error) {
 		}
 		return PlanMachine{Label: m, Ref: m, Name: spec.Name, NrCPUs: len(spec.CPUs)}, nil
 	}
-	var data []byte
-	var err error
-	var where string
-	if s.Dir == "" && strings.HasPrefix(s.File, "builtin:") {
-		where = "builtin:" + m
-		data, err = builtinFS.ReadFile("builtin/" + m)
-	} else {
-		where = m
-		if !filepath.IsAbs(m) && s.Dir != "" {
-			where = filepath.Join(s.Dir, m)
-		}
-		data, err = os.ReadFile(where)
+	where := m
+	if !filepath.IsAbs(m) && s.Dir != "" {
+		where = filepath.Join(s.Dir, m)
 	}
+	data, err := os.ReadFile(where)
 	if err != nil {
 		return PlanMachine{}, s.errAt("machines", "machine file %s: %v", m, unwrapPath(err))
 	}
@@ -299,7 +303,7 @@ func resolveMachine(s *Spec, m string) (PlanMachine, error) {
 	}
 	label := safe(strings.TrimSuffix(strings.TrimSuffix(filepath.Base(m), ".yaml"), ".yml"))
 	ref := where
-	if abs, err := filepath.Abs(where); err == nil && !strings.HasPrefix(where, "builtin:") {
+	if abs, err := filepath.Abs(where); err == nil {
 		ref = abs
 	}
 	return PlanMachine{Label: label, Ref: ref, File: true, Name: spec.Name, NrCPUs: len(spec.CPUs), yaml: data}, nil
@@ -323,10 +327,28 @@ func DeriveSeed(master uint64, run int) uint64 {
 	return z ^ (z >> 31)
 }
 
+// maxPoints is the most runs a plan may hold. The posted evaluations have
+// a few thousand; a million is days of a large cluster, and beyond it a
+// mistyped runs: or load list would only exhaust memory. (A variable so
+// that the fuzz tests can keep their plans small.)
+var maxPoints = 1000000
+
 // expand builds the points in the canonical order: machine, kernel,
 // workload, load, variant, run.
 func (p *Plan) expand() error {
 	p.points = nil
+	loads := 0
+	for _, w := range p.Workloads {
+		loads += len(w.Param.Values)
+	}
+	n := 1
+	for _, f := range []int{len(p.Machines), len(p.Kernels), loads, len(p.Variants), p.Runs} {
+		if f > 0 && n > maxPoints/f {
+			return fmt.Errorf("more than %d runs (%d machines × %d kernels × %d loads × %d variants × %d runs)",
+				maxPoints, len(p.Machines), len(p.Kernels), loads, len(p.Variants), p.Runs)
+		}
+		n *= f
+	}
 	keys := map[string]bool{}
 	for mi := range p.Machines {
 		for _, k := range p.Kernels {

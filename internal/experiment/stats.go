@@ -10,6 +10,7 @@ import (
 	"golang.org/x/perf/benchmath"
 
 	"github.com/schedlab/schedlab/internal/schedstat"
+	"github.com/schedlab/schedlab/internal/workload"
 )
 
 // Test is the significance test of a comparison.
@@ -146,8 +147,12 @@ func Analyze(p *Plan, recs []*Record, opt AnalyzeOptions) ([]*Table, error) {
 					}
 				}
 				for _, name := range metrics {
+					info, err := describeFromRecords(byGroup, m.Label, k, w.Name, name)
+					if err != nil {
+						return nil, err
+					}
 					t := &Table{Machine: m.Label, NrCPUs: m.NrCPUs, Kernel: k, Workload: w.Name, Tool: w.Tool,
-						Command: w.Param.DisplayRanged(w.Tool, w.Args), Param: w.Param.Name, Metric: Metric(name),
+						Command: w.Param.DisplayRanged(w.Tool, w.Args), Param: w.Param.Name, Metric: info,
 						Variants: p.Variants, Loads: w.Param.Values, Test: opt.Test, Alpha: opt.Alpha, Conf: opt.Confidence, Seed: p.Seed}
 					t.Stat = t.Metric.Stat
 					if opt.Test == UTest {
@@ -186,6 +191,31 @@ func Analyze(p *Plan, recs []*Record, opt AnalyzeOptions) ([]*Table, error) {
 		}
 	}
 	return tables, nil
+}
+
+// describeFromRecords describes a table's metric with the direction its
+// records give it, which must agree (Metric alone if no record has it:
+// the table will have no values).
+func describeFromRecords(byGroup map[group][]*Record, machine, kernel, wl, name string) (MetricInfo, error) {
+	info := Metric(name)
+	first := map[workload.Better]string{} // a direction's first run, by key
+	for g, rs := range byGroup {
+		if g.machine != machine || g.kernel != kernel || g.workload != wl {
+			continue
+		}
+		for _, r := range rs {
+			if x, ok := r.Metrics.Lookup(name); ok {
+				if k, seen := first[x.Better]; !seen || r.Key < k {
+					first[x.Better] = r.Key
+				}
+				info.Better = x.Better
+			}
+		}
+	}
+	if len(first) > 1 {
+		return info, fmt.Errorf("metric %s is lower-is-better in run %s but higher-is-better in run %s", name, first[workload.LowerIsBetter], first[workload.HigherIsBetter])
+	}
+	return info, nil
 }
 
 // summarize fills a row's statistics and comparisons with tip.
@@ -235,7 +265,7 @@ func (t *Table) summarize(row []Cell, warn map[string]bool) {
 		if i == 0 || samples[i] == nil || samples[0] == nil {
 			continue
 		}
-		c.Pct = pctChange(base.Center, c.Center, t.Metric.HigherBetter)
+		c.Pct = pctChange(base.Center, c.Center, t.Metric.HigherBetter())
 		if constant(samples[0].Values) && constant(samples[i].Values) {
 			// No spread on either side: the simulation is exact here,
 			// so any difference is real (benchmath's AssumeExact).

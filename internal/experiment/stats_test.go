@@ -2,19 +2,19 @@ package experiment
 
 import (
 	"bytes"
-	"github.com/schedlab/schedlab/internal/schedstat"
 	"math"
 	"strings"
 	"testing"
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/schedlab/schedlab/internal/schedstat"
 	"github.com/schedlab/schedlab/internal/workload"
 )
 
-// fakeResults builds a plan and records whose metric values are given:
-// values[variant][load] lists the runs.
-func fakeResults(t *testing.T, cmd string, metric string, values map[string][][]float64) (*Plan, []*Record) {
+// fakeResults builds a plan and records whose metric values and direction
+// are given: values[variant][load] lists the runs.
+func fakeResults(t *testing.T, cmd string, metric string, better workload.Better, values map[string][][]float64) (*Plan, []*Record) {
 	t.Helper()
 	s, err := Parse("fake.yaml", []byte("name: fake\nmachines: [hikey]\nvariants: [short-task-v3, short-task-v4]\nruns: 3\nworkloads:\n  - "+cmd+"\n"))
 	if err != nil {
@@ -38,7 +38,7 @@ func fakeResults(t *testing.T, cmd string, metric string, values map[string][][]
 		r.Kernel, r.Variant, r.Seed, r.Schedstat = pt.Kernel, pt.Variant, pt.Seed, &schedstat.Totals{NrCPUs: 8}
 		r.Workload.Name, r.Workload.Tool, r.Workload.Args = w.Name, w.Tool, w.Param.ArgsFor(w.Args, pt.Load)
 		r.Param.Name, r.Param.Value = w.Param.Name, pt.Load
-		r.Metrics = Metrics{{Name: metric, Value: values[pt.Variant][li][pt.Run]}, {Name: "other", Value: 1}}
+		r.Metrics = Metrics{{Name: metric, Value: values[pt.Variant][li][pt.Run], Better: better}, {Name: "other", Value: 1, Better: workload.HigherIsBetter}}
 		recs = append(recs, r)
 	}
 	return p, recs
@@ -46,7 +46,7 @@ func fakeResults(t *testing.T, cmd string, metric string, values map[string][][]
 
 // The table layout is pinned byte for byte.
 func TestFormatTableGolden(t *testing.T) {
-	p, recs := fakeResults(t, "hackbench -p -T -l 2000 -g 1,2,4", "time_s", map[string][][]float64{
+	p, recs := fakeResults(t, "hackbench -p -T -l 2000 -g 1,2,4", "time_s", workload.LowerIsBetter, map[string][][]float64{
 		"tip":           {{0.50, 0.52, 0.51}, {1.00, 1.02, 0.98}, {2.0, 2.1, 2.2}},
 		"short-task-v3": {{0.40, 0.41, 0.42}, {1.01, 0.99, 1.03}, {2.5, 2.6, 2.4}},
 		"short-task-v4": {{0.50, 0.50, 0.50}, {1.00, 1.00, 1.00}, {2.1, 2.1, 2.1}},
@@ -84,7 +84,7 @@ groups:   tip                          short-task-v3                short-task-v
 // Rates use the harmonic mean (of reciprocals' mean), and a positive
 // change is still "better".
 func TestHarmonicMean(t *testing.T) {
-	p, recs := fakeResults(t, "tbench -t 2 1,4", "throughput_mb_s", map[string][][]float64{
+	p, recs := fakeResults(t, "tbench -t 2 1,4", "throughput_mb_s", workload.HigherIsBetter, map[string][][]float64{
 		"tip":           {{100, 200, 400}, {10, 10, 10}},
 		"short-task-v3": {{110, 220, 440}, {12, 12, 12}},
 		"short-task-v4": {{100, 200, 400}, {9, 9, 9}},
@@ -123,13 +123,13 @@ func TestHarmonicMean(t *testing.T) {
 // The benchmark format parses with x/perf's reader, one result per run,
 // with the units' directions.
 func TestBenchFormat(t *testing.T) {
-	p, recs := fakeResults(t, "schbench -m 2 -t 1,2 -r 1", "latency_us.p99", map[string][][]float64{
+	p, recs := fakeResults(t, "schbench -m 2 -t 1,2 -r 1", "latency_us.p99", workload.LowerIsBetter, map[string][][]float64{
 		"tip":           {{10, 11, 12}, {20, 21, 22}},
 		"short-task-v3": {{9, 9, 9}, {19, 19, 19}},
 		"short-task-v4": {{8, 8, 8}, {18, 18, 18}},
 	})
 	for _, r := range recs {
-		r.Metrics = append(r.Metrics, workload.Metric{Name: "latency_us.p50", Value: 3})
+		r.Metrics = append(r.Metrics, workload.Metric{Name: "latency_us.p50", Value: 3, Better: workload.LowerIsBetter})
 	}
 	var b bytes.Buffer
 	if err := WriteBenchFormat(&b, p, recs); err != nil {

@@ -27,7 +27,7 @@ const (
 func (p *Plan) Localize(dir string) error {
 	for i := range p.Machines {
 		m := &p.Machines[i]
-		if !m.File || !filepath.IsAbs(m.Ref) && !strings.HasPrefix(m.Ref, "builtin:") {
+		if !m.File || !filepath.IsAbs(m.Ref) {
 			continue
 		}
 		data := m.yaml
@@ -201,12 +201,18 @@ func ReadRecord(path string) (*Record, error) {
 	if err != nil {
 		return nil, err
 	}
+	return ParseRecord(path, data)
+}
+
+// ParseRecord reads a record (what WriteRecord writes); errors name the
+// file.
+func ParseRecord(name string, data []byte) (*Record, error) {
 	var r Record
 	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
+		return nil, fmt.Errorf("%s: %v", name, err)
 	}
 	if r.SchemaVersion != RecordSchemaVersion {
-		return nil, fmt.Errorf("%s: schema version %d, this schedlab reads %d", path, r.SchemaVersion, RecordSchemaVersion)
+		return nil, fmt.Errorf("%s: schema version %d, this schedlab reads %d", name, r.SchemaVersion, RecordSchemaVersion)
 	}
 	return &r, nil
 }

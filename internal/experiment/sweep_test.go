@@ -182,38 +182,70 @@ func TestSweepShards(t *testing.T) {
 	equalRecords(t, "shards vs whole", whole, res.Records)
 }
 
-// A built-in experiment with a machine file writes the file into the
-// results directory and runs from it.
-func TestBuiltinMachineFile(t *testing.T) {
+// idle-cores-nosmt runs on the kunpeng920-96 preset confined to node 0
+// (cpus: 0-23), as the evaluation pinned hackbench: the plan carries the
+// list into the results directory, and a run of the plan keeps its tasks
+// on the listed CPUs. (Unconfined, this hackbench stays on node 0 anyway,
+// so the run is confined to node 2 instead, where it would never go.)
+func TestBuiltinPinned(t *testing.T) {
 	s, ok := Builtin("idle-cores-nosmt")
 	if !ok {
 		t.Fatal("no idle-cores-nosmt")
 	}
-	p, err := Resolve(s, ResolveOptions{AllowMissing: true})
+	p, err := Resolve(s, ResolveOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Machines[0].NrCPUs != 24 || p.Machines[0].Label != "kunpeng920-96-node0" {
-		t.Fatalf("machine %+v", p.Machines[0])
+	if m := p.Machines[0]; len(p.Machines) != 1 || m.Label != "kunpeng920-96" || m.File || m.NrCPUs != 96 || p.CPUs != "0-23" {
+		t.Fatalf("machines %+v, cpus %q", p.Machines, p.CPUs)
 	}
 	dir := t.TempDir()
 	if err := PrepareDir(dir, p, false); err != nil {
 		t.Fatal(err)
 	}
-	if p.Machines[0].Ref != filepath.Join(MachinesDir, "kunpeng920-96-node0.yaml") {
-		t.Errorf("ref %s", p.Machines[0].Ref)
-	}
 	back, err := LoadPlan(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if back.CPUs != "0-23" {
+		t.Fatalf("experiment.json has cpus %q", back.CPUs)
+	}
 	pt := back.Points()[0]
 	back.Workloads[0].Args = []string{"-p", "-T", "-l", "5", "-g", "2"} // a tiny run
+	back.CPUs = "48-71"
 	r, err := Execute(back, &pt, dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.NrCPUs != 24 || r.Machine != "kunpeng920-96-node0" {
-		t.Errorf("record machine %s %d CPUs", r.Machine, r.NrCPUs)
+	if r.NrCPUs != 96 || r.Options == nil || r.Options.CPUs != "48-71" || r.Occupancy == nil {
+		t.Fatalf("record machine %s %d CPUs, options %+v", r.Machine, r.NrCPUs, r.Options)
+	}
+	inside := 0
+	for cpu, bins := range r.Occupancy.CPUs {
+		busy := false
+		for _, b := range bins {
+			busy = busy || b > 0
+		}
+		switch {
+		case busy && (cpu < 48 || cpu > 71):
+			t.Errorf("cpu%d, outside cpus 48-71, ran a task", cpu)
+		case busy:
+			inside++
+		}
+	}
+	if inside == 0 {
+		t.Error("no CPU ran a task")
+	}
+}
+
+// A plan's cpus: must fit every machine, at the file's line.
+func TestPlanCPUsOutOfRange(t *testing.T) {
+	s, err := Parse("e.yaml", []byte("machines: [hikey]\ncpus: 4-11\nworkloads:\n  - hackbench -g 1,2\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Resolve(s, ResolveOptions{})
+	if err == nil || !strings.HasPrefix(err.Error(), "e.yaml:2: cpus 4-11 on hikey (8 CPUs): ") {
+		t.Fatalf("%v", err)
 	}
 }

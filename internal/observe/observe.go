@@ -33,7 +33,7 @@ func AttachTracer(k *sched.Kernel, w trace.Writer) *Tracer {
 	t := &Tracer{k: k, w: w, comms: map[sched.PID]trace.Comm{}}
 	for cpu := 0; cpu < k.NrCPUs(); cpu++ {
 		rq := k.Rqs[cpu]
-		t.idle = append(t.idle, trace.Task{Comm: trace.MakeComm(rq.Idle.Comm), Pid: 0, Prio: 120})
+		t.idle = append(t.idle, trace.Task{Comm: trace.MakeComm(rq.Idle.Comm), Pid: 0, Prio: sched.DefaultPrio})
 	}
 	h := &k.Hooks
 	prevSwitch, prevWaking, prevWakeup, prevNew := h.Switch, h.Waking, h.Wakeup, h.WakeupNew
@@ -123,8 +123,13 @@ func (t *Tracer) task(p *sched.Task, cpu cpumask.CPU) trace.Task {
 		c = trace.MakeComm(p.Comm)
 		t.comms[p.PID] = c
 	}
-	return trace.Task{Comm: c, Pid: int32(p.PID), Prio: int32(p.StaticPrio - 100)}
+	return trace.Task{Comm: c, Pid: int32(p.PID), Prio: taskPrio(p)}
 }
+
+// taskPrio is the prio the sched tracepoints record: p->prio, which for a
+// fair task is its normal_prio, static_prio = MAX_RT_PRIO + 20 + nice (120
+// at nice 0), whatever its policy (core.c:__normal_prio, v6.19).
+func taskPrio(p *sched.Task) int32 { return int32(p.StaticPrio) }
 
 // prevState maps the task state at a switch to sched_switch's prev_state:
 // a task switched out while runnable was preempted (R+ in v6.19 output).

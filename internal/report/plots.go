@@ -136,7 +136,7 @@ func BarPlot(name string, t *experiment.Table) (*Plot, error) {
 		unit = " (" + unit + ")"
 	}
 	dir := "lower is better"
-	if t.Metric.HigherBetter {
+	if t.Metric.HigherBetter() {
 		dir = "higher is better"
 	}
 	title := fmt.Sprintf("%s on %s, %s (%s)", t.Command, t.Machine, t.Kernel, dir)

@@ -137,7 +137,7 @@ func Build(res *experiment.Results, opt Options) (*Report, error) {
 			tv.Param = "load"
 		}
 		dir := "lower is better"
-		if t.Metric.HigherBetter {
+		if t.Metric.HigherBetter() {
 			dir = "higher is better"
 		}
 		unit := ""

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"github.com/schedlab/schedlab/internal/kernels"
 	"hash/fnv"
-	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -173,30 +172,58 @@ func (c *Command) intArg(key string, def int) (int, error) {
 	return n, nil
 }
 
-// ParseDuration reads "8ms", "1.5s", "250us", "100ns" or a bare number of ns.
+// MaxDuration is the longest duration ParseDuration reads: 10^18 ns,
+// about 31.7 years, far from engine.Time's limit.
+const MaxDuration = engine.Time(1e18)
+
+// ParseDuration reads a decimal number and a unit, "8ms", "1.5s", ".25ms",
+// "250us" (or "250µs"), "100ns", or a bare whole number of ns. The value is
+// exact (no floating point) and rounded to the nearest ns, halves up.
 func ParseDuration(s string) (engine.Time, error) {
-	units := []struct {
-		suf string
-		mul float64
-	}{{"ns", 1}, {"us", 1e3}, {"µs", 1e3}, {"ms", 1e6}, {"s", 1e9}}
-	for _, u := range units {
+	bad := func() (engine.Time, error) {
+		return 0, fmt.Errorf("bad duration %q (a number and a unit: ns, us, ms, s; e.g. 1.5ms)", s)
+	}
+	num, digits := s, 0 // digits: the unit's ns as a power of ten
+	for _, u := range []struct {
+		suf    string
+		digits int
+	}{{"ns", 0}, {"us", 3}, {"µs", 3}, {"ms", 6}, {"s", 9}} {
 		if strings.HasSuffix(s, u.suf) {
-			num := strings.TrimSuffix(s, u.suf)
-			if n, err := strconv.ParseInt(num, 10, 64); err == nil && n >= 0 && n <= math.MaxInt64/int64(u.mul) {
-				return engine.Time(n * int64(u.mul)), nil
-			}
-			f, err := strconv.ParseFloat(num, 64)
-			if err != nil || f < 0 || f*u.mul > 1e18 || math.IsNaN(f) {
-				return 0, fmt.Errorf("bad duration %q", s)
-			}
-			return engine.Time(f*u.mul + 0.5), nil
+			num, digits = strings.TrimSuffix(s, u.suf), u.digits
+			break
 		}
 	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("bad duration %q (use a unit: ns, us, ms, s)", s)
+	whole, frac, dot := strings.Cut(num, ".")
+	if whole == "" && frac == "" || dot && num == s || !allDigits(whole) || !allDigits(frac) {
+		return bad()
 	}
-	return engine.Time(n), nil
+	// whole and the first digits of frac are ns; the next digit rounds.
+	frac += strings.Repeat("0", digits+1)
+	ns := whole + frac[:digits]
+	ns = strings.TrimLeft(ns, "0")
+	if len(ns) > 19 {
+		return bad()
+	}
+	v, err := strconv.ParseInt("0"+ns, 10, 64)
+	if err != nil {
+		return bad()
+	}
+	if frac[digits] >= '5' {
+		v++
+	}
+	if engine.Time(v) > MaxDuration {
+		return 0, fmt.Errorf("bad duration %q: more than %d s", s, MaxDuration/engine.Second)
+	}
+	return engine.Time(v), nil
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 func (r *Runner) cmdMachine(c *Command, b *strings.Builder) error {

@@ -10,8 +10,9 @@ import (
 
 // SchemaVersion is the version of the result record: the document
 // `schedlab run --json` writes and the part of every sweep record
-// (runs/KEY.json) that describes the run.
-const SchemaVersion = 2
+// (runs/KEY.json) that describes the run. Version 3 gives each metric its
+// direction: "metrics": {"time_s": {"value": 0.52, "better": "lower"}}.
+const SchemaVersion = 3
 
 // Result is one finished run: the one result schema of schedlab. Every
 // field but Sim.WallNs is a function of the Config.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/schedlab/schedlab/internal/sched"
+	"github.com/schedlab/schedlab/internal/workload"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -51,6 +52,12 @@ func TestGolden(t *testing.T) {
 		}
 		if res.Output != string(want) {
 			t.Errorf("%s differs:\n--- want\n%s--- got\n%s", g.file, want, res.Output)
+		}
+		// Every metric of every tool says which way is better.
+		for _, m := range res.Metrics {
+			if m.Better != workload.LowerIsBetter && m.Better != workload.HigherIsBetter {
+				t.Errorf("%s: metric %s has no direction", g.tool, m.Name)
+			}
 		}
 	}
 }

@@ -79,7 +79,7 @@ func TestHackbenchTraceDatMatchesText(t *testing.T) {
 	// different CPUs at the same nanosecond may come out in either order,
 	// so compare CPU by CPU, where the order is the buffer's.
 	perCPU := map[int][]string{}
-	n := 0
+	var lines []string
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
@@ -93,10 +93,10 @@ func TestHackbenchTraceDatMatchesText(t *testing.T) {
 		}
 		cpu, _ := strconv.Atoi(m[1])
 		perCPU[cpu] = append(perCPU[cpu], l)
-		n++
+		lines = append(lines, l)
 	}
-	if n != len(evs) {
-		t.Fatalf("trace-cmd report shows %d events, the text trace %d", n, len(evs))
+	if len(lines) != len(evs) {
+		t.Fatalf("trace-cmd report shows %d events, the text trace %d", len(lines), len(evs))
 	}
 	// trace-cmd prints "comm-pid [cpu] seconds: event: fields"; compare
 	// pid, CPU, microsecond timestamp and event name of every event with
@@ -121,6 +121,21 @@ func TestHackbenchTraceDatMatchesText(t *testing.T) {
 				t.Errorf("event %d (cpu%d #%d): trace-cmd line %q lacks %q", i, cpu, j, l, w)
 				break
 			}
+		}
+	}
+	// Every task here is nice 0: the sched plugin prints p->prio, 120, as
+	// "comm:pid [120]" (twice on a switch), the print fmts as prio=120.
+	for i, l := range lines {
+		want := 1
+		switch {
+		case strings.Contains(l, ": sched_switch:"):
+			want = 2
+		case strings.Contains(l, ": sched_process_fork:"):
+			want = 0 // no prio field
+		}
+		_, payload, _ := strings.Cut(l, ": sched_")
+		if got := strings.Count(payload, " [120]") + strings.Count(payload, " prio=120 "); got != want {
+			t.Fatalf("event %d: trace-cmd line %q shows prio 120 %d times, want %d", i, l, got, want)
 		}
 	}
 }

@@ -8,6 +8,58 @@ import (
 	"strconv"
 )
 
+// Metric is one named figure of a run and the way it improves.
+type Metric struct {
+	Name  string
+	Value float64
+	// Better is set by the workload for every metric: the tables of
+	// compare, sweep and report take the direction from it.
+	Better Better
+}
+
+// Better says which way a metric improves.
+type Better int8
+
+const (
+	// LowerIsBetter: times and latencies.
+	LowerIsBetter Better = iota + 1
+	// HigherIsBetter: rates, and counts of work done in a given time.
+	HigherIsBetter
+)
+
+// String is "lower" or "higher", as the Go benchmark format's
+// "better=lower" has it; "unset" for the zero value.
+func (b Better) String() string {
+	switch b {
+	case LowerIsBetter:
+		return "lower"
+	case HigherIsBetter:
+		return "higher"
+	}
+	return "unset"
+}
+
+// MarshalText writes "lower" or "higher"; an unset direction is an error.
+func (b Better) MarshalText() ([]byte, error) {
+	if b != LowerIsBetter && b != HigherIsBetter {
+		return nil, fmt.Errorf("metric direction %d is neither lower nor higher", int(b))
+	}
+	return []byte(b.String()), nil
+}
+
+// UnmarshalText reads "lower" or "higher".
+func (b *Better) UnmarshalText(text []byte) error {
+	switch string(text) {
+	case "lower":
+		*b = LowerIsBetter
+	case "higher":
+		*b = HigherIsBetter
+	default:
+		return fmt.Errorf("better must be \"lower\" or \"higher\", not %q", text)
+	}
+	return nil
+}
+
 // Metrics are a run's figures in the workload's order. They are the one
 // encoding of metrics in schedlab: `schedlab run --json`, sweep records and
 // fidelity results all write them through MarshalJSON.
@@ -15,18 +67,25 @@ type Metrics []Metric
 
 // Get returns the value of the named metric.
 func (m Metrics) Get(name string) (float64, bool) {
-	for _, x := range m {
-		if x.Name == name {
-			return x.Value, true
-		}
-	}
-	return 0, false
+	x, ok := m.Lookup(name)
+	return x.Value, ok
 }
 
-// MarshalJSON writes {"name": value, ...} with the keys in order. Integral
-// values are written without a fraction or exponent; NaN and ±Inf, which
-// JSON cannot hold, are written as null (a metric a run could not measure,
-// e.g. a percentile of no samples).
+// Lookup returns the named metric.
+func (m Metrics) Lookup(name string) (Metric, bool) {
+	for _, x := range m {
+		if x.Name == name {
+			return x, true
+		}
+	}
+	return Metric{}, false
+}
+
+// MarshalJSON writes {"name": {"value": v, "better": "lower"}, ...} with
+// the keys in order. Integral values are written without a fraction or
+// exponent; NaN and ±Inf, which JSON cannot hold, are written as null (a
+// metric a run could not measure, e.g. a percentile of no samples). A
+// metric without a direction, or a name given twice, is an error.
 func (m Metrics) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteByte('{')
@@ -34,13 +93,25 @@ func (m Metrics) MarshalJSON() ([]byte, error) {
 		if i > 0 {
 			b.WriteByte(',')
 		}
+		for _, y := range m[:i] {
+			if y.Name == x.Name {
+				return nil, fmt.Errorf("metric %s given twice", x.Name)
+			}
+		}
 		k, err := json.Marshal(x.Name)
 		if err != nil {
 			return nil, err
 		}
+		better, err := x.Better.MarshalText()
+		if err != nil {
+			return nil, fmt.Errorf("metric %s: %v", x.Name, err)
+		}
 		b.Write(k)
-		b.WriteByte(':')
+		b.WriteString(`:{"value":`)
 		writeNumber(&b, x.Value)
+		b.WriteString(`,"better":"`)
+		b.Write(better)
+		b.WriteString(`"}`)
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
@@ -57,7 +128,8 @@ func writeNumber(b *bytes.Buffer, v float64) {
 	}
 }
 
-// UnmarshalJSON reads the object back in order; null reads as NaN.
+// UnmarshalJSON reads the object back in order; a null value reads as NaN.
+// Every metric needs its value and direction, and nothing else.
 func (m *Metrics) UnmarshalJSON(data []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	tok, err := dec.Token()
@@ -74,15 +146,32 @@ func (m *Metrics) UnmarshalJSON(data []byte) error {
 			return err
 		}
 		name, _ := tok.(string)
-		var v *float64
-		if err := dec.Decode(&v); err != nil {
+		if _, dup := m.Lookup(name); dup {
+			return fmt.Errorf("metric %s given twice", name)
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
 			return fmt.Errorf("metric %s: %v", name, err)
 		}
-		val := math.NaN()
-		if v != nil {
-			val = *v
+		var x struct {
+			Value  json.RawMessage `json:"value"`
+			Better *Better         `json:"better"`
 		}
-		*m = append(*m, Metric{Name: name, Value: val})
+		vd := json.NewDecoder(bytes.NewReader(raw))
+		vd.DisallowUnknownFields()
+		if err := vd.Decode(&x); err != nil {
+			return fmt.Errorf("metric %s: want {\"value\": N, \"better\": \"lower\"|\"higher\"}: %v", name, err)
+		}
+		if x.Value == nil || x.Better == nil {
+			return fmt.Errorf("metric %s: want {\"value\": N, \"better\": \"lower\"|\"higher\"}", name)
+		}
+		val := math.NaN()
+		if string(x.Value) != "null" {
+			if err := json.Unmarshal(x.Value, &val); err != nil {
+				return fmt.Errorf("metric %s: value %s is not a number", name, x.Value)
+			}
+		}
+		*m = append(*m, Metric{Name: name, Value: val, Better: *x.Better})
 	}
 	_, err = dec.Token()
 	return err

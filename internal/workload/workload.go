@@ -41,12 +41,6 @@ type CostAware interface {
 	SetCosts(c costmodel.Syscalls)
 }
 
-// Metric is one named figure.
-type Metric struct {
-	Name  string
-	Value float64
-}
-
 // ErrHelp is returned by a tool's parser when the arguments ask for its
 // usage text (-h): the caller prints the usage and exits 0.
 var ErrHelp = errors.New("help requested")

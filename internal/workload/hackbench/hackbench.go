@@ -213,9 +213,10 @@ func (b *Bench) TimeSeconds() float64 { return float64(b.Elapsed()) / 1e9 }
 // Metrics are time_s (seconds, full precision), messages and bytes.
 func (b *Bench) Metrics() workload.Metrics {
 	return []workload.Metric{
-		{Name: "time_s", Value: b.TimeSeconds()},
-		{Name: "messages", Value: float64(b.total)},
-		{Name: "bytes", Value: float64(b.total) * float64(b.cfg.DataSize)},
+		{Name: "time_s", Value: b.TimeSeconds(), Better: workload.LowerIsBetter},
+		// Fixed by the arguments: the work the time is for.
+		{Name: "messages", Value: float64(b.total), Better: workload.HigherIsBetter},
+		{Name: "bytes", Value: float64(b.total) * float64(b.cfg.DataSize), Better: workload.HigherIsBetter},
 	}
 }
 

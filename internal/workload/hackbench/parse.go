@@ -218,6 +218,15 @@ func ParsePerf(args []string) (Config, error) {
 func ParsePerfCommand(args []string) (Config, error) {
 	simple := false
 	i := 0
+	// -h of perf, perf bench or perf bench sched asks for the usage;
+	// schedlab has only the messaging benchmark's to print.
+	help := func(a string) bool { return a == "-h" || a == "--help" }
+	switch {
+	case len(args) > 0 && help(args[0]),
+		len(args) > 1 && args[0] == "bench" && help(args[1]),
+		len(args) > 2 && args[0] == "bench" && args[1] == "sched" && help(args[2]):
+		return Config{}, workload.ErrHelp
+	}
 	if i < len(args) && args[i] == "bench" {
 		i++
 	} else {

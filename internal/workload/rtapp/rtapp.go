@@ -234,10 +234,12 @@ func (b *Bench) Metrics() workload.Metrics {
 		mean = float64(b.wuSum) / float64(b.wuN) / 1e3
 	}
 	return []workload.Metric{
-		{Name: "threads", Value: float64(len(b.threads))},
-		{Name: "phase_loops", Value: float64(loops)},
-		{Name: "wu_lat_us.mean", Value: mean},
-		{Name: "wu_lat_us.max", Value: float64(b.wuMax) / 1e3},
+		// The threads the file creates: a count, like the work done.
+		{Name: "threads", Value: float64(len(b.threads)), Better: workload.HigherIsBetter},
+		// Phase loops done: more in the same duration is better.
+		{Name: "phase_loops", Value: float64(loops), Better: workload.HigherIsBetter},
+		{Name: "wu_lat_us.mean", Value: mean, Better: workload.LowerIsBetter},
+		{Name: "wu_lat_us.max", Value: float64(b.wuMax) / 1e3, Better: workload.LowerIsBetter},
 	}
 }
 

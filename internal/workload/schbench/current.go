@@ -108,7 +108,7 @@ type Current struct {
 	stopping  bool
 	done      bool
 	out       bytes.Buffer
-	msgs      []*curMsg
+	msgs      []*msgThread
 	workers   []*curWorker
 	locks     []*curWorker // per-CPU lock holders
 	rpsStats  Stats
@@ -209,27 +209,28 @@ func (b *Current) Metrics() workload.Metrics {
 		v := h.s.Percentiles(curPlist)
 		for i, p := range curPlist {
 			if latMask[i] {
-				out = append(out, workload.Metric{Name: h.name + "." + pctName(p), Value: float64(v[i])})
+				out = append(out, workload.Metric{Name: h.name + "." + pctName(p), Value: float64(v[i]), Better: workload.LowerIsBetter})
 			}
 		}
 		out = append(out,
-			workload.Metric{Name: h.name + ".min", Value: float64(h.s.Min)},
-			workload.Metric{Name: h.name + ".max", Value: float64(h.s.Max)},
-			workload.Metric{Name: h.name + ".samples", Value: float64(h.s.Samples)})
+			workload.Metric{Name: h.name + ".min", Value: float64(h.s.Min), Better: workload.LowerIsBetter},
+			workload.Metric{Name: h.name + ".max", Value: float64(h.s.Max), Better: workload.LowerIsBetter},
+			workload.Metric{Name: h.name + ".samples", Value: float64(h.s.Samples), Better: workload.HigherIsBetter})
 	}
+	// Requests per second: every percentile of the rate is better higher.
 	v := b.rpsStats.Percentiles(curPlist)
 	for i, p := range curPlist {
 		if rpsMask[i] {
-			out = append(out, workload.Metric{Name: "rps." + pctName(p), Value: float64(v[i])})
+			out = append(out, workload.Metric{Name: "rps." + pctName(p), Value: float64(v[i]), Better: workload.HigherIsBetter})
 		}
 	}
 	out = append(out,
-		workload.Metric{Name: "rps.min", Value: float64(b.rpsStats.Min)},
-		workload.Metric{Name: "rps.max", Value: float64(b.rpsStats.Max)},
-		workload.Metric{Name: "rps.average", Value: float64(b.loops) / float64(b.cfg.Runtime)},
-		workload.Metric{Name: "loops", Value: float64(b.loops)},
-		workload.Metric{Name: "sched_delay_us.message", Value: float64(b.msgDelay)},
-		workload.Metric{Name: "sched_delay_us.worker", Value: float64(b.workerDelay)})
+		workload.Metric{Name: "rps.min", Value: float64(b.rpsStats.Min), Better: workload.HigherIsBetter},
+		workload.Metric{Name: "rps.max", Value: float64(b.rpsStats.Max), Better: workload.HigherIsBetter},
+		workload.Metric{Name: "rps.average", Value: float64(b.loops) / float64(b.cfg.Runtime), Better: workload.HigherIsBetter},
+		workload.Metric{Name: "loops", Value: float64(b.loops), Better: workload.HigherIsBetter},
+		workload.Metric{Name: "sched_delay_us.message", Value: float64(b.msgDelay), Better: workload.LowerIsBetter},
+		workload.Metric{Name: "sched_delay_us.worker", Value: float64(b.workerDelay), Better: workload.LowerIsBetter})
 	return out
 }
 
@@ -293,8 +294,7 @@ func clampU32(d int64) uint32 {
 
 type curMain struct {
 	b            *Current
-	created      int
-	paid         bool
+	create       spawner
 	looping      bool
 	start        engine.Time
 	lastCalc     engine.Time
@@ -310,20 +310,8 @@ type curMain struct {
 func (m *curMain) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 	b := m.b
 	cfg := &b.cfg
-	for m.created < cfg.MessageThreads {
-		if !m.paid {
-			m.paid = true
-			return sched.Run(cfg.Costs.ThreadCreate)
-		}
-		m.paid = false
-		mt := &curMsg{b: b}
-		b.msgs = append(b.msgs, mt)
-		task, err := k.Fork(sched.TaskSpec{Comm: "schbench", CPU: k.ThisCPU(), Prog: mt})
-		if err != nil {
-			panic("schbench: " + err.Error())
-		}
-		mt.t = task
-		m.created++
+	if op, done := m.create.step(cfg.MessageThreads, cfg.Costs.ThreadCreate, func(int) { b.newMsgThread(k) }); !done {
+		return op
 	}
 	now := k.Now()
 	if !m.looping {
@@ -386,17 +374,48 @@ func (m *curMain) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 
 // ---- message thread -----------------------------------------------------------
 
-type curMsg struct {
-	b       *Current
-	t       *sched.Task
-	futex   kobj.Futex
-	list    []*curWorker
-	waking  []*curWorker
-	workers []*curWorker
-	state   int
-	paid    bool
-	now     engine.Time
-	// RPS mode
+// newMsgThread creates a message thread: the shared message thread
+// (msgthread.go) with no think time, whose workers have the matrices'
+// footprint; in RPS mode it runs rpsLoop instead of the wake loop.
+func (b *Current) newMsgThread(k *sched.Kernel) {
+	var rps *rpsLoop
+	mt := &msgThread{cfg: msgConfig{
+		workers:  b.cfg.Workers,
+		costs:    &b.cfg.Costs,
+		stopping: &b.stopping,
+		spawn: func(k *sched.Kernel, m *msgThread) {
+			w := &curWorker{b: b, msg: m, lockCPU: cpumask.None}
+			task, err := k.Fork(sched.TaskSpec{Comm: "schbench", CPU: k.ThisCPU(), Prog: w, Footprint: b.footprint})
+			if err != nil {
+				panic("schbench: " + err.Error())
+			}
+			w.t = task
+			b.workers = append(b.workers, w)
+			if rps != nil {
+				rps.workers = append(rps.workers, w)
+			}
+		},
+	}}
+	if b.cfg.RPS > 0 {
+		rps = &rpsLoop{b: b}
+		mt.cfg.loop = rps
+	}
+	b.msgs = append(b.msgs, mt)
+	task, err := k.Fork(sched.TaskSpec{Comm: "schbench", CPU: k.ThisCPU(), Prog: mt})
+	if err != nil {
+		panic("schbench: " + err.Error())
+	}
+	mt.t = task
+}
+
+// rpsLoop is a message thread in RPS mode: every second it posts
+// RPS/m requests round robin over its workers, skipping (after a 100 µs
+// usleep) a worker with more than rpsMaxPending queued, then sleeps out
+// the second.
+type rpsLoop struct {
+	b        *Current
+	workers  []*curWorker
+	state    int
 	secStart engine.Time
 	issued   int
 	cur      int
@@ -404,98 +423,31 @@ type curMsg struct {
 }
 
 const (
-	cmCreate = iota
-	cmSplice
-	cmWake
-	cmWait
-	cmRPSSecond
-	cmRPSIssue
-	cmRPSRest
+	rpsSecond = iota
+	rpsIssue
+	rpsRest
 )
 
-func (m *curMsg) Next(k *sched.Kernel, t *sched.Task) sched.Op {
+func (m *rpsLoop) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 	b := m.b
 	c := &b.cfg.Costs
 	for {
 		switch m.state {
-		case cmCreate:
-			if len(m.workers) == b.cfg.Workers {
-				m.state = cmSplice
-				if b.cfg.RPS > 0 {
-					m.state = cmRPSSecond
-				}
-				continue
-			}
-			if !m.paid {
-				m.paid = true
-				return sched.Run(c.ThreadCreate)
-			}
-			m.paid = false
-			w := &curWorker{b: b, msg: m, lockCPU: cpumask.None}
-			task, err := k.Fork(sched.TaskSpec{Comm: "schbench", CPU: k.ThisCPU(), Prog: w, Footprint: b.footprint})
-			if err != nil {
-				panic("schbench: " + err.Error())
-			}
-			w.t = task
-			m.workers = append(m.workers, w)
-			b.workers = append(b.workers, w)
-		case cmSplice:
-			// td->futex = FUTEX_BLOCKED; xlist_wake_all.
-			m.futex.Val = futexBlocked
-			m.waking = append(m.waking[:0], m.list...)
-			m.list = m.list[:0]
-			m.now = k.Now()
-			m.state = cmWake
-		case cmWake:
-			if len(m.waking) == 0 {
-				m.state = cmWait
-				continue
-			}
-			w := m.waking[len(m.waking)-1]
-			if !m.paid {
-				w.wakeTime = m.now
-				if !needPost(&w.futex) {
-					m.waking = m.waking[:len(m.waking)-1]
-					continue
-				}
-				m.paid = true
-				return sched.Run(c.Futex)
-			}
-			m.paid = false
-			w.futex.Wake(k, 1)
-			m.waking = m.waking[:len(m.waking)-1]
-		case cmWait:
-			if b.stopping {
-				return sched.Block()
-			}
-			if m.futex.Val == futexRunning {
-				m.futex.Val = futexBlocked
-				m.paid = false
-				m.state = cmSplice
-				continue
-			}
-			if !m.paid {
-				m.paid = true
-				return sched.Run(c.Futex)
-			}
-			if m.futex.Wait(t, futexBlocked) {
-				return sched.Block()
-			}
-		case cmRPSSecond:
+		case rpsSecond:
 			if b.stopping {
 				return sched.Block()
 			}
 			m.secStart = k.Now()
 			m.issued = 0
-			m.state = cmRPSIssue
-		case cmRPSIssue:
+			m.state = rpsIssue
+		case rpsIssue:
 			if m.posting != nil {
 				// the FUTEX_WAKE after its syscall cost
 				m.posting.futex.Wake(k, 1)
 				m.posting = nil
 			}
 			if m.issued >= b.cfg.RPS/b.cfg.MessageThreads {
-				m.state = cmRPSRest
+				m.state = rpsRest
 				continue
 			}
 			w := m.workers[m.cur%len(m.workers)]
@@ -511,12 +463,12 @@ func (m *curMsg) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 				m.posting = w
 				return sched.Run(c.Futex)
 			}
-		case cmRPSRest:
+		case rpsRest:
 			if d := k.Now() - m.secStart; d < engine.Second {
-				m.state = cmRPSSecond
+				m.state = rpsSecond
 				return sched.Sleep(engine.Second - d + kobj.TimerSlack)
 			}
-			m.state = cmRPSSecond
+			m.state = rpsSecond
 		}
 	}
 }
@@ -524,11 +476,10 @@ func (m *curMsg) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 // ---- workers ----------------------------------------------------------------------
 
 type curWorker struct {
+	waiter
 	b         *Current
 	t         *sched.Task
-	msg       *curMsg
-	futex     kobj.Futex
-	wakeTime  engine.Time
+	msg       *msgThread
 	workStart engine.Time
 	wake, req Stats
 	loops     uint64
@@ -537,7 +488,8 @@ type curWorker struct {
 	batch     int // requests left in this batch
 	lockCPU   cpumask.CPU
 	state     int
-	paid      bool
+	post      fpost
+	wait      fwait
 }
 
 const (
@@ -560,10 +512,11 @@ func (w *curWorker) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 			if b.stopping {
 				return sched.Block()
 			}
-			// msg_and_wait
-			w.futex.Val = futexBlocked
-			w.wakeTime = k.Now()
+			// msg_and_wait; in RPS mode the message thread queues
+			// requests, not the worker itself.
 			if cfg.RPS > 0 {
+				w.futex.Val = futexBlocked
+				w.wakeTime = k.Now()
 				w.pending = 0
 				if w.reqs > 0 {
 					w.futex.Val = futexRunning
@@ -572,45 +525,31 @@ func (w *curWorker) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 					continue
 				}
 			} else {
-				w.msg.list = append(w.msg.list, w)
+				w.msg.queue(&w.waiter, k.Now())
 			}
 			w.state = cwPost
 		case cwPost:
-			if !w.paid {
-				if !needPost(&w.msg.futex) {
-					w.state = cwWait
-					continue
-				}
-				w.paid = true
-				return sched.Run(c.Futex)
+			if op, done := w.post.step(k, &w.msg.futex, c.Futex); !done {
+				return op
 			}
-			w.paid = false
-			w.msg.futex.Wake(k, 1)
 			w.state = cwWait
 		case cwWait:
 			if b.stopping {
 				return sched.Block()
 			}
-			if w.futex.Val == futexRunning {
-				w.futex.Val = futexBlocked
-				w.paid = false
-				if d := usec(k.Now()) - usec(w.wakeTime); d > 0 {
-					w.wake.AddLat(clampU32(d))
-				}
-				if cfg.RPS > 0 {
-					w.state = cwTop
-				} else {
-					w.batch = 1
-					w.state = cwRequest
-				}
-				continue
+			if op, done := w.wait.step(t, &w.futex, c.Futex); !done {
+				return op
 			}
-			if !w.paid {
-				w.paid = true
-				return sched.Run(c.Futex)
+			// The current version's latency: the difference of the
+			// µs timestamps.
+			if d := usec(k.Now()) - usec(w.wakeTime); d > 0 {
+				w.wake.AddLat(clampU32(d))
 			}
-			if w.futex.Wait(t, futexBlocked) {
-				return sched.Block()
+			if cfg.RPS > 0 {
+				w.state = cwTop
+			} else {
+				w.batch = 1
+				w.state = cwRequest
 			}
 		case cwRequest:
 			if b.stopping {

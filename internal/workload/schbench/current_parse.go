@@ -50,7 +50,7 @@ var currentOpts = []getopt.Option{
 	{Short: 'j', Long: "json", HasArg: true},
 	{Short: 'J', Long: "jobname", HasArg: true},
 	{Long: "split", HasArg: true},
-	{Long: "help"},
+	{Short: 'h', Long: "help"},
 }
 
 // ParseCurrent parses the current (2023+) schbench's options
@@ -97,14 +97,13 @@ func ParseCurrent(args []string) (CurrentConfig, error) {
 		case 'A', 'p', 'M', 'W', 'j', 'J':
 			what := map[byte]string{'A': "auto-RPS", 'p': "pipe mode", 'M': "CPU pinning", 'W': "CPU pinning", 'j': "the tool's JSON; use schedlab run --json", 'J': "the tool's JSON; use schedlab run --json"}[x.Option.Short]
 			return cfg, fmt.Errorf("schbench: %s is not modelled (%s)", x.Name, what)
+		case 'h':
+			return cfg, workload.ErrHelp
 		case 0:
-			switch x.Option.Long {
-			case "cache_footprint":
-				continue
-			case "split":
+			if x.Option.Long == "split" {
 				return cfg, fmt.Errorf("schbench: %s is not modelled (every worker has a private footprint)", x.Name)
 			}
-			return cfg, workload.ErrHelp
+			// --cache_footprint: accepted and ignored, as by the tool.
 		}
 	}
 	if warmup >= 0 {

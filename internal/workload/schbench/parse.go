@@ -30,7 +30,10 @@ var opts = []getopt.Option{
 	{Short: 'R', Long: "rps", HasArg: true},
 	{Short: 's', Long: "sleeptime", HasArg: true},
 	{Short: 'c', Long: "cputime", HasArg: true},
-	{Long: "help"},
+	// The 2016 tool had only --help (and printed the usage for any
+	// unknown option, exiting 1); schedlab takes -h too, as for every
+	// tool (docs/workloads.md).
+	{Short: 'h', Long: "help"},
 }
 
 // atoi mirrors C's atoi.
@@ -77,7 +80,7 @@ func Parse(args []string) (Config, error) {
 			cfg.CPUTime = v
 		case 'a', 'p', 'R':
 			return cfg, fmt.Errorf("schbench: %s is not modelled (schedlab runs the normal message/worker mode)", x.Name)
-		case 0:
+		case 'h':
 			return cfg, workload.ErrHelp
 		}
 	}

@@ -28,7 +28,6 @@ package schbench
 import (
 	"fmt"
 	"io"
-	"math/rand/v2"
 
 	"github.com/schedlab/schedlab/internal/costmodel"
 	"github.com/schedlab/schedlab/internal/engine"
@@ -64,11 +63,6 @@ const plistP99 = 4
 // late. (A real spin polls gettimeofday every few hundred ns.)
 const spinSlice = 250 * engine.Microsecond
 
-const (
-	futexBlocked = 0
-	futexRunning = 1
-)
-
 // Bench is one schbench run.
 type Bench struct {
 	cfg      Config
@@ -77,7 +71,6 @@ type Bench struct {
 	stats    Stats
 	loops    uint64
 	start    engine.Time
-	msgs     []*msgThread
 	k        *sched.Kernel
 }
 
@@ -127,13 +120,13 @@ func (b *Bench) Metrics() workload.Metrics {
 	names := []string{"p50", "p75", "p90", "p95", "p99", "p99_5", "p99_9"}
 	var out []workload.Metric
 	for i, n := range names {
-		out = append(out, workload.Metric{Name: "latency_us." + n, Value: float64(ovals[i])})
+		out = append(out, workload.Metric{Name: "latency_us." + n, Value: float64(ovals[i]), Better: workload.LowerIsBetter})
 	}
 	out = append(out,
-		workload.Metric{Name: "latency_us.min", Value: float64(b.stats.Min)},
-		workload.Metric{Name: "latency_us.max", Value: float64(b.stats.Max)},
-		workload.Metric{Name: "samples", Value: float64(b.stats.Samples)},
-		workload.Metric{Name: "loops", Value: float64(b.loops)},
+		workload.Metric{Name: "latency_us.min", Value: float64(b.stats.Min), Better: workload.LowerIsBetter},
+		workload.Metric{Name: "latency_us.max", Value: float64(b.stats.Max), Better: workload.LowerIsBetter},
+		workload.Metric{Name: "samples", Value: float64(b.stats.Samples), Better: workload.HigherIsBetter},
+		workload.Metric{Name: "loops", Value: float64(b.loops), Better: workload.HigherIsBetter},
 	)
 	return out
 }
@@ -144,28 +137,16 @@ func (b *Bench) Stats() *Stats { return &b.stats }
 // ---- main thread ----------------------------------------------------------
 
 type mainThread struct {
-	b       *Bench
-	created int
-	paid    bool
-	slept   bool
+	b      *Bench
+	create spawner
+	slept  bool
 }
 
 func (m *mainThread) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 	b := m.b
-	for m.created < b.cfg.MessageThreads {
-		if !m.paid {
-			m.paid = true
-			return sched.Run(b.cfg.Costs.ThreadCreate)
-		}
-		m.paid = false
-		mt := &msgThread{b: b, rand: k.Eng.Rand(fmt.Sprintf("schbench/message%d", m.created))}
-		b.msgs = append(b.msgs, mt)
-		task, err := k.Fork(sched.TaskSpec{Comm: "schbench", CPU: k.ThisCPU(), Prog: mt})
-		if err != nil {
-			panic("schbench: " + err.Error())
-		}
-		mt.t = task
-		m.created++
+	c := &b.cfg.Costs
+	if op, done := m.create.step(b.cfg.MessageThreads, c.ThreadCreate, func(i int) { b.newMsgThread(k, i) }); !done {
+		return op
 	}
 	if !m.slept {
 		// sleep_for_runtime: sleep(runtime) from the start.
@@ -178,132 +159,53 @@ func (m *mainThread) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 	return sched.Exit()
 }
 
-// ---- futex helpers ----------------------------------------------------------
-
-// fpost mirrors schbench's fpost: if the futex is BLOCKED, make it RUNNING
-// and FUTEX_WAKE one waiter. It returns the operation to charge first
-// (the syscall) and whether a wake is to be done after it.
-func needPost(f *kobj.Futex) bool {
-	if f.Val == futexBlocked {
-		f.Val = futexRunning
-		return true
-	}
-	return false
-}
-
-// ---- message thread ---------------------------------------------------------
-
-type msgThread struct {
-	b       *Bench
-	t       *sched.Task
-	rand    *rand.Rand
-	futex   kobj.Futex
-	list    []*worker // pushed by workers; woken most recent first
-	waking  []*worker
-	workers int
-	state   int
-	paid    bool
-	now     engine.Time
-}
-
-const (
-	mCreate = iota
-	mSplice
-	mWake
-	mWait
-	mSleep
-)
-
-func (m *msgThread) Next(k *sched.Kernel, t *sched.Task) sched.Op {
-	b := m.b
-	c := &b.cfg.Costs
-	for {
-		switch m.state {
-		case mCreate:
-			if m.workers == b.cfg.Workers {
-				m.state = mSplice
-				continue
-			}
-			if !m.paid {
-				m.paid = true
-				return sched.Run(c.ThreadCreate)
-			}
-			m.paid = false
+// newMsgThread creates message thread i: the shared message thread
+// (msgthread.go) with the 2016 version's think time, sleeptime +
+// rand() % (sleeptime/4) µs after each post it takes.
+func (b *Bench) newMsgThread(k *sched.Kernel, i int) {
+	rnd := k.Eng.Rand(fmt.Sprintf("schbench/message%d", i))
+	mt := &msgThread{cfg: msgConfig{
+		workers:  b.cfg.Workers,
+		costs:    &b.cfg.Costs,
+		stopping: &b.stopping,
+		spawn: func(k *sched.Kernel, m *msgThread) {
 			w := &worker{b: b, msg: m}
 			task, err := k.Fork(sched.TaskSpec{Comm: "schbench", CPU: k.ThisCPU(), Prog: w})
 			if err != nil {
 				panic("schbench: " + err.Error())
 			}
 			w.t = task
-			m.workers++
-		case mSplice:
-			// td->futex = FUTEX_BLOCKED; xlist_wake_all: splice, one
-			// gettimeofday for the batch.
-			m.futex.Val = futexBlocked
-			m.waking = append(m.waking[:0], m.list...)
-			m.list = m.list[:0]
-			m.now = k.Now()
-			m.state = mWake
-		case mWake:
-			if len(m.waking) == 0 {
-				m.state = mWait
-				continue
+		},
+		think: func() engine.Time {
+			s := b.cfg.SleepTime
+			if s <= 0 {
+				return 0
 			}
-			w := m.waking[len(m.waking)-1]
-			if !m.paid {
-				w.wakeTime = m.now
-				if !needPost(&w.futex) {
-					m.waking = m.waking[:len(m.waking)-1]
-					continue
-				}
-				m.paid = true
-				return sched.Run(c.Futex)
+			jitter := 0
+			if s/4 > 0 {
+				jitter = rnd.IntN(s / 4)
 			}
-			m.paid = false
-			w.futex.Wake(k, 1)
-			m.waking = m.waking[:len(m.waking)-1]
-		case mWait:
-			if b.stopping {
-				return sched.Block()
-			}
-			// fwait: take a post, or sleep in FUTEX_WAIT.
-			if m.futex.Val == futexRunning {
-				m.futex.Val = futexBlocked
-				m.paid = false
-				m.state = mSleep
-				continue
-			}
-			if !m.paid {
-				m.paid = true
-				return sched.Run(c.Futex)
-			}
-			if m.futex.Wait(t, futexBlocked) {
-				return sched.Block()
-			}
-		case mSleep:
-			m.state = mSplice
-			if s := b.cfg.SleepTime; s > 0 {
-				jitter := 0
-				if s/4 > 0 {
-					jitter = m.rand.IntN(s / 4)
-				}
-				return sched.Sleep(engine.Time(s+jitter)*engine.Microsecond + kobj.TimerSlack)
-			}
-		}
+			return engine.Time(s+jitter)*engine.Microsecond + kobj.TimerSlack
+		},
+	}}
+	task, err := k.Fork(sched.TaskSpec{Comm: "schbench", CPU: k.ThisCPU(), Prog: mt})
+	if err != nil {
+		panic("schbench: " + err.Error())
 	}
+	mt.t = task
 }
 
 // ---- workers ------------------------------------------------------------------
 
 type worker struct {
+	waiter
 	b         *Bench
 	t         *sched.Task
 	msg       *msgThread
-	futex     kobj.Futex
-	wakeTime  engine.Time
 	spinStart engine.Time
 	state     int
-	paid      bool
+	post      fpost
+	wait      fwait
 }
 
 const (
@@ -335,46 +237,28 @@ func (w *worker) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 				return sched.Run(d)
 			}
 			b.loops++
-			// msg_and_wait
-			w.futex.Val = futexBlocked
-			w.wakeTime = k.Now()
-			w.msg.list = append(w.msg.list, w)
+			w.msg.queue(&w.waiter, k.Now()) // msg_and_wait
 			w.state = wPost
 		case wPost:
-			if !w.paid {
-				if !needPost(&w.msg.futex) {
-					w.state = wWait
-					continue
-				}
-				w.paid = true
-				return sched.Run(c.Futex)
+			if op, done := w.post.step(k, &w.msg.futex, c.Futex); !done {
+				return op
 			}
-			w.paid = false
-			w.msg.futex.Wake(k, 1)
 			w.state = wWait
 		case wWait:
 			if b.stopping {
 				return sched.Block()
 			}
-			if w.futex.Val == futexRunning {
-				w.futex.Val = futexBlocked
-				w.paid = false
-				if d := (k.Now() - w.wakeTime) / engine.Microsecond; d > 0 {
-					if d > 1<<32-1 {
-						d = 1<<32 - 1
-					}
-					b.stats.Add(uint32(d))
+			if op, done := w.wait.step(t, &w.futex, c.Futex); !done {
+				return op
+			}
+			// The 2016 version's latency: the difference in µs.
+			if d := (k.Now() - w.wakeTime) / engine.Microsecond; d > 0 {
+				if d > 1<<32-1 {
+					d = 1<<32 - 1
 				}
-				w.state = wTop
-				continue
+				b.stats.Add(uint32(d))
 			}
-			if !w.paid {
-				w.paid = true
-				return sched.Run(c.Futex)
-			}
-			if w.futex.Wait(t, futexBlocked) {
-				return sched.Block()
-			}
+			w.state = wTop
 		}
 	}
 }

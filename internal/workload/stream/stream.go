@@ -165,7 +165,7 @@ func (b *Bench) Metrics() workload.Metrics {
 	var out []workload.Metric
 	for j, n := range []string{"copy_mb_s", "scale_mb_s", "add_mb_s", "triad_mb_s"} {
 		_, min, _ := b.stats(j)
-		out = append(out, workload.Metric{Name: n, Value: 1e-6 * b.bytes(j) / min})
+		out = append(out, workload.Metric{Name: n, Value: 1e-6 * b.bytes(j) / min, Better: workload.HigherIsBetter})
 	}
 	return out
 }

@@ -53,6 +53,9 @@ var opts = []getopt.Option{
 	{Long: "per-client-results"},
 	{Short: '?', Long: "help"},
 	{Long: "usage"},
+	// popt's help is -?; schedlab takes -h too, as for every tool
+	// (docs/workloads.md).
+	{Short: 'h'},
 }
 
 // Parse parses `tbench [OPTIONS] NPROCS [SERVER]`. Only the options that
@@ -77,7 +80,7 @@ func Parse(args []string) (Config, error) {
 				return cfg, fmt.Errorf("tbench: %s %s: only the default loadfile (%s) is modelled", x.Name, x.Arg, Loadfile)
 			}
 		case x.Option.Short == 'D', x.Option.Short == 'T', x.Option.Long == "no-resolve":
-		case x.Option.Short == '?', x.Option.Long == "usage":
+		case x.Option.Short == '?', x.Option.Short == 'h', x.Option.Long == "usage":
 			return cfg, workload.ErrHelp
 		default:
 			return cfg, fmt.Errorf("tbench: %s is not modelled", x.Name)

@@ -15,10 +15,29 @@
 // counts divided by 100: 4586 operations per cycle), each with its mean
 // sizes. Deltree and Mkdir (3 lines in the file) are left out.
 //
-// Phases follow dbench 4.00: all clients are created and "prepared", then
-// released together; the first timelimit/5 seconds are warmup, after which
-// the counters are reset and the execute phase runs for timelimit seconds,
-// reporting every second.
+// Phases and reports follow dbench 4.00 (dbench.c:sig_alarm and main, in
+// the 4.00 tree): all clients are created and "prepared", then released
+// together, and the parent reports once a second (SIGALRM), t seconds
+// after its clock's start (the release, then the end of warmup):
+//
+//   - While some client has moved no payload yet, or t is under the warmup
+//     (timelimit/5 seconds), the line is a "warmup" line whose first field
+//     is the clients that have moved payload.
+//   - The first report at t >= warmup (warmup > 0) with every client
+//     active ends the warmup: it prints nothing, restarts the clock and
+//     zeroes the payload bytes, the operation table and the worst latency.
+//   - The first report at t >= timelimit after that starts the cleanup:
+//     the clients stop after their current operation.
+//   - Otherwise it prints an "execute" line: MB/sec since the clock's
+//     start, and the latency of the second, the longest operation that
+//     ended in it or is still in flight.
+//
+// The final "Throughput" is the last execute line's figure: the execute
+// phase runs timelimit seconds, of which the first timelimit-1 are
+// measured. So -t 1 reports 0 MB/sec (no execute line), -t 2 one second,
+// and -t 5 is the shortest run with a warmup (1 s). The real SIGALRM comes
+// a little after each whole second, so dbench's "t > limit" is t >= limit
+// here, where the reports come exactly on the second.
 package tbench
 
 import (
@@ -128,16 +147,17 @@ type Bench struct {
 	main     *sched.Task
 	release  kobj.WaitQueue
 	t0       engine.Time // release
-	tExec    engine.Time // start of the execute phase
-	warmup   bool
+	tStart   engine.Time // dbench's tv_start: the release, then the end of warmup
+	warmup   int         // seconds; 0 once the warmup has ended
 	done     bool
 	reporter *engine.Timer
-	second   int
+	clients  []*client
 
 	lines    uint64 // operations executed since release (all clients)
-	bytes    uint64 // payload bytes since the execute phase began
+	bytes    uint64 // payload bytes since tStart
+	active   int    // clients that have moved payload since release
 	secMax   engine.Time
-	maxLat   engine.Time // over the execute lines
+	maxLat   engine.Time // the worst latency of a report since the warmup
 	ops      []opStat
 	lastTput float64
 }
@@ -147,7 +167,7 @@ type Bench struct {
 func (b *Bench) SetCosts(c costmodel.Syscalls) { b.cfg.Costs = c }
 
 func New(cfg Config) *Bench {
-	return &Bench{cfg: cfg, ops: make([]opStat, len(opTable)), warmup: cfg.Warmup > 0}
+	return &Bench{cfg: cfg, ops: make([]opStat, len(opTable)), warmup: cfg.Warmup}
 }
 
 func (b *Bench) printf(format string, a ...any) { b.out = fmt.Appendf(b.out, format, a...) }
@@ -170,7 +190,12 @@ func (b *Bench) Start(k *sched.Kernel) error {
 	if _, err := k.Fork(sched.TaskSpec{Comm: "tbench_srv", CPU: 0, Prog: srv}); err != nil {
 		return err
 	}
-	cl := &forker{b: b, n: c.Clients, mk: func(i int) sched.Program { return &client{b: b, c: conns[i], id: i} }, comm: "tbench", isMain: true}
+	cl := &forker{b: b, n: c.Clients, mk: func(i int) sched.Program {
+		// dbench stamps every client's lasttime when it sets them up.
+		cl := &client{b: b, c: conns[i], id: i, opStart: k.Now()}
+		b.clients = append(b.clients, cl)
+		return cl
+	}, comm: "tbench", isMain: true}
 	t, err := k.Fork(sched.TaskSpec{Comm: "tbench", CPU: 0, Prog: cl})
 	b.main = t
 	return err
@@ -198,43 +223,58 @@ func (b *Bench) Report(w io.Writer) error {
 // maximum latency.
 func (b *Bench) Metrics() workload.Metrics {
 	return []workload.Metric{
-		{Name: "throughput_mb_s", Value: b.lastTput},
-		{Name: "operations", Value: float64(b.lines)},
-		{Name: "max_latency_ms", Value: float64(b.maxLat) / 1e6},
+		{Name: "throughput_mb_s", Value: b.lastTput, Better: workload.HigherIsBetter},
+		{Name: "operations", Value: float64(b.lines), Better: workload.HigherIsBetter},
+		{Name: "max_latency_ms", Value: float64(b.maxLat) / 1e6, Better: workload.LowerIsBetter},
 	}
 }
 
-// report is the once-a-second SIGALRM handler of the dbench parent.
+// report is the once-a-second SIGALRM handler of the dbench parent
+// (dbench.c:sig_alarm, 4.00).
 func (b *Bench) report() {
-	b.second++
 	now := b.k.Now()
 	c := b.cfg
-	perClient := b.lines / uint64(c.Clients)
-	lat := float64(b.secMax) / 1e6
-	if b.warmup && b.second >= c.Warmup {
-		// Warmup over: reset the counters, start the execute phase.
-		b.warmup = false
-		b.tExec = now
+	el := now - b.tStart
+	inWarmup := b.active < c.Clients
+	if !inWarmup && b.warmup > 0 && el >= engine.Time(b.warmup)*engine.Second {
+		// Warmup over: restart the clock, zero the counters; no line.
+		// (The second's latency is not reset: it runs on into the
+		// first execute line, as in dbench.)
+		b.tStart = now
+		b.warmup = 0
 		b.bytes = 0
+		b.maxLat = 0
 		for i := range b.ops {
 			b.ops[i] = opStat{}
 		}
-	} else if b.warmup {
-		t := float64(now-b.t0) / 1e9
-		tput := 1e-6 * float64(b.bytes) / t
-		b.printf("%4d  %8d  %7.2f MB/sec  warmup %3.0f sec  latency %.03f ms\n", c.Clients, perClient, tput, t, lat)
+		b.k.Eng.Schedule(b.reporter, now+engine.Second)
+		return
+	}
+	t := float64(el) / 1e9
+	if el < engine.Time(b.warmup)*engine.Second {
+		inWarmup = true
+	} else if !inWarmup && el >= engine.Time(c.TimeLimit)*engine.Second {
+		b.finish(t)
+		return
+	}
+	// The second's latency: the longest operation that ended in it, or
+	// the age of one still in flight.
+	lat := b.secMax
+	for _, cl := range b.clients {
+		if d := now - cl.opStart; d > lat {
+			lat = d
+		}
+	}
+	if lat > b.maxLat {
+		b.maxLat = lat
+	}
+	perClient := b.lines / uint64(c.Clients)
+	tput := 1e-6 * float64(b.bytes) / t
+	if inWarmup {
+		b.printf("%4d  %8d  %7.2f MB/sec  warmup %3.0f sec  latency %.03f ms\n", b.active, perClient, tput, t, float64(lat)/1e6)
 	} else {
-		t := float64(now-b.tExec) / 1e9
-		if t >= float64(c.TimeLimit)-1e-9 {
-			b.finish(t)
-			return
-		}
-		tput := 1e-6 * float64(b.bytes) / t
 		b.lastTput = tput
-		if b.secMax > b.maxLat {
-			b.maxLat = b.secMax
-		}
-		b.printf("%4d  %8d  %7.2f MB/sec  execute %3.0f sec  latency %.03f ms\n", c.Clients, perClient, tput, t, lat)
+		b.printf("%4d  %8d  %7.2f MB/sec  execute %3.0f sec  latency %.03f ms\n", c.Clients, perClient, tput, t, float64(lat)/1e6)
 	}
 	b.secMax = 0
 	b.k.Eng.Schedule(b.reporter, now+engine.Second)
@@ -302,7 +342,7 @@ func (f *forker) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 		b.printf("%d of %d processes prepared for launch   0 sec\n", f.n, f.n)
 		b.printf("releasing clients\n")
 		b.t0 = k.Now()
-		b.tExec = b.t0
+		b.tStart = b.t0
 		b.release.WakeAll(k, 0)
 		k.Eng.Schedule(b.reporter, b.t0+engine.Second)
 	}
@@ -319,7 +359,8 @@ type client struct {
 	paid    bool
 	pos     int
 	io      kobj.IO
-	opStart engine.Time
+	opStart engine.Time // dbench's lasttime: the start of the current operation
+	moved   bool        // has moved payload (dbench: bytes != 0)
 }
 
 const (
@@ -381,6 +422,10 @@ func (cl *client) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 			}
 			b.lines++
 			b.bytes += uint64(op.data)
+			if op.data > 0 && !cl.moved {
+				cl.moved = true
+				b.active++
+			}
 			cl.pos = (cl.pos + 1) % len(sequence)
 			cl.state = clSend
 		}

@@ -1,8 +1,13 @@
 package tbench
 
 import (
+	"github.com/schedlab/schedlab/internal/kernels"
 	"strings"
 	"testing"
+
+	"github.com/schedlab/schedlab/internal/engine"
+	"github.com/schedlab/schedlab/internal/sched"
+	"github.com/schedlab/schedlab/internal/topology"
 )
 
 // The operation cycle keeps client.txt's proportions.
@@ -55,4 +60,90 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("accepted %+v", c)
 		}
 	})
+}
+
+// reportKernel is an idle kernel on which the dbench parent's reporter
+// runs alone: the clients' progress is set by the test.
+func reportKernel(t *testing.T, cfg Config, clients int) *Bench {
+	t.Helper()
+	spec, err := topology.Load("hikey")
+	if err != nil {
+		t.Fatal(err)
+	}
+	topo, err := topology.Build(spec, topology.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := sched.New(engine.New(1), topo, sched.MustBaseline(kernels.V619))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Clients = clients
+	b := New(cfg)
+	b.k = k
+	b.reporter = engine.NewTimer("tbench-report", b.report)
+	for i := 0; i < clients; i++ {
+		b.clients = append(b.clients, &client{b: b, id: i})
+	}
+	k.Eng.Schedule(b.reporter, engine.Second)
+	return b
+}
+
+// at runs f at simulated time ts.
+func at(b *Bench, ts engine.Time, f func()) { b.k.Eng.Schedule(engine.NewTimer("test", f), ts) }
+
+// The reporter follows dbench 4.00's sig_alarm: a client that has moved no
+// payload keeps the run in warmup past the warmup time (its lines count
+// the active clients); the first report with every client active ends the
+// warmup silently and restarts the clock; the execute phase then runs
+// timelimit seconds, the last line's MB/sec being the result. The
+// second's latency is the longest operation that ended in it or is still
+// in flight (a client that has not started one counts from its setup),
+// and it is not reset by the report that ends the warmup.
+func TestReportRules(t *testing.T) {
+	b := reportKernel(t, Config{TimeLimit: 4, Warmup: 1}, 2)
+	c0, c1 := b.clients[0], b.clients[1]
+	// op: at ts, mb MB of payload and n lines have been done, and the
+	// given clients start their next operation.
+	op := func(ts engine.Time, mb, n int, who ...*client) {
+		at(b, ts, func() {
+			b.bytes += uint64(mb) * 1000000
+			b.lines += uint64(n)
+			for _, c := range who {
+				c.opStart = ts
+			}
+		})
+	}
+	ms := engine.Millisecond
+	c0.moved, b.active = true, 1 // client 0 moves payload at once
+	op(999*ms, 100, 10, c0)
+	op(1999*ms, 200, 10, c0)
+	at(b, 2500*ms, func() { c1.moved, b.active = true, 2 }) // client 1 only now
+	at(b, 2700*ms, func() { b.secMax = 7 * ms })            // an operation of 7 ms ends
+	op(2999*ms, 0, 0, c0, c1)
+	// 3 s: the warmup ends.
+	at(b, 3500*ms, func() { b.secMax = max(b.secMax, 3*ms) }) // and one of 3 ms
+	op(3999*ms, 50, 10, c0, c1)
+	op(4999*ms, 50, 10, c0, c1)
+	op(5999*ms, 50, 10, c0) // client 1's operation is 1.001 s old at 6 s
+	b.k.Eng.RunUntil(20 * engine.Second)
+	if !b.done {
+		t.Fatalf("no cleanup:\n%s", b.out)
+	}
+	want := []string{
+		"   1         5   100.00 MB/sec  warmup   1 sec  latency 1000.000 ms",
+		"   1        10   150.00 MB/sec  warmup   2 sec  latency 2000.000 ms",
+		"   2        15    50.00 MB/sec  execute   1 sec  latency 7.000 ms",
+		"   2        20    50.00 MB/sec  execute   2 sec  latency 1.000 ms",
+		"   2        25    50.00 MB/sec  execute   3 sec  latency 1001.000 ms",
+		"   2  cleanup   4 sec",
+		"   0  cleanup   4 sec",
+	}
+	got := strings.Split(string(b.out), "\n")
+	if len(got) < len(want) || strings.Join(got[:len(want)], "\n") != strings.Join(want, "\n") {
+		t.Fatalf("report:\n%s\nwant:\n%s", b.out, strings.Join(want, "\n"))
+	}
+	if !strings.HasSuffix(string(b.out), "\nThroughput 50 MB/sec  2 clients  2 procs  max_latency=1001.000 ms\n") || b.lastTput != 50 {
+		t.Errorf("summary:\n%s", b.out)
+	}
 }
