@@ -17,6 +17,7 @@ import (
 
 	"github.com/schedlab/schedlab/internal/cpumask"
 	"github.com/schedlab/schedlab/internal/engine"
+	"github.com/schedlab/schedlab/internal/fileerr"
 	"github.com/schedlab/schedlab/internal/topology"
 )
 
@@ -223,7 +224,7 @@ func TestCostsErrors(t *testing.T) {
 			}
 			return For(s)
 		}()
-		var fe *topology.FileError
+		var fe *fileerr.Error
 		if !errors.As(err, &fe) || !strings.HasPrefix(err.Error(), tc.want) {
 			t.Errorf("%q: got %v, want %s", tc.body, err, tc.want)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/schedlab/schedlab/internal/fileerr"
 	"github.com/schedlab/schedlab/internal/topology"
 )
 
@@ -38,7 +39,7 @@ type CostSetting struct {
 
 // LoadCostsFile reads a standalone costs file: a YAML mapping of the same
 // keys a machine file's costs: section holds. Every error is a
-// *topology.FileError.
+// *fileerr.Error.
 func LoadCostsFile(path string) (*CostsSpec, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -49,7 +50,7 @@ func LoadCostsFile(path string) (*CostsSpec, error) {
 
 // ParseCostsYAML parses a standalone costs file's contents.
 func ParseCostsYAML(name string, data []byte) (*CostsSpec, error) {
-	root, err := topology.ReadYAML(name, data)
+	root, err := fileerr.ReadYAML(name, data, "costs files")
 	if err != nil {
 		return nil, err
 	}
@@ -73,11 +74,7 @@ func MachineCosts(spec *topology.MachineSpec) (*CostsSpec, error) {
 // file and line.
 func ParseCosts(file string, n *yaml.Node) (*CostsSpec, error) {
 	errf := func(n *yaml.Node, format string, args ...any) error {
-		line := 1
-		if n != nil && n.Line > 0 {
-			line = n.Line
-		}
-		return &topology.FileError{File: file, Line: line, Msg: fmt.Sprintf(format, args...)}
+		return fileerr.AtNode(file, n, format, args...)
 	}
 	str := func(n *yaml.Node, what string) (string, error) {
 		if n.Kind != yaml.ScalarNode || n.ShortTag() == "!!null" {

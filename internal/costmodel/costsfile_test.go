@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/schedlab/schedlab/internal/fileerr"
 	"github.com/schedlab/schedlab/internal/topology"
 )
 
@@ -44,7 +45,7 @@ func TestCostsFileErrors(t *testing.T) {
 		{"smt_factor: 2\n", "c.yaml:1: smt_factor must be in 0.05..1 ×, not 2"},
 	} {
 		_, err := ParseCostsYAML("c.yaml", []byte(tc.src))
-		var fe *topology.FileError
+		var fe *fileerr.Error
 		if !errors.As(err, &fe) || !strings.HasPrefix(err.Error(), tc.want) {
 			t.Errorf("%q: got %v, want %s", tc.src, err, tc.want)
 		}
@@ -61,7 +62,7 @@ func FuzzParseCostsYAML(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := ParseCostsYAML("f.yaml", data)
 		if err != nil {
-			var fe *topology.FileError
+			var fe *fileerr.Error
 			if !errors.As(err, &fe) || fe.Line < 1 {
 				t.Fatalf("error without a line: %v", err)
 			}

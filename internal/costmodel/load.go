@@ -3,6 +3,7 @@ package costmodel
 import (
 	"fmt"
 
+	"github.com/schedlab/schedlab/internal/fileerr"
 	"github.com/schedlab/schedlab/internal/topology"
 )
 
@@ -29,7 +30,7 @@ func For(spec *topology.MachineSpec) (*Params, error) {
 	}
 	if c != nil && c.Base != "" {
 		if _, ok := presetTables[c.Base]; !ok {
-			return nil, &topology.FileError{File: c.File, Line: max(1, c.BaseLine), Msg: fmt.Sprintf("unknown costs base %q (one of %v)", c.Base, PresetNames())}
+			return nil, fileerr.Errorf(c.File, c.BaseLine, "unknown costs base %q (one of %v)", c.Base, PresetNames())
 		}
 		base = c.Base
 	}
@@ -56,7 +57,7 @@ func Resolve(spec *topology.MachineSpec, costsFile string) (*Params, error) {
 	if c.Base != "" {
 		d, ok := Defaults(c.Base)
 		if !ok {
-			return nil, &topology.FileError{File: c.File, Line: max(1, c.BaseLine), Msg: fmt.Sprintf("unknown costs base %q (one of %v)", c.Base, PresetNames())}
+			return nil, fileerr.Errorf(c.File, c.BaseLine, "unknown costs base %q (one of %v)", c.Base, PresetNames())
 		}
 		p = d
 		mc, err := MachineCosts(spec)
@@ -77,7 +78,7 @@ func Resolve(spec *topology.MachineSpec, costsFile string) (*Params, error) {
 
 // Apply sets the parameters a costs section gives. A setting without its
 // own source is recorded as coming from the file and line. Errors are
-// *topology.FileError.
+// *fileerr.Error.
 func (ps *Params) Apply(c *CostsSpec) error {
 	if c == nil {
 		return nil
@@ -90,7 +91,7 @@ func (ps *Params) Apply(c *CostsSpec) error {
 			src = fmt.Sprintf("%s (%s:%d)", src, c.File, s.Line)
 		}
 		if err := ps.Set(s.Key, s.Value, src); err != nil {
-			return &topology.FileError{File: c.File, Line: max(1, s.Line), Msg: err.Error()}
+			return &fileerr.Error{File: c.File, Line: max(1, s.Line), Msg: err.Error()}
 		}
 	}
 	return nil

@@ -1,10 +1,6 @@
 package topology
 
-import (
-	"errors"
-	"strings"
-	"testing"
-)
+import "testing"
 
 // The costs: section is kept as read, with its file; what the names mean
 // is the cost model's business (costmodel.MachineCosts).
@@ -26,25 +22,5 @@ func TestCostsSection(t *testing.T) {
 	s2, _ := ParseYAML("box.yaml", []byte("name: box\nsockets: 1\ncores_per_llc: 2\n"))
 	if s2.Costs != nil || s2.Clone().Costs != nil {
 		t.Error("a machine without costs has a costs section")
-	}
-}
-
-func TestReadYAML(t *testing.T) {
-	for _, tc := range []struct{ src, want string }{
-		{"a: &x 1\nb: *x\n", "c.yaml:2: YAML aliases"},
-		{"a: [1\n", "c.yaml:2: did not find expected ',' or ']'"},
-		{"a: b\n\tc: d\n", "c.yaml:2: found a tab character"},
-	} {
-		_, err := ReadYAML("c.yaml", []byte(tc.src))
-		var fe *FileError
-		if !errors.As(err, &fe) || !strings.HasPrefix(err.Error(), tc.want) {
-			t.Errorf("%q: got %v, want %s", tc.src, err, tc.want)
-		}
-	}
-	if n, err := ReadYAML("c.yaml", nil); n != nil || err != nil {
-		t.Errorf("empty file: %v %v", n, err)
-	}
-	if n, err := ReadYAML("c.yaml", []byte("a: 1\n")); err != nil || n == nil || n.Line != 1 {
-		t.Errorf("a: 1: %v %v", n, err)
 	}
 }

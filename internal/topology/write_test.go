@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/schedlab/schedlab/internal/fileerr"
 )
 
 // specForCompare is s without what a file cannot carry over: where it was
@@ -42,7 +44,7 @@ func stripPositions(n *yaml.Node) {
 // costsNode is text parsed as a costs section.
 func costsNode(t *testing.T, text string) *CostsSection {
 	t.Helper()
-	n, err := ReadYAML("box.yaml", []byte(text))
+	n, err := fileerr.ReadYAML("box.yaml", []byte(text), "machine files")
 	if err != nil {
 		t.Fatal(err)
 	}

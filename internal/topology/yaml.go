@@ -5,23 +5,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/schedlab/schedlab/internal/cpumask"
+	"github.com/schedlab/schedlab/internal/fileerr"
 )
-
-// FileError is a mistake in a machine file, at a line.
-type FileError struct {
-	File string
-	Line int
-	Msg  string
-}
-
-func (e *FileError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg) }
 
 // LoadFile reads a YAML machine file (see docs/machines.md).
 func LoadFile(path string) (*MachineSpec, error) {
@@ -33,7 +24,7 @@ func LoadFile(path string) (*MachineSpec, error) {
 }
 
 // ParseYAML parses a machine file's contents; name is used in error messages
-// and as the default machine name. Every error is a *FileError.
+// and as the default machine name. Every error is a *fileerr.Error.
 func ParseYAML(name string, data []byte) (*MachineSpec, error) {
 	p := &yparser{file: name, keys: map[string]*yaml.Node{}, ranges: map[string][]yrange{}}
 	s, err := p.parse(data)
@@ -43,9 +34,9 @@ func ParseYAML(name string, data []byte) (*MachineSpec, error) {
 	if err := s.Validate(); err != nil {
 		var se *SpecError
 		if errors.As(err, &se) {
-			return nil, &FileError{File: name, Line: p.lineOf(se), Msg: se.Msg}
+			return nil, &fileerr.Error{File: name, Line: p.lineOf(se), Msg: se.Msg}
 		}
-		return nil, &FileError{File: name, Line: 1, Msg: err.Error()}
+		return nil, &fileerr.Error{File: name, Line: 1, Msg: err.Error()}
 	}
 	return s, nil
 }
@@ -74,11 +65,7 @@ type yparser struct {
 }
 
 func (p *yparser) errf(n *yaml.Node, format string, args ...any) error {
-	line := 1
-	if n != nil && n.Line > 0 {
-		line = n.Line
-	}
-	return &FileError{File: p.file, Line: line, Msg: fmt.Sprintf(format, args...)}
+	return fileerr.AtNode(p.file, n, format, args...)
 }
 
 // lineOf points a validation error at the most specific line known.
@@ -102,46 +89,15 @@ func (p *yparser) lineOf(e *SpecError) int {
 	return 1
 }
 
-var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
-
-// yamlParserErrors are the problems yaml.v3's parser (as opposed to its
-// scanner) reports, with a line number one too small.
-var yamlParserErrors = map[string]bool{
-	"did not find expected <document start>": true,
-	"did not find expected node content":     true,
-	"did not find expected key":              true,
-	"did not find expected '-' indicator":    true,
-	"did not find expected ',' or ']'":       true,
-	"did not find expected ',' or '}'":       true,
-	"found undefined tag handle":             true,
-	"found duplicate %YAML directive":        true,
-	"found incompatible YAML document":       true,
-	"found duplicate %TAG directive":         true,
-}
-
 func (p *yparser) parse(data []byte) (*MachineSpec, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		msg := strings.TrimSpace(err.Error())
-		if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
-			line, _ := strconv.Atoi(m[1])
-			if yamlParserErrors[m[2]] {
-				// yaml.v3 reports the 0-based line of parser (not
-				// scanner) errors; see parser.fail in its yaml.go.
-				line++
-			}
-			return nil, &FileError{File: p.file, Line: max(1, line), Msg: m[2]}
-		}
-		return nil, &FileError{File: p.file, Line: 1, Msg: strings.TrimPrefix(msg, "yaml: ")}
-	}
-	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
-		return nil, p.errf(nil, "empty machine file")
-	}
-	root := doc.Content[0]
-	p.root = root
-	if err := p.noAlias(root); err != nil {
+	root, err := fileerr.ReadYAML(p.file, data, "machine files")
+	if err != nil {
 		return nil, err
 	}
+	if root == nil {
+		return nil, p.errf(nil, "empty machine file")
+	}
+	p.root = root
 	if root.Kind != yaml.MappingNode {
 		return nil, p.errf(root, "a machine file is a mapping of keys (name, sockets, cpus, ...)")
 	}
@@ -206,7 +162,6 @@ func (p *yparser) parse(data []byte) (*MachineSpec, error) {
 		s.IdleStates = st
 	}
 
-	var err error
 	if vals["cpus"] != nil {
 		for _, k := range regularKeys {
 			if p.keys[k] != nil {
@@ -226,20 +181,6 @@ func (p *yparser) parse(data []byte) (*MachineSpec, error) {
 		s.Costs = &CostsSection{File: p.file, Node: v}
 	}
 	return s, nil
-}
-
-// noAlias rejects YAML aliases anywhere in the tree: they are not needed
-// here and would let a small file expand into a huge one.
-func (p *yparser) noAlias(n *yaml.Node) error {
-	if n.Kind == yaml.AliasNode {
-		return p.errf(n, "YAML aliases (*%s) are not supported in machine files", n.Value)
-	}
-	for _, c := range n.Content {
-		if err := p.noAlias(c); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func hasKey(n *yaml.Node, key string) bool {

@@ -2,6 +2,7 @@ package topology
 
 import (
 	"errors"
+	"github.com/schedlab/schedlab/internal/fileerr"
 	"github.com/schedlab/schedlab/internal/kernels"
 	"gopkg.in/yaml.v3"
 	"slices"
@@ -366,7 +367,7 @@ func TestYAMLMisplacedKeys(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseYAML("m.yaml", []byte(tc.yaml))
-			var fe *FileError
+			var fe *fileerr.Error
 			if !errors.As(err, &fe) || err.Error() != tc.want {
 				t.Errorf("got  %v\nwant %s", err, tc.want)
 			}

@@ -3,6 +3,7 @@ package topology
 import (
 	"bytes"
 	"errors"
+	"github.com/schedlab/schedlab/internal/fileerr"
 	"github.com/schedlab/schedlab/internal/kernels"
 	"os"
 	"path/filepath"
@@ -137,9 +138,9 @@ func TestYAMLErrors(t *testing.T) {
 			if err == nil {
 				t.Fatalf("no error, want %s", tc.want)
 			}
-			var fe *FileError
+			var fe *fileerr.Error
 			if !errors.As(err, &fe) {
-				t.Fatalf("%T %v is not a *FileError", err, err)
+				t.Fatalf("%T %v is not a *fileerr.Error", err, err)
 			}
 			if err.Error() != tc.want {
 				t.Errorf("got  %s\nwant %s", err, tc.want)
@@ -192,7 +193,7 @@ func FuzzParseYAML(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := ParseYAML("fuzz.yaml", data)
 		if err != nil {
-			var fe *FileError
+			var fe *fileerr.Error
 			if !errors.As(err, &fe) || fe.Line < 1 || !strings.HasPrefix(err.Error(), "fuzz.yaml:") {
 				t.Fatalf("error without a line: %v", err)
 			}
