@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/schedlab/schedlab/internal/cpumask"
+	"github.com/schedlab/schedlab/internal/fileerr"
 	"gopkg.in/yaml.v3"
 )
 
@@ -78,15 +79,6 @@ type Profile struct {
 	Line        int
 }
 
-// FileError is a mistake in an experiment file, at a line.
-type FileError struct {
-	File string
-	Line int
-	Msg  string
-}
-
-func (e *FileError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg) }
-
 // ParseFile reads an experiment file.
 func ParseFile(path string) (*Spec, error) {
 	data, err := os.ReadFile(path)
@@ -107,31 +99,17 @@ var (
 	profileKeys  = []string{"description", "runs", "machines", "variants", "workloads"}
 )
 
-var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
-
 // Parse parses an experiment file's contents; file names it in errors.
-// Every error is a *FileError.
+// Every error is a *fileerr.Error.
 func Parse(file string, data []byte) (*Spec, error) {
 	p := &sparser{file: file}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		msg := strings.TrimSpace(err.Error())
-		line := 1
-		if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
-			line, _ = strconv.Atoi(m[1])
-			msg = m[2]
-			if strings.HasPrefix(msg, "did not find expected") || strings.HasPrefix(msg, "found ") && !strings.HasPrefix(msg, "found character") {
-				// yaml.v3 reports the 0-based line of parser (not
-				// scanner) errors (as topology's parser notes).
-				line++
-			}
-		}
-		return nil, &FileError{File: file, Line: line, Msg: msg}
+	root, err := fileerr.ReadYAML(file, data, "experiment files")
+	if err != nil {
+		return nil, err
 	}
-	if len(doc.Content) == 0 {
-		return nil, &FileError{File: file, Line: 1, Msg: "empty experiment file"}
+	if root == nil {
+		return nil, fileerr.Errorf(file, 1, "empty experiment file")
 	}
-	root := doc.Content[0]
 	vals, keys, err := p.mapping(root, "the experiment", topKeys)
 	if err != nil {
 		return nil, err
@@ -450,11 +428,7 @@ func (s *Spec) WithProfile(name string) (*Spec, error) {
 type sparser struct{ file string }
 
 func (p *sparser) errf(n *yaml.Node, format string, args ...any) error {
-	line := 1
-	if n != nil && n.Line > 0 {
-		line = n.Line
-	}
-	return &FileError{File: p.file, Line: line, Msg: fmt.Sprintf(format, args...)}
+	return fileerr.AtNode(p.file, n, format, args...)
 }
 
 func (p *sparser) mapping(n *yaml.Node, what string, allowed []string) (map[string]*yaml.Node, map[string]*yaml.Node, error) {
@@ -473,9 +447,6 @@ func (p *sparser) mapping(n *yaml.Node, what string, allowed []string) (map[stri
 		}
 		if first := keys[k.Value]; first != nil {
 			return nil, nil, p.errf(k, "duplicate key %q (first at line %d)", k.Value, first.Line)
-		}
-		if v.Kind == yaml.AliasNode {
-			return nil, nil, p.errf(v, "YAML aliases are not supported in experiment files")
 		}
 		keys[k.Value], vals[k.Value] = k, v
 	}
@@ -541,15 +512,12 @@ func (s *Spec) errAt(key string, format string, args ...any) error {
 	if s.File == "" {
 		return fmt.Errorf(format, args...)
 	}
-	return &FileError{File: s.File, Line: s.line(key), Msg: fmt.Sprintf(format, args...)}
+	return fileerr.Errorf(s.File, s.line(key), format, args...)
 }
 
 func (s *Spec) errLine(line int, format string, args ...any) error {
 	if s.File == "" {
 		return fmt.Errorf(format, args...)
 	}
-	if line <= 0 {
-		line = 1
-	}
-	return &FileError{File: s.File, Line: line, Msg: fmt.Sprintf(format, args...)}
+	return fileerr.Errorf(s.File, line, format, args...)
 }

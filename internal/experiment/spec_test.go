@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/schedlab/schedlab/internal/fileerr"
 	"github.com/schedlab/schedlab/internal/sched"
 	"github.com/schedlab/schedlab/internal/sim"
 	"github.com/schedlab/schedlab/internal/workload"
@@ -226,11 +227,16 @@ func FuzzParseSpec(f *testing.F) {
 		f.Add(string(data))
 	}
 	f.Add("machines: [hikey]\nworkloads: [hackbench -g 1,2]\n")
+	f.Add("name: \"x\r") // an open quote at the end: once reported past the last line
 	f.Fuzz(func(t *testing.T, text string) {
 		s, err := Parse("f.yaml", []byte(text))
 		if err != nil {
-			if _, ok := err.(*FileError); !ok {
-				t.Fatalf("error %T %v is not a FileError", err, err)
+			fe, ok := err.(*fileerr.Error)
+			if !ok {
+				t.Fatalf("error %T %v is not a *fileerr.Error", err, err)
+			}
+			if lines := fileerr.LineCount([]byte(text)); fe.Line < 1 || fe.Line > lines {
+				t.Fatalf("line %d of a %d-line input: %v", fe.Line, lines, err)
 			}
 			return
 		}
