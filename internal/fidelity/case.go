@@ -3,6 +3,8 @@ package fidelity
 import (
 	"fmt"
 	"strings"
+
+	"github.com/schedlab/schedlab/internal/fileerr"
 )
 
 // Case is one case file: one published result set, its citation, and how
@@ -176,14 +178,5 @@ func (c *Case) line(path string) int {
 
 // errAt is a mistake in the case at a key path's line.
 func (c *Case) errAt(path, format string, args ...any) error {
-	return &FileError{File: c.File, Line: c.line(path), Msg: fmt.Sprintf(format, args...)}
+	return fileerr.Errorf(c.File, c.line(path), format, args...)
 }
-
-// FileError is a mistake in a case file, at a line.
-type FileError struct {
-	File string
-	Line int
-	Msg  string
-}
-
-func (e *FileError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg) }

@@ -12,6 +12,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/schedlab/schedlab/internal/fileerr"
 	"github.com/schedlab/schedlab/internal/topology"
 )
 
@@ -38,8 +39,7 @@ type MachineFile struct {
 // Load reads every .yaml and .yml file at the top of fsys: a file that a
 // case names as machine.file is a machine file, every other one a case.
 // dir names the directory in errors. Nothing is run; the first mistake in
-// any file is returned as a *FileError (or a machine file's
-// *topology.FileError), naming the file and line.
+// any file is returned as a *fileerr.Error, naming the file and line.
 func Load(fsys fs.FS, dir string) (*Corpus, error) {
 	ents, err := fs.ReadDir(fsys, ".")
 	if err != nil {
@@ -79,7 +79,7 @@ func Load(fsys fs.FS, dir string) (*Corpus, error) {
 		}
 		cs, err := Parse(display(f.name), f.data)
 		if err != nil {
-			var fe *FileError
+			var fe *fileerr.Error
 			if errors.As(err, &fe) && looksLikeMachine(f.data) {
 				fe.Msg += " (is this a machine file? no case names it as machine.file)"
 			}

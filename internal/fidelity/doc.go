@@ -6,7 +6,7 @@
 // # Cases
 //
 // Parse reads a case file with yaml.v3's Node API, so every mistake is a
-// FileError naming the file and line: an unknown or duplicate key, a
+// fileerr.Error naming the file and line: an unknown or duplicate key, a
 // missing field, a value of the wrong type. Validate then checks what the
 // case means against this schedlab: the id matches the file name, the
 // source is cited (message-id or URL) and is not one of the held-out

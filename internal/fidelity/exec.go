@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/schedlab/schedlab/internal/experiment"
+	"github.com/schedlab/schedlab/internal/fileerr"
 	"github.com/schedlab/schedlab/internal/sim"
 )
 
@@ -136,8 +137,10 @@ func Execute(p *Plan, opt ExecOptions) (*Outcome, error) {
 				if err != nil {
 					if firstErr == nil {
 						firstErr = err
-						var fe *FileError
-						if !errors.As(err, &fe) {
+						// A mistake in the case names its file and
+						// line; anything else says which run.
+						var fe *fileerr.Error
+						if !errors.As(err, &fe) || fe.File != r.Case.File {
 							firstErr = fmt.Errorf("%s (%s): %w", r.Key, r.Case.File, err)
 						}
 					}

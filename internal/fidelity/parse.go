@@ -1,13 +1,13 @@
 package fidelity
 
 import (
-	"fmt"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/schedlab/schedlab/internal/fileerr"
 )
 
 // The keys of a case file, in the order Marshal writes them.
@@ -23,10 +23,8 @@ var (
 	rowKeys         = []string{"load", "values", "sd"}
 )
 
-var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
-
 // Parse reads a case file's contents and validates it (Validate); file
-// names it in errors. Every error is a *FileError naming the line. Checks
+// names it in errors. Every error is a *fileerr.Error naming the line. Checks
 // that need the files beside the case (a machine file) are Load's.
 func Parse(file string, data []byte) (*Case, error) {
 	c, err := parse(file, data)
@@ -42,59 +40,23 @@ func Parse(file string, data []byte) (*Case, error) {
 // parse reads the YAML into a Case: keys, types and required fields.
 func parse(file string, data []byte) (*Case, error) {
 	p := &parser{c: &Case{File: file, lines: map[string]int{}}}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		msg := strings.TrimSpace(err.Error())
-		line := 1
-		if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
-			line, _ = strconv.Atoi(m[1])
-			msg = m[2]
-			if strings.HasPrefix(msg, "did not find expected") || strings.HasPrefix(msg, "found ") && !strings.HasPrefix(msg, "found character") {
-				// yaml.v3 reports the 0-based line of parser (not
-				// scanner) errors.
-				line++
-			}
-		}
-		// An error at the end of the input is on its last line (the
-		// adjustment above can step past it).
-		line = min(line, lineCount(data))
-		return nil, &FileError{File: file, Line: line, Msg: msg}
+	root, err := fileerr.ReadYAML(file, data, "case files")
+	if err != nil {
+		return nil, err
 	}
-	if len(doc.Content) == 0 {
-		return nil, &FileError{File: file, Line: 1, Msg: "empty case file"}
+	if root == nil {
+		return nil, fileerr.Errorf(file, 1, "empty case file")
 	}
-	if err := p.top(doc.Content[0]); err != nil {
+	if err := p.top(root); err != nil {
 		return nil, err
 	}
 	return p.c, nil
 }
 
-// lineCount is the number of lines of data as YAML counts them: a line
-// break is \r\n, \r or \n.
-func lineCount(data []byte) int {
-	n := 1
-	for i := 0; i < len(data); i++ {
-		switch data[i] {
-		case '\n':
-			n++
-		case '\r':
-			n++
-			if i+1 < len(data) && data[i+1] == '\n' {
-				i++
-			}
-		}
-	}
-	return n
-}
-
 type parser struct{ c *Case }
 
 func (p *parser) errf(n *yaml.Node, format string, args ...any) error {
-	line := 1
-	if n != nil && n.Line > 0 {
-		line = n.Line
-	}
-	return &FileError{File: p.c.File, Line: line, Msg: fmt.Sprintf(format, args...)}
+	return fileerr.AtNode(p.c.File, n, format, args...)
 }
 
 // mapping reads a mapping with the allowed keys, recording each key's line

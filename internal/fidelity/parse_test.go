@@ -10,6 +10,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/schedlab/schedlab/internal/fileerr"
 	"github.com/schedlab/schedlab/internal/sim"
 )
 
@@ -121,7 +122,7 @@ func TestParseErrors(t *testing.T) {
 		}
 		_, err := Parse(goodFile, []byte(data))
 		want := goodFile + ":" + strconv.Itoa(tc.line) + ": "
-		var fe *FileError
+		var fe *fileerr.Error
 		if err == nil || !errors.As(err, &fe) || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), tc.message) {
 			t.Errorf("%s: got %v\nwant %s...%s", tc.name, err, want, tc.message)
 		}
@@ -254,11 +255,11 @@ func FuzzParseCase(f *testing.F) {
 }
 
 func checkFileError(t *testing.T, err error, data []byte) {
-	var fe *FileError
+	var fe *fileerr.Error
 	if !errors.As(err, &fe) {
-		t.Fatalf("%T %v: not a FileError", err, err)
+		t.Fatalf("%T %v: not a *fileerr.Error", err, err)
 	}
-	if lines := lineCount(data); fe.Line < 1 || fe.Line > lines {
+	if lines := fileerr.LineCount(data); fe.Line < 1 || fe.Line > lines {
 		t.Fatalf("line %d of a %d-line input: %v", fe.Line, lines, err)
 	}
 }
