@@ -13,6 +13,8 @@ package scenario
 import (
 	"fmt"
 	"strings"
+
+	"github.com/schedlab/schedlab/internal/fileerr"
 )
 
 // Command is one command of a scenario file.
@@ -37,15 +39,6 @@ type Arg struct {
 	Vals []string
 }
 
-// Error is a problem in a scenario file, printed as FILE:LINE: message.
-type Error struct {
-	File string
-	Line int
-	Msg  string
-}
-
-func (e *Error) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg) }
-
 // Parse splits a scenario file into commands.
 func Parse(file, text string) ([]*Command, error) {
 	lines := splitLines(text)
@@ -58,7 +51,7 @@ func Parse(file, text string) ([]*Command, error) {
 			continue
 		}
 		if line == "----" {
-			return nil, &Error{file, i + 1, `"----" without a command before it`}
+			return nil, fileerr.Errorf(file, i+1, `"----" without a command before it`)
 		}
 		c := &Command{File: file, Line: i + 1}
 		if err := parseCommandLine(c, line); err != nil {
@@ -89,7 +82,7 @@ func Parse(file, text string) ([]*Command, error) {
 					i++
 				}
 				if i >= len(lines) {
-					return nil, &Error{file, c.Line, "unterminated ----/---- output block"}
+					return nil, fileerr.Errorf(file, c.Line, "unterminated ----/---- output block")
 				}
 				i += 2
 			} else {
@@ -105,7 +98,7 @@ func Parse(file, text string) ([]*Command, error) {
 		} else if len(c.Input) > 0 || i < len(lines) {
 			// A command without "----" is allowed only at the end.
 			if i < len(lines) {
-				return nil, &Error{file, c.Line, fmt.Sprintf("command %q is not followed by a \"----\" line", c.Name)}
+				return nil, fileerr.Errorf(file, c.Line, "command %q is not followed by a \"----\" line", c.Name)
 			}
 		}
 		cmds = append(cmds, c)
@@ -116,7 +109,7 @@ func Parse(file, text string) ([]*Command, error) {
 func parseCommandLine(c *Command, line string) error {
 	fields, err := splitFields(line)
 	if err != nil {
-		return &Error{c.File, c.Line, err.Error()}
+		return &fileerr.Error{File: c.File, Line: c.Line, Msg: err.Error()}
 	}
 	c.Name = fields[0]
 	for _, f := range fields[1:] {
@@ -126,11 +119,11 @@ func parseCommandLine(c *Command, line string) error {
 			continue
 		}
 		if k == "" {
-			return &Error{c.File, c.Line, fmt.Sprintf("argument %q has no name", f)}
+			return fileerr.Errorf(c.File, c.Line, "argument %q has no name", f)
 		}
 		if strings.HasPrefix(v, "(") {
 			if !strings.HasSuffix(v, ")") {
-				return &Error{c.File, c.Line, fmt.Sprintf("argument %q: unclosed parenthesis", f)}
+				return fileerr.Errorf(c.File, c.Line, "argument %q: unclosed parenthesis", f)
 			}
 			inner := v[1 : len(v)-1]
 			var vals []string

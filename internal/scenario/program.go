@@ -1,11 +1,11 @@
 package scenario
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/schedlab/schedlab/internal/engine"
+	"github.com/schedlab/schedlab/internal/fileerr"
 	"github.com/schedlab/schedlab/internal/sched"
 )
 
@@ -60,7 +60,7 @@ func (r *Runner) parseProgram(c *Command) (*program, error) {
 			}
 			lineNo := c.InputLine + li
 			bad := func(format string, args ...any) error {
-				return &Error{c.File, lineNo, fmt.Sprintf(format, args...)}
+				return fileerr.Errorf(c.File, lineNo, format, args...)
 			}
 			switch f[0] {
 			case "run", "sleep":

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"github.com/schedlab/schedlab/internal/fileerr"
 	"github.com/schedlab/schedlab/internal/kernels"
 	"hash/fnv"
 	"sort"
@@ -116,7 +117,7 @@ func Commands() []string {
 }
 
 func (c *Command) errf(format string, args ...any) error {
-	return &Error{c.File, c.Line, fmt.Sprintf(format, args...)}
+	return fileerr.Errorf(c.File, c.Line, format, args...)
 }
 
 func (c *Command) checkArgs(allowed []string) error {
