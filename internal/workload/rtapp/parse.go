@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 
+	"github.com/schedlab/schedlab/internal/fileerr"
 	"github.com/schedlab/schedlab/internal/workload"
 )
 
@@ -38,17 +39,22 @@ func ParseArgs(args []string) (*Spec, error) {
 	}
 	spec, err := ParseSpec(data)
 	if err != nil {
-		return nil, fmt.Errorf("%s:%v", args[0], withLine(data, err))
+		if line, msg := located(data, err); line > 0 {
+			return nil, &fileerr.Error{File: args[0], Line: line, Msg: msg}
+		}
+		// A check of what the file means names a JSON path
+		// (*SpecError), not a line.
+		return nil, fmt.Errorf("%s: %v", args[0], err)
 	}
 	return spec, nil
 }
 
 var offsetRE = regexp.MustCompile(`^offset (\d+): `)
 
-// withLine turns a parse error's byte offset (a JSON syntax error's, or an
-// "offset N: " prefix) into "LINE: " so that the message reads FILE:LINE:
-// problem; an error without an offset gets " " only.
-func withLine(data []byte, err error) string {
+// located turns a parse error's byte offset (a JSON syntax error's, or an
+// "offset N: " prefix) into a line and the message without the offset;
+// the line is 0 for an error without an offset.
+func located(data []byte, err error) (line int, msg string) {
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
 		// The streaming decoder's offsets are not reliable; the whole-
@@ -58,14 +64,14 @@ func withLine(data []byte, err error) string {
 		if errors.As(json.Unmarshal(data, new(any)), &full) {
 			off = full.Offset
 		}
-		return fmt.Sprintf("%d: %v", lineAt(data, off), err)
+		return lineAt(data, off), err.Error()
 	}
-	msg := err.Error()
+	msg = err.Error()
 	if m := offsetRE.FindStringSubmatch(msg); m != nil {
 		off, _ := strconv.ParseInt(m[1], 10, 64)
-		return fmt.Sprintf("%d: %s", lineAt(data, off), msg[len(m[0]):])
+		return lineAt(data, off), msg[len(m[0]):]
 	}
-	return " " + msg
+	return 0, msg
 }
 
 // lineAt is the 1-based line of byte offset off.
