@@ -3,7 +3,6 @@ package costmodel
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -18,10 +17,9 @@ import (
 	"github.com/schedlab/schedlab/internal/cpumask"
 	"github.com/schedlab/schedlab/internal/engine"
 	"github.com/schedlab/schedlab/internal/fileerr"
+	"github.com/schedlab/schedlab/internal/golden"
 	"github.com/schedlab/schedlab/internal/topology"
 )
-
-var update = flag.Bool("update", false, "rewrite docs/costs.md's generated tables")
 
 func preset(t *testing.T, name string) *topology.MachineSpec {
 	t.Helper()
@@ -125,12 +123,12 @@ func fieldDocs(t *testing.T) map[string]string {
 }
 
 const (
-	genBegin = "<!-- BEGIN GENERATED: go test ./internal/costmodel -run TestDocUpToDate -update -->\n"
+	genBegin = "<!-- BEGIN GENERATED: go test ./internal/costmodel -run TestDocUpToDate -rewrite -->\n"
 	genEnd   = "<!-- END GENERATED -->\n"
 )
 
 // docs/costs.md's tables are generated from the code; this test fails when
-// they are stale (rewrite them with -update).
+// they are stale (rewrite them with -rewrite).
 func TestDocUpToDate(t *testing.T) {
 	docs := fieldDocs(t)
 	for _, q := range All() {
@@ -152,17 +150,7 @@ func TestDocUpToDate(t *testing.T) {
 	if i < 0 || j < i {
 		t.Fatalf("%s has no generated section markers", path)
 	}
-	want := s[:i+len(genBegin)] + gen.String() + s[j:]
-	if want == s {
-		return
-	}
-	if *update {
-		if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	t.Errorf("%s is out of date: run go test ./internal/costmodel -run TestDocUpToDate -update", path)
+	golden.Check(t, path, []byte(s[:i+len(genBegin)]+gen.String()+s[j:]))
 }
 
 func TestMachineFileCosts(t *testing.T) {

@@ -1,15 +1,14 @@
 package scenario
 
 import (
-	"flag"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
-)
 
-var rewrite = flag.Bool("rewrite", false, "rewrite the expected output of scenario files (review the diff!)")
+	"github.com/schedlab/schedlab/internal/golden"
+)
 
 // TestScenarios runs every testdata/scenarios/*.txt file and compares each
 // command's output with the expected text under it. With -rewrite the
@@ -30,7 +29,7 @@ func TestScenarios(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if *rewrite {
+			if golden.Rewriting() {
 				if err := os.WriteFile(f, []byte(Rewrite(string(data), cmds, outs)), 0o644); err != nil {
 					t.Fatal(err)
 				}

@@ -2,10 +2,12 @@ package schedstat
 
 import (
 	"bytes"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/schedlab/schedlab/internal/cpumask"
+	"github.com/schedlab/schedlab/internal/golden"
 )
 
 func TestDiff(t *testing.T) {
@@ -97,13 +99,13 @@ func TestComparisonGolden(t *testing.T) {
 	if err := FormatComparison(&buf, diffs, []string{"base", "patched", "other"}); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "comparison-3runs.txt", buf.Bytes())
+	golden.Check(t, filepath.Join("testdata", "comparison-3runs.txt"), buf.Bytes())
 
 	buf.Reset()
 	if err := FormatComparison(&buf, diffs[:1], []string{"base"}); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "comparison-1run.txt", buf.Bytes())
+	golden.Check(t, filepath.Join("testdata", "comparison-1run.txt"), buf.Bytes())
 
 	if err := FormatComparison(&buf, diffs, []string{"x"}); err == nil {
 		t.Error("names and runs of different lengths accepted")

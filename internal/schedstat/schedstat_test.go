@@ -2,7 +2,6 @@ package schedstat
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -10,33 +9,8 @@ import (
 	"testing"
 
 	"github.com/schedlab/schedlab/internal/cpumask"
+	"github.com/schedlab/schedlab/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files in testdata/")
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
-		for i := 0; i < len(gl) && i < len(wl); i++ {
-			if gl[i] != wl[i] {
-				t.Fatalf("%s line %d:\n got %q\nwant %q", path, i+1, gl[i], wl[i])
-			}
-		}
-		t.Fatalf("%s differs in length", path)
-	}
-}
 
 // testSnapshot is a 4-CPU machine (two SMT pairs in one MC domain) whose
 // counters encode where they belong, so that a misplaced column shows:
@@ -106,7 +80,7 @@ func formatted(t *testing.T, s *Snapshot, v int) []byte {
 func TestFormatGolden(t *testing.T) {
 	s := testSnapshot(4295011225, 1)
 	for _, v := range []int{15, 16, 17} {
-		golden(t, "schedstat-v"+string(rune('0'+v/10))+string(rune('0'+v%10))+".txt", formatted(t, s, v))
+		golden.Check(t, filepath.Join("testdata", "schedstat-v"+string(rune('0'+v/10))+string(rune('0'+v%10))+".txt"), formatted(t, s, v))
 	}
 }
 

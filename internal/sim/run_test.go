@@ -2,7 +2,6 @@ package sim
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,14 +11,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/schedlab/schedlab/internal/golden"
 	"github.com/schedlab/schedlab/internal/sched"
 	"github.com/schedlab/schedlab/internal/workload"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files")
-
 // goldenRuns are small runs of every tool on hikey (8 CPUs), pinned byte
-// for byte; go test -update rewrites them when the model changes.
+// for byte; go test -rewrite rewrites them when the model changes.
 var goldenRuns = []struct {
 	file string
 	tool string
@@ -41,18 +39,7 @@ func TestGolden(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", g.file, err)
 		}
-		path := filepath.Join("testdata", g.file)
-		if *update {
-			os.WriteFile(path, []byte(res.Output), 0o644)
-			continue
-		}
-		want, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.Output != string(want) {
-			t.Errorf("%s differs:\n--- want\n%s--- got\n%s", g.file, want, res.Output)
-		}
+		golden.Check(t, filepath.Join("testdata", g.file), []byte(res.Output))
 		// Every metric of every tool says which way is better.
 		for _, m := range res.Metrics {
 			if m.Better != workload.LowerIsBetter && m.Better != workload.HigherIsBetter {

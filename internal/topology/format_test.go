@@ -3,38 +3,14 @@ package topology
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"github.com/schedlab/schedlab/internal/kernels"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/schedlab/schedlab/internal/cpumask"
+	"github.com/schedlab/schedlab/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (go test -update rewrites it):\n%s", name, firstDiff(string(got), string(want)))
-	}
-}
 
 // The text and JSON formats are pinned byte for byte. The tree layout
 // follows topology.c:sched_domain_debug_one.
@@ -66,7 +42,7 @@ func TestFormatGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, tc.file, b.Bytes())
+			golden.Check(t, filepath.Join("testdata", "golden", tc.file), b.Bytes())
 		})
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/schedlab/schedlab/internal/fileerr"
+	"github.com/schedlab/schedlab/internal/golden"
 )
 
 // specForCompare is s without what a file cannot carry over: where it was
@@ -114,7 +115,7 @@ func TestWriteYAMLGolden(t *testing.T) {
 			if err := WriteYAML(&b, mustPreset(t, name)); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, name+".yaml", b.Bytes())
+			golden.Check(t, filepath.Join("testdata", "golden", name+".yaml"), b.Bytes())
 		})
 	}
 }
@@ -223,7 +224,7 @@ func TestWriteYAMLUnwritable(t *testing.T) {
 }
 
 // The golden machine files are themselves machine files that load as their
-// presets (kept in testdata/golden so that -update rewrites them).
+// presets (kept in testdata/golden so that -rewrite rewrites them).
 func TestWriteYAMLGoldenLoads(t *testing.T) {
 	for _, name := range []string{"hikey960", "zen3-2s-nps4"} {
 		data, err := os.ReadFile(filepath.Join("testdata", "golden", name+".yaml"))

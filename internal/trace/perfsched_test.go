@@ -2,8 +2,11 @@ package trace
 
 import (
 	"bytes"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/schedlab/schedlab/internal/golden"
 )
 
 // perfScenario is a hand-made two-CPU trace whose perf sched numbers are
@@ -56,13 +59,13 @@ func TestLatencyGolden(t *testing.T) {
 	if err := Latency(&buf, perfScenario(), LatencyOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "perf-sched-latency.txt", buf.Bytes())
+	golden.Check(t, filepath.Join("testdata", "perf-sched-latency.txt"), buf.Bytes())
 
 	buf.Reset()
 	if err := Latency(&buf, perfScenario(), LatencyOptions{NoMerge: true, Sort: []string{"pid"}}); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "perf-sched-latency-pids.txt", buf.Bytes())
+	golden.Check(t, filepath.Join("testdata", "perf-sched-latency-pids.txt"), buf.Bytes())
 
 	if err := Latency(&buf, nil, LatencyOptions{Sort: []string{"bogus"}}); err == nil {
 		t.Error("unknown sort key accepted")
@@ -93,7 +96,7 @@ func TestTimehistGolden(t *testing.T) {
 	if err := Timehist(&buf, perfScenario()); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "perf-sched-timehist.txt", buf.Bytes())
+	golden.Check(t, filepath.Join("testdata", "perf-sched-timehist.txt"), buf.Bytes())
 }
 
 // TestPerfSchedOnSynth runs both summaries over a long synthetic stream:

@@ -4,48 +4,13 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/json"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/schedlab/schedlab/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files in testdata/")
-
-// golden compares got with testdata/name, or rewrites it under -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		gl := strings.Split(string(got), "\n")
-		wl := strings.Split(string(want), "\n")
-		for i := 0; i < len(gl) || i < len(wl); i++ {
-			var g, w string
-			if i < len(gl) {
-				g = gl[i]
-			}
-			if i < len(wl) {
-				w = wl[i]
-			}
-			if g != w {
-				t.Fatalf("%s differs at line %d:\n got: %q\nwant: %q", path, i+1, g, w)
-			}
-		}
-		t.Fatalf("%s differs", path)
-	}
-}
 
 func task(comm string, pid, prio int32) Task { return Task{Comm: MakeComm(comm), Pid: pid, Prio: prio} }
 
@@ -133,7 +98,7 @@ func textOf(t testing.TB, evs []Event, opts TextOptions) []byte {
 // S|D (two bits), X, I. Pid 0 prints <idle>, a pid with no comm <...>.
 func TestTextGolden(t *testing.T) {
 	got := textOf(t, smallEvents(), TextOptions{NrCPUs: 4})
-	golden(t, "ftrace-small.txt", got)
+	golden.Check(t, filepath.Join("testdata", "ftrace-small.txt"), got)
 }
 
 func TestTextRoundTrip(t *testing.T) {
@@ -253,7 +218,7 @@ func chromeOf(t testing.TB, evs []Event, opts ChromeOptions) []byte {
 }
 
 func TestChromeGolden(t *testing.T) {
-	golden(t, "chrome-small.json", chromeOf(t, smallEvents(), ChromeOptions{NrCPUs: 4}))
+	golden.Check(t, filepath.Join("testdata", "chrome-small.json"), chromeOf(t, smallEvents(), ChromeOptions{NrCPUs: 4}))
 }
 
 func TestChromeJSON(t *testing.T) {

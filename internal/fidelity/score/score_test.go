@@ -3,7 +3,6 @@ package score
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/schedlab/schedlab/internal/experiment"
 	"github.com/schedlab/schedlab/internal/fidelity"
+	"github.com/schedlab/schedlab/internal/golden"
 	"github.com/schedlab/schedlab/internal/workload"
 )
 
@@ -206,8 +206,6 @@ func TestThread(t *testing.T) {
 	}
 }
 
-var update = flag.Bool("update", false, "rewrite the golden files")
-
 // The text and Markdown layouts, pinned byte for byte on made-up records
 // (so they do not move with the model): the whole synthetic corpus, two
 // seeds, value = published × (1 + 0.1·column) × (1 ± 0.05 by seed).
@@ -246,21 +244,7 @@ func TestFormatsGolden(t *testing.T) {
 		if err := g.write(&b); err != nil {
 			t.Fatal(err)
 		}
-		path := filepath.Join("testdata", g.file)
-		if *update {
-			os.MkdirAll("testdata", 0o755)
-			if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		want, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(b.Bytes(), want) {
-			t.Errorf("%s differs (go test ./internal/fidelity/score -run Golden -update, and review the diff):\n%s", path, b.String())
-		}
+		golden.Check(t, filepath.Join("testdata", g.file), b.Bytes())
 	}
 	// The JSON reads back into the same report.
 	var b bytes.Buffer

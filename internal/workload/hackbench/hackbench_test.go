@@ -3,7 +3,7 @@ package hackbench
 import (
 	"bytes"
 	"errors"
-	"flag"
+	"github.com/schedlab/schedlab/internal/golden"
 	"github.com/schedlab/schedlab/internal/kernels"
 	"os"
 	"path/filepath"
@@ -19,8 +19,6 @@ import (
 	"github.com/schedlab/schedlab/internal/topology"
 	"github.com/schedlab/schedlab/internal/workload"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 func kernel(t testing.TB, machine string, seed uint64) *sched.Kernel {
 	spec, err := topology.Load(machine)
@@ -101,7 +99,7 @@ func argsOf(s string) []string {
 }
 
 // Golden outputs of simulated runs: the numbers change only when the model
-// does (go test -update rewrites them).
+// does (go test -rewrite rewrites them).
 func TestGolden(t *testing.T) {
 	for _, c := range []struct {
 		file string
@@ -123,18 +121,7 @@ func TestGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, _, got := runBench(t, "hikey", cfg)
-		path := filepath.Join("testdata", c.file)
-		if *update {
-			os.WriteFile(path, []byte(got), 0o644)
-			continue
-		}
-		want, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got != string(want) {
-			t.Errorf("%s:\n--- want\n%s--- got\n%s", c.file, want, got)
-		}
+		golden.Check(t, filepath.Join("testdata", c.file), []byte(got))
 	}
 }
 
