@@ -1,5 +1,14 @@
 // Package golden compares what a test produces with a golden file, and
 // owns the one flag that rewrites them: -rewrite. Only tests import it.
+//
+// Every package with tests imports it (a blank import where no golden
+// file is compared), so that the flag is defined in every test binary and
+//
+//	go test ./... -rewrite
+//
+// rewrites every golden file and scenario expectation at once; without
+// that, go test would stop at the first package that does not know the
+// flag. TestEveryPackageKnowsRewrite keeps it so.
 package golden
 
 import (

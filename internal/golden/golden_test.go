@@ -2,11 +2,16 @@ package golden
 
 import (
 	"fmt"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
+
+const importPath = "github.com/schedlab/schedlab/internal/golden"
 
 func TestCheck(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sub", "out.txt")
@@ -42,4 +47,57 @@ type recorder struct {
 
 func (r *recorder) Errorf(format string, args ...any) {
 	r.errs = append(r.errs, fmt.Sprintf(format, args...))
+}
+
+// Every package with tests links this package, so that every test binary
+// defines -rewrite and go test ./... -rewrite runs.
+func TestEveryPackageKnowsRewrite(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		t.Fatal(err)
+	}
+	self, _ := filepath.Abs(".")
+	checked := 0
+	err = filepath.WalkDir(root, func(dir string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		if name := d.Name(); dir != root && (name == "testdata" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+			return filepath.SkipDir
+		}
+		if dir == self {
+			return nil
+		}
+		tests, _ := filepath.Glob(filepath.Join(dir, "*_test.go"))
+		if len(tests) == 0 {
+			return nil
+		}
+		checked++
+		for _, f := range tests {
+			file, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.ImportsOnly)
+			if err != nil {
+				return err
+			}
+			for _, imp := range file.Imports {
+				if p, _ := strconv.Unquote(imp.Path.Value); p == importPath {
+					return nil
+				}
+			}
+		}
+		rel, _ := filepath.Rel(root, dir)
+		t.Errorf("no test of ./%s imports %s: go test ./... -rewrite would fail there with \"flag provided but not defined\"; add a rewrite_test.go with a blank import (see ./internal/sched/rewrite_test.go)", rel, importPath)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked < 10 {
+		t.Fatalf("only %d packages with tests under %s", checked, root)
+	}
 }
