@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/schedlab/schedlab/internal/experiment"
+	"github.com/schedlab/schedlab/internal/experiment/compare"
 )
 
 // schedlab collect: check a results directory written by shards (Slurm
@@ -34,7 +35,7 @@ Exits with status 1 when runs are missing (they are listed; continue with
 are reported and removed.`,
 			Args: cobra.MinimumNArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
-				tst, err := experiment.ParseTest(test)
+				tst, err := compare.ParseTest(test)
 				if err != nil {
 					return err
 				}
@@ -60,11 +61,11 @@ are reported and removed.`,
 				total := len(res.Records)
 				fmt.Fprintf(env.Stderr, "schedlab: collect: %s: %d of %d runs\n", res.Plan.Name, total-len(res.Missing), total)
 				if !quiet {
-					tables, err := experiment.Analyze(res.Plan, res.Records, experiment.AnalyzeOptions{Test: tst})
+					tables, err := compare.Analyze(res.Plan, res.Records, compare.AnalyzeOptions{Test: tst})
 					if err != nil {
 						return err
 					}
-					if err := experiment.FormatTables(env.Stdout, tables); err != nil {
+					if err := compare.FormatTables(env.Stdout, tables); err != nil {
 						return err
 					}
 				}

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/schedlab/schedlab/internal/experiment"
+	"github.com/schedlab/schedlab/internal/experiment/compare"
 	"github.com/schedlab/schedlab/internal/sim"
 	"github.com/schedlab/schedlab/internal/workload"
 )
@@ -77,7 +78,7 @@ format for benchstat (benchstat -col /variant FILE).`,
 				if err := rf.check(cmd.Flags()); err != nil {
 					return err
 				}
-				tst, err := experiment.ParseTest(test)
+				tst, err := compare.ParseTest(test)
 				if err != nil {
 					return err
 				}
@@ -117,18 +118,18 @@ format for benchstat (benchstat -col /variant FILE).`,
 				if err != nil {
 					return err
 				}
-				tables, err := experiment.Analyze(plan, recs, experiment.AnalyzeOptions{Test: tst})
+				tables, err := compare.Analyze(plan, recs, compare.AnalyzeOptions{Test: tst})
 				if err != nil {
 					return err
 				}
-				if err := experiment.FormatTables(env.Stdout, tables); err != nil {
+				if err := compare.FormatTables(env.Stdout, tables); err != nil {
 					return err
 				}
 				if need := tst.MinRuns(); plan.Runs < need {
 					fmt.Fprintf(env.Stdout, "\nNo 95%% intervals: %d runs per cell, and the %s needs at least %d (--runs %d).\n", plan.Runs, tst, need, need)
 				}
 				if showSchedstat {
-					for _, c := range experiment.SchedstatComparisons(plan, recs) {
+					for _, c := range compare.SchedstatComparisons(plan, recs) {
 						fmt.Fprintf(env.Stdout, "\nschedstat: %s (sums over %d runs, per-CPU averages)\n", c.Title(), plan.Runs)
 						if err := c.Format(env.Stdout); err != nil {
 							return err
@@ -146,7 +147,7 @@ format for benchstat (benchstat -col /variant FILE).`,
 				}
 				if benchFile != "" {
 					var b bytes.Buffer
-					if err := experiment.WriteBenchFormat(&b, plan, recs); err != nil {
+					if err := compare.WriteBenchFormat(&b, plan, recs); err != nil {
 						return err
 					}
 					if err := os.WriteFile(benchFile, b.Bytes(), 0o644); err != nil {
@@ -180,11 +181,11 @@ format for benchstat (benchstat -col /variant FILE).`,
 // records of schema 3.
 const CompareJSONSchemaVersion = 2
 
-func writeCompareJSON(w io.Writer, plan *experiment.Plan, tables []*experiment.Table, recs []*experiment.Record) error {
+func writeCompareJSON(w io.Writer, plan *experiment.Plan, tables []*compare.Table, recs []*experiment.Record) error {
 	doc := struct {
 		SchemaVersion int                  `json:"schema_version"`
 		Plan          *experiment.Plan     `json:"plan"`
-		Tables        []*experiment.Table  `json:"tables"`
+		Tables        []*compare.Table     `json:"tables"`
 		Runs          []*experiment.Record `json:"runs"`
 	}{CompareJSONSchemaVersion, plan, tables, recs}
 	b, err := json.MarshalIndent(&doc, "", "  ")

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/schedlab/schedlab/internal/experiment"
+	"github.com/schedlab/schedlab/internal/experiment/compare"
 	"github.com/schedlab/schedlab/internal/report"
 )
 
@@ -28,7 +29,7 @@ writes every plot as SVG and PNG files.`,
 				if out == "" && plotsDir == "" {
 					return fmt.Errorf("report: give -o FILE.html and/or --plots-dir DIR")
 				}
-				tst, err := experiment.ParseTest(test)
+				tst, err := compare.ParseTest(test)
 				if err != nil {
 					return err
 				}

@@ -1,6 +1,8 @@
 // Package experiment runs what scheduler developers run before they post a
 // patch: tip against each variant, on one or more machines, over a range of
-// loads, several runs each, and the comparison table of the results.
+// loads, several runs each, into a results directory of one record per
+// run. Package compare (internal/experiment/compare) makes the comparison
+// tables of those records.
 //
 // # Spec, plan, records
 //
@@ -23,16 +25,4 @@
 // file, fsync, rename, fsync of the directory) into a results directory,
 // so a sweep killed at any instant loses at most the runs in flight, and
 // --resume runs exactly the missing ones.
-//
-// # Statistics
-//
-// Analyze groups records by machine, kernel, workload and metric into
-// Tables: one row per load, one column per variant with tip first. Each
-// cell holds the statistic the benchmark is reported with (Metrics: the
-// arithmetic mean for times and latencies, the harmonic mean for rates,
-// as mmtests does), its 95% confidence interval, the change from tip in
-// percent (positive is better, AMD's and mmtests' convention) and whether
-// the change is significant, decided by golang.org/x/perf/benchmath:
-// Welch's t-test by default (on reciprocals for harmonic means), or the
-// Mann-Whitney U test on medians.
 package experiment

@@ -410,3 +410,18 @@ func (p *Plan) SetTrace(on bool) {
 		panic("experiment: " + err.Error()) // the keys do not depend on tracing
 	}
 }
+
+// primary are the metrics each tool is judged by when an experiment does
+// not say: what mmtests and AMD's tables report.
+var primary = map[string][]string{
+	"hackbench":            {"time_s"},
+	"perf-bench-messaging": {"time_s"},
+	"perf":                 {"time_s"},
+	"schbench":             {"latency_us.p99"},
+	"tbench":               {"throughput_mb_s"},
+	"stream":               {"copy_mb_s", "scale_mb_s", "add_mb_s", "triad_mb_s"},
+}
+
+// PrimaryMetrics are the metrics a tool's table shows by default; nil for
+// a tool not listed (its first metric is used).
+func PrimaryMetrics(tool string) []string { return append([]string(nil), primary[tool]...) }

@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/schedlab/schedlab/internal/experiment"
+	"github.com/schedlab/schedlab/internal/experiment/compare"
 )
 
 // colors are the variants' colours, tip first (Okabe-Ito, readable by the
@@ -59,7 +60,7 @@ func render(p *plot.Plot, w, h vg.Length, format string) ([]byte, error) {
 // groupedBars draws, for each load (x = 0, 1, ...), one bar per variant
 // with its confidence interval as an error bar.
 type groupedBars struct {
-	t *experiment.Table
+	t *compare.Table
 }
 
 func (g *groupedBars) geometry(li, vi int) (x0, x1 float64) {
@@ -130,7 +131,7 @@ func newPlot(title, xlabel, ylabel string) *plot.Plot {
 
 // BarPlot is a table as grouped bars: the statistic per load and variant
 // with its confidence interval.
-func BarPlot(name string, t *experiment.Table) (*Plot, error) {
+func BarPlot(name string, t *compare.Table) (*Plot, error) {
 	unit := t.Metric.Unit
 	if unit != "" {
 		unit = " (" + unit + ")"

@@ -22,11 +22,12 @@ import (
 	"gonum.org/v1/plot/plotter"
 
 	"github.com/schedlab/schedlab/internal/experiment"
+	"github.com/schedlab/schedlab/internal/experiment/compare"
 )
 
 // Options configure Build.
 type Options struct {
-	Test experiment.Test
+	Test compare.Test
 	// Heatmaps selects the traced runs drawn: "last-load" (default: every
 	// variant at the last load of each workload), "all" or "none".
 	Heatmaps string
@@ -108,7 +109,7 @@ func dataURI(p *Plot) plotView {
 func Build(res *experiment.Results, opt Options) (*Report, error) {
 	plan := res.Plan
 	recs := res.Found()
-	tables, err := experiment.Analyze(plan, res.Records, experiment.AnalyzeOptions{Test: opt.Test})
+	tables, err := compare.Analyze(plan, res.Records, compare.AnalyzeOptions{Test: opt.Test})
 	if err != nil {
 		return nil, err
 	}
@@ -176,7 +177,7 @@ func Build(res *experiment.Results, opt Options) (*Report, error) {
 			tv.Rows = append(tv.Rows, rv)
 		}
 		var txt bytes.Buffer
-		if err := experiment.FormatTable(&txt, t); err != nil {
+		if err := compare.FormatTable(&txt, t); err != nil {
 			return nil, err
 		}
 		tv.Text = txt.String()
@@ -205,7 +206,7 @@ func Build(res *experiment.Results, opt Options) (*Report, error) {
 		rep.Plots = append(rep.Plots, p)
 		pg.Heatmaps = append(pg.Heatmaps, dataURI(p))
 	}
-	for _, c := range experiment.SchedstatComparisons(plan, recs) {
+	for _, c := range compare.SchedstatComparisons(plan, recs) {
 		var b bytes.Buffer
 		if err := c.Format(&b); err != nil {
 			return nil, err
@@ -240,7 +241,7 @@ func latencyCDFs(plan *experiment.Plan, recs []*experiment.Record) ([]*Plot, err
 	groups := map[string]string{}        // workload → latency group
 	for _, r := range recs {
 		for _, m := range r.Metrics {
-			info := experiment.Metric(m.Name)
+			info := compare.Metric(m.Name)
 			if info.LatencyGroup == "" {
 				continue
 			}
@@ -286,7 +287,7 @@ func latencyCDFs(plan *experiment.Plan, recs []*experiment.Record) ([]*Plot, err
 						}
 						sort.Strings(names)
 						for _, n := range names {
-							points[vi] = append(points[vi], plotter.XY{X: a.sum[n] / float64(a.n[n]), Y: experiment.Metric(n).Percentile})
+							points[vi] = append(points[vi], plotter.XY{X: a.sum[n] / float64(a.n[n]), Y: compare.Metric(n).Percentile})
 						}
 					}
 					loadText := ""
@@ -294,7 +295,7 @@ func latencyCDFs(plan *experiment.Plan, recs []*experiment.Record) ([]*Plot, err
 						loadText = fmt.Sprintf(" %s=%s", w.Param.Name, load)
 					}
 					title := fmt.Sprintf("%s%s on %s, kernel %s: %s distribution", w.Tool, loadText, m.Label, k, g)
-					unit := experiment.Metric(g + ".p50").Unit
+					unit := compare.Metric(g + ".p50").Unit
 					p, err := CDFPlot(fileName("cdf", m.Label, k, w.Name, w.Param.Name+"="+load), title, unit, plan.Variants, points)
 					if err != nil {
 						return nil, err

@@ -1,4 +1,4 @@
-package experiment
+package compare
 
 import (
 	"bytes"
@@ -8,23 +8,24 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/schedlab/schedlab/internal/experiment"
 	"github.com/schedlab/schedlab/internal/schedstat"
 	"github.com/schedlab/schedlab/internal/workload"
 )
 
 // fakeResults builds a plan and records whose metric values and direction
 // are given: values[variant][load] lists the runs.
-func fakeResults(t *testing.T, cmd string, metric string, better workload.Better, values map[string][][]float64) (*Plan, []*Record) {
+func fakeResults(t *testing.T, cmd string, metric string, better workload.Better, values map[string][][]float64) (*experiment.Plan, []*experiment.Record) {
 	t.Helper()
-	s, err := Parse("fake.yaml", []byte("name: fake\nmachines: [hikey]\nvariants: [short-task-v3, short-task-v4]\nruns: 3\nworkloads:\n  - "+cmd+"\n"))
+	s, err := experiment.Parse("fake.yaml", []byte("name: fake\nmachines: [hikey]\nvariants: [short-task-v3, short-task-v4]\nruns: 3\nworkloads:\n  - "+cmd+"\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := Resolve(s, ResolveOptions{})
+	p, err := experiment.Resolve(s, experiment.ResolveOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var recs []*Record
+	var recs []*experiment.Record
 	for _, pt := range p.Points() {
 		w := &p.Workloads[pt.Workload]
 		li := 0
@@ -33,12 +34,12 @@ func fakeResults(t *testing.T, cmd string, metric string, better workload.Better
 				li = i
 			}
 		}
-		r := &Record{Key: pt.Key, Experiment: p.Name, Run: pt.Run}
-		r.SchemaVersion, r.Machine, r.NrCPUs = RecordSchemaVersion, "hikey", 8
+		r := &experiment.Record{Key: pt.Key, Experiment: p.Name, Run: pt.Run}
+		r.SchemaVersion, r.Machine, r.NrCPUs = experiment.RecordSchemaVersion, "hikey", 8
 		r.Kernel, r.Variant, r.Seed, r.Schedstat = pt.Kernel, pt.Variant, pt.Seed, &schedstat.Totals{NrCPUs: 8}
 		r.Workload.Name, r.Workload.Tool, r.Workload.Args = w.Name, w.Tool, w.Param.ArgsFor(w.Args, pt.Load)
 		r.Param.Name, r.Param.Value = w.Param.Name, pt.Load
-		r.Metrics = Metrics{{Name: metric, Value: values[pt.Variant][li][pt.Run], Better: better}, {Name: "other", Value: 1, Better: workload.HigherIsBetter}}
+		r.Metrics = experiment.Metrics{{Name: metric, Value: values[pt.Variant][li][pt.Run], Better: better}, {Name: "other", Value: 1, Better: workload.HigherIsBetter}}
 		recs = append(recs, r)
 	}
 	return p, recs

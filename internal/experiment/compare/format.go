@@ -1,4 +1,4 @@
-package experiment
+package compare
 
 import (
 	"bufio"
@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/schedlab/schedlab/internal/experiment"
 )
 
 const banner = "=================================================================="
@@ -199,7 +201,7 @@ func benchName(workload string) string {
 // benchMetrics are the metrics of a workload written in the benchmark
 // format: the table metrics and, for a latency percentile, the other
 // percentiles of its distribution.
-func benchMetrics(w *PlanWorkload, r *Record) []string {
+func benchMetrics(w *experiment.PlanWorkload, r *experiment.Record) []string {
 	want := map[string]bool{}
 	groups := map[string]bool{}
 	for _, m := range w.Metrics {
@@ -225,9 +227,9 @@ func benchMetrics(w *PlanWorkload, r *Record) []string {
 // Configuration lines (experiment, machine, cpus, kernel) precede each
 // machine and kernel's lines, and "Unit" lines say which way is better.
 // Compare with `benchstat -col /variant FILE`.
-func WriteBenchFormat(w io.Writer, p *Plan, recs []*Record) error {
+func WriteBenchFormat(w io.Writer, p *experiment.Plan, recs []*experiment.Record) error {
 	bw := bufio.NewWriter(w)
-	wl := map[string]*PlanWorkload{}
+	wl := map[string]*experiment.PlanWorkload{}
 	for i := range p.Workloads {
 		wl[p.Workloads[i].Name] = &p.Workloads[i]
 	}

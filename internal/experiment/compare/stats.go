@@ -1,4 +1,4 @@
-package experiment
+package compare
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/perf/benchmath"
 
+	"github.com/schedlab/schedlab/internal/experiment"
 	"github.com/schedlab/schedlab/internal/schedstat"
 	"github.com/schedlab/schedlab/internal/workload"
 )
@@ -114,14 +115,14 @@ type group struct {
 // Analyze builds the comparison tables of a plan's records (missing
 // records are skipped; cells with no runs stay empty). Tables come in the
 // plan's order: machine, kernel, workload, metric.
-func Analyze(p *Plan, recs []*Record, opt AnalyzeOptions) ([]*Table, error) {
+func Analyze(p *experiment.Plan, recs []*experiment.Record, opt AnalyzeOptions) ([]*Table, error) {
 	if opt.Alpha == 0 {
 		opt.Alpha = 0.05
 	}
 	if opt.Confidence == 0 {
 		opt.Confidence = 0.95
 	}
-	byGroup := map[group][]*Record{}
+	byGroup := map[group][]*experiment.Record{}
 	for _, r := range recs {
 		if r == nil {
 			continue
@@ -196,7 +197,7 @@ func Analyze(p *Plan, recs []*Record, opt AnalyzeOptions) ([]*Table, error) {
 // describeFromRecords describes a table's metric with the direction its
 // records give it, which must agree (Metric alone if no record has it:
 // the table will have no values).
-func describeFromRecords(byGroup map[group][]*Record, machine, kernel, wl, name string) (MetricInfo, error) {
+func describeFromRecords(byGroup map[group][]*experiment.Record, machine, kernel, wl, name string) (MetricInfo, error) {
 	info := Metric(name)
 	first := map[workload.Better]string{} // a direction's first run, by key
 	for g, rs := range byGroup {
@@ -367,7 +368,7 @@ func (c *SchedstatComparison) Title() string {
 // SchedstatComparisons groups the records' schedstat sums by machine,
 // kernel, workload and load, in the plan's order; configurations where a
 // variant has no record are left out.
-func SchedstatComparisons(p *Plan, recs []*Record) []*SchedstatComparison {
+func SchedstatComparisons(p *experiment.Plan, recs []*experiment.Record) []*SchedstatComparison {
 	type gk = group
 	sums := map[gk]*schedstat.Totals{}
 	for _, r := range recs {
