@@ -103,8 +103,8 @@ func TestFidelityList(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
 	// A header, one line per point (the unsimulated column is not a
-	// point), the count.
-	if len(lines) != 10 || lines[9] != "8 points from 3 sources (1 thread), 2 machines, 3 benchmarks (3 cases)" {
+	// point; the tbench case's settings columns are), the count.
+	if len(lines) != 13 || lines[12] != "11 points from 3 sources (1 thread), 2 machines, 3 benchmarks (3 cases)" {
 		t.Fatalf("list:\n%s", out)
 	}
 	if !regexp.MustCompile(`^synthetic-hikey-messaging +schedlab tests, 2024-01-02, <synthetic-1@example\.invalid> +hikey +perf bench sched messaging -p -t -l 500 -g 2 +2 +outside +0\.33 s$`).MatchString(lines[6]) {

@@ -86,18 +86,43 @@ type Simulate struct {
 	CPUs  string
 	// Quick are the loads `fidelity --quick` runs.
 	Quick []string
+	// Features and Sysctls are settings every simulated column runs
+	// with (the source's setup for all its kernels): sched_features as
+	// written to debugfs ("NO_TTWU_QUEUE") and NAME=VALUE sysctls, as
+	// `schedlab run --feature/--sysctl` takes them.
+	Features []string
+	Sysctls  []string
 }
 
 // LoadToken is the placeholder for a row's load in simulate.args and
 // command.
 const LoadToken = "{load}"
 
-// Column is one kernel of the published table; a column with a Variant is
-// simulated as that schedlab variant, the first column (tip) as the
-// baseline.
+// Column is one kernel of the published table. The first column (tip) is
+// the case's baseline (kernel.baseline), with its Features and Sysctls if
+// it has any. Every other column is a kernel configuration: tip with the
+// column's Variant, Features and Sysctls, or, with a Kernel of its own,
+// that baseline with them (tip's settings describe tip's kernel and are
+// not inherited). A column with none of them is a patch schedlab cannot
+// run: shown, not simulated. ColumnConfig gives the configuration.
 type Column struct {
 	Name    string
 	Variant string
+	// Kernel is another baseline (a CFS tip against an EEVDF kernel);
+	// "" is tip's.
+	Kernel string
+	// Features are sched_features as written to debugfs
+	// ("NO_TTWU_QUEUE"), Sysctls NAME=VALUE settings
+	// ("migration_cost_ns=100000"), as `schedlab run --feature/--sysctl`
+	// take them.
+	Features []string
+	Sysctls  []string
+}
+
+// Configured reports whether the column names anything that changes its
+// kernel: a variant, a kernel, features or sysctls.
+func (col *Column) Configured() bool {
+	return col.Variant != "" || col.Kernel != "" || len(col.Features) > 0 || len(col.Sysctls) > 0
 }
 
 // Row is one load of the table: the published numbers by column name.
@@ -108,8 +133,8 @@ type Row struct {
 }
 
 // Simulated reports whether column i is run: tip, or a column with a
-// variant.
-func (c *Case) Simulated(i int) bool { return i == 0 || c.Columns[i].Variant != "" }
+// variant, kernel, features or sysctls.
+func (c *Case) Simulated(i int) bool { return i == 0 || c.Columns[i].Configured() }
 
 // InQuick reports whether row i is in the --quick subset: its load is one
 // of simulate.quick.

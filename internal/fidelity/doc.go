@@ -10,8 +10,11 @@
 // missing field, a value of the wrong type. Validate then checks what the
 // case means against this schedlab: the id matches the file name, the
 // source is cited (message-id or URL) and is not one of the held-out
-// threads, the preset, kernel baseline, tool and variants exist (each
-// variant for the case's baseline), every row's load parses with the
+// threads, the preset, kernel baselines, tool and variants exist (each
+// variant for its column's kernel), every feature and sysctl is one its
+// column's kernel takes (checked by sim.Config.Settings, as `schedlab run
+// --feature/--sysctl` checks them, at the setting's line), no two
+// simulated columns run the same kernel, every row's load parses with the
 // tool, the metric is one the tool reports, every column named in values
 // or sd is declared, simulate.args holds {load} exactly when rows have
 // loads. Load reads a directory (the embedded corpus or --corpus DIR):
@@ -20,15 +23,24 @@
 // Marshal writes a case back; Parse(Marshal(c)) is c, which the fuzz
 // target checks.
 //
+// # Columns
+//
+// A column is a kernel configuration (columns.go, Case.ColumnConfig): tip
+// is kernel.baseline with the case-wide settings and its own; another
+// column is tip plus its variant, features and sysctls, or another
+// baseline with the case-wide settings and its own. A column with none of
+// these is a patch schedlab cannot run, shown and not simulated.
+//
 // # Plan and runs
 //
 // NewPlan lays out case × row × simulated column × seed: one Run for every
-// published value of tip or of a column with a variant, in every row (or,
+// published value of tip or of a simulated column, in every row (or,
 // with --quick, in the rows of simulate.quick), DefaultSeeds seeds each
 // (QuickSeeds with --quick). Seeds come from MasterSeed and the seed
-// index only, so tip and a variant are compared at equal seeds and a
-// quick run's seeds are a full run's first ones. Tip is the baseline with
-// the base of the case's variants, as `schedlab compare` runs it.
+// index only, so tip and a column are compared at equal seeds (the deltas
+// are paired) and a quick run's seeds are a full run's first ones. Tip is
+// the baseline with the base of the case's variants, as `schedlab compare`
+// runs it.
 //
 // Execute runs the plan on a pool of goroutines, one kernel per run
 // through sim.Run; runs are single-threaded and deterministic, so the
@@ -37,8 +49,8 @@
 // experiment.WriteRecord into runs/KEY.json) is kept, and a rerun reads
 // the records it finds instead of running them. A run's key holds a hash
 // of everything the run is made of (machine or machine file contents,
-// kernel, variants, tool, args, cpus, seed), so an edited case runs anew
-// and a quick run's records serve the full run. Records do not say which
+// kernel, variants, features, sysctls, tool, args, cpus, seed), so an
+// edited case runs anew and a quick run's records serve the full run. Records do not say which
 // model made them, so before reusing any, Execute runs again the cheapest
 // reused run of each machine and refuses the directory if one differs.
 //

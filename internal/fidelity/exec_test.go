@@ -3,6 +3,7 @@ package fidelity
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -40,9 +41,9 @@ func TestPlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	// schbench 2 rows × tip; messaging 2 rows × (tip, outside), the
-	// unsimulated column not run; tbench 1 row × (tip, outside): 8
-	// points × 5 seeds.
-	if len(full.Runs) != 8*DefaultSeeds || full.Seeds != DefaultSeeds || len(full.Cases) != 3 {
+	// unsimulated column not run; tbench 1 row × (tip, outside,
+	// sis_util, migcost, eevdf): 11 points × 5 seeds.
+	if len(full.Runs) != 11*DefaultSeeds || full.Seeds != DefaultSeeds || len(full.Cases) != 3 {
 		t.Fatalf("%d runs, %d seeds, %d cases", len(full.Runs), full.Seeds, len(full.Cases))
 	}
 	q := quickPlan(t)
@@ -81,6 +82,63 @@ func TestPlan(t *testing.T) {
 	}
 	if _, err := NewPlan(c, c.Cases, PlanOptions{Seeds: -1}); err == nil {
 		t.Error("seeds -1 accepted")
+	}
+}
+
+// A column is a kernel configuration: tip is the baseline with the
+// case-wide settings, then its own; a column without a kernel is tip plus
+// its own changes (a variant replacing tip's variant bases); a column with
+// a kernel is that kernel with the case-wide settings and its own. Each is
+// what `schedlab run` would be given, and runs with tip's seeds.
+func TestColumnConfigs(t *testing.T) {
+	c := loadTestCorpus(t)
+	cases, _ := c.Select("synthetic-hikey-tbench")
+	cs := cases[0]
+	want := map[string]string{
+		"tip":      "--kernel v5.19 --variant base:blocked-load-outside-newidle --feature SIS_PROP --feature NO_SIS_UTIL --sysctl model_cost_jitter_pct=5",
+		"outside":  "--kernel v5.19 --variant blocked-load-outside-newidle --feature SIS_PROP --feature NO_SIS_UTIL --sysctl model_cost_jitter_pct=5",
+		"sis_util": "--kernel v5.19 --variant base:blocked-load-outside-newidle --feature SIS_PROP --feature NO_SIS_UTIL --feature NO_SIS_PROP --feature SIS_UTIL --sysctl model_cost_jitter_pct=5",
+		"migcost":  "--kernel v5.19 --variant base:blocked-load-outside-newidle --feature SIS_PROP --feature NO_SIS_UTIL --sysctl model_cost_jitter_pct=5 --sysctl migration_cost_ns=100000",
+		"eevdf":    "--kernel v6.19 --sysctl model_cost_jitter_pct=5",
+	}
+	for i, col := range cs.Columns {
+		if !cs.Simulated(i) {
+			t.Errorf("column %s is not simulated", col.Name)
+		}
+		if got := cs.ColumnFlags(i); got != want[col.Name] {
+			t.Errorf("column %s runs %q, want %q", col.Name, got, want[col.Name])
+		}
+	}
+	// The settings reach the run's configuration, and so its key; tip
+	// and every column share the seeds.
+	p, err := NewPlan(c, cases, PlanOptions{Seeds: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seeds := map[int][]uint64{}
+	for i := range p.Runs {
+		r := &p.Runs[i]
+		cfg := p.Config(r, "")
+		if r.ColumnName() == "migcost" && strings.Join(cfg.Sysctls, " ") != "model_cost_jitter_pct=5 migration_cost_ns=100000" {
+			t.Errorf("migcost runs sysctls %v", cfg.Sysctls)
+		}
+		if r.ColumnName() == "eevdf" && (cfg.Kernel != "v6.19" || len(cfg.Variants)+len(cfg.Features) != 0) {
+			t.Errorf("eevdf runs %+v", cfg)
+		}
+		seeds[r.Column] = append(seeds[r.Column], r.Seed)
+	}
+	for col, s := range seeds {
+		if fmt.Sprint(s) != fmt.Sprint(seeds[0]) {
+			t.Errorf("column %d runs seeds %v, tip %v", col, s, seeds[0])
+		}
+	}
+	keys := map[string]bool{}
+	for _, r := range p.Runs {
+		h := r.Key[strings.LastIndex(r.Key, "__")+2:]
+		if keys[h] {
+			t.Errorf("run %s shares its configuration hash with another run", r.Key)
+		}
+		keys[h] = true
 	}
 }
 

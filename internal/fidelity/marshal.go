@@ -63,6 +63,8 @@ func (c *Case) Marshal() []byte {
 		}
 		add(s, "quick", q)
 	}
+	addList(s, "features", c.Simulate.Features)
+	addList(s, "sysctls", c.Simulate.Sysctls)
 	add(root, "simulate", s)
 	cols := &yaml.Node{Kind: yaml.SequenceNode}
 	for _, col := range c.Columns {
@@ -71,6 +73,11 @@ func (c *Case) Marshal() []byte {
 		if col.Variant != "" {
 			add(n, "variant", str(col.Variant))
 		}
+		if col.Kernel != "" {
+			add(n, "kernel", str(col.Kernel))
+		}
+		addList(n, "features", col.Features)
+		addList(n, "sysctls", col.Sysctls)
 		cols.Content = append(cols.Content, n)
 	}
 	add(root, "columns", cols)
@@ -112,6 +119,18 @@ func (c *Case) numbers(m map[string]float64) *yaml.Node {
 		}
 	}
 	return n
+}
+
+// addList adds a flow list of strings, unless it is empty.
+func addList(m *yaml.Node, key string, vals []string) {
+	if len(vals) == 0 {
+		return
+	}
+	q := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
+	for _, v := range vals {
+		q.Content = append(q.Content, str(v))
+	}
+	add(m, key, q)
 }
 
 func mapNode() *yaml.Node { return &yaml.Node{Kind: yaml.MappingNode} }

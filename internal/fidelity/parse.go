@@ -18,8 +18,8 @@ var (
 	kernelKeys      = []string{"baseline", "published"}
 	aggregationKeys = []string{"runs", "statistic"}
 	metricKeys      = []string{"name", "unit", "better"}
-	simulateKeys    = []string{"tool", "args", "scale", "why", "cpus", "quick"}
-	columnKeys      = []string{"name", "variant"}
+	simulateKeys    = []string{"tool", "args", "scale", "why", "cpus", "quick", "features", "sysctls"}
+	columnKeys      = []string{"name", "variant", "kernel", "features", "sysctls"}
 	rowKeys         = []string{"load", "values", "sd"}
 )
 
@@ -319,12 +319,41 @@ func (p *parser) simulate(n *yaml.Node) error {
 			s.Quick = append(s.Quick, load)
 		}
 	}
-	return nil
+	if s.Features, err = p.settings(vals["features"], "simulate.features", "[NO_TTWU_QUEUE]"); err != nil {
+		return err
+	}
+	s.Sysctls, err = p.settings(vals["sysctls"], "simulate.sysctls", "[migration_cost_ns=100000]")
+	return err
+}
+
+// settings reads an optional non-empty list of features or sysctls (one
+// word each, as `schedlab run --feature/--sysctl` takes them), recording
+// each element's line under path; nil when n is nil.
+func (p *parser) settings(n *yaml.Node, path, example string) ([]string, error) {
+	if n == nil {
+		return nil, nil
+	}
+	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
+		return nil, p.errf(n, "%s must be a non-empty list, e.g. %s (omit it for none)", path, example)
+	}
+	var out []string
+	for i, e := range n.Content {
+		v, err := p.text(e, "an element of "+path)
+		if err != nil {
+			return nil, err
+		}
+		if strings.ContainsAny(v, " \t\n\r") {
+			return nil, p.errf(e, "%s: %q is not one word (one setting per element, e.g. %s)", path, v, example)
+		}
+		p.c.lines[join(path, strconv.Itoa(i))] = e.Line
+		out = append(out, v)
+	}
+	return out, nil
 }
 
 func (p *parser) columns(n *yaml.Node) error {
 	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
-		return p.errf(n, "columns must be a non-empty list, tip first: [{name: tip}, {name: patched, variant: NAME}]")
+		return p.errf(n, "columns must be a non-empty list, tip first: [{name: tip}, {name: patched, sysctls: [NAME=VALUE]}]")
 	}
 	for i, e := range n.Content {
 		path := join("columns", strconv.Itoa(i))
@@ -341,6 +370,17 @@ func (p *parser) columns(n *yaml.Node) error {
 			if col.Variant, err = p.text(v, "a column's variant"); err != nil {
 				return err
 			}
+		}
+		if v := vals["kernel"]; v != nil {
+			if col.Kernel, err = p.text(v, "a column's kernel"); err != nil {
+				return err
+			}
+		}
+		if col.Features, err = p.settings(vals["features"], join(path, "features"), "[NO_TTWU_QUEUE]"); err != nil {
+			return err
+		}
+		if col.Sysctls, err = p.settings(vals["sysctls"], join(path, "sysctls"), "[migration_cost_ns=100000]"); err != nil {
+			return err
 		}
 		p.c.Columns = append(p.c.Columns, col)
 	}

@@ -107,8 +107,31 @@ func TestParseErrors(t *testing.T) {
 		{"alias", "  unit: s\n", "  unit: &u s\n", 22, "anchors and aliases are not supported"},
 		{"empty string", `author: "schedlab tests"`, `author: ""`, 9, "source.author is empty"},
 		{"not a mapping", "kernel:\n  baseline: v5.19\n  published: \"synthetic: no kernel ran\"\n", "kernel: v5.19\n", 13, "kernel must be a mapping"},
+		// Columns as kernel configurations: each setting is checked as
+		// schedlab run --feature/--sysctl checks it, at its own line.
+		{"unknown feature", "  - name: other\n", "  - name: other\n    features:\n      - NO_TTWU_QUEUE\n      - NO_SUCH_FEATURE\n", 37, `--feature NO_SUCH_FEATURE: unknown sched feature "NO_SUCH_FEATURE" (v5.19 has`},
+		{"feature not in the kernel", "  - name: other\n", "  - name: other\n    features: [PLACE_LAG]\n", 35, "--feature PLACE_LAG: feature PLACE_LAG is not in v5.19"},
+		{"unknown sysctl", "  - name: other\n", "  - name: other\n    sysctls: [migration_cost=1]\n", 35, `--sysctl migration_cost=1: unknown sysctl "migration_cost"`},
+		{"sysctl value", "  - name: other\n", "  - name: other\n    sysctls: [migration_cost_ns=fast]\n", 35, `--sysctl migration_cost_ns=fast: migration_cost_ns: "fast" is not a non-negative integer`},
+		{"sysctl without value", "  - name: other\n", "  - name: other\n    sysctls: [migration_cost_ns]\n", 35, "--sysctl migration_cost_ns: write NAME=VALUE"},
+		{"tip sysctl", "  - name: tip\n", "  - name: tip\n    sysctls: [hz=99]\n", 32, "--sysctl hz=99: hz must be 100, 250, 300 or 1000"},
+		{"case-wide sysctl", "  quick: [1]\n", "  quick: [1]\n  sysctls: [nope=1]\n", 30, `--sysctl nope=1: unknown sysctl "nope"`},
+		{"case-wide feature in another kernel", "  quick: [1]\n", "  quick: [1]\n  features: [SIS_PROP]\n", 30, "--feature SIS_PROP: feature SIS_PROP is not in v6.19 (for column other, kernel v6.19)"},
+		{"empty features", "  - name: other\n", "  - name: other\n    features: []\n", 35, "columns.2.features must be a non-empty list"},
+		{"not one word", "  - name: other\n", "  - name: other\n    features: [\"NO_A NO_B\"]\n", 35, `"NO_A NO_B" is not one word`},
+		{"tip with kernel", "  - name: tip\n", "  - name: tip\n    kernel: v6.19\n", 32, "the first column is tip, which runs kernel.baseline (v5.19)"},
+		{"column kernel", "  - name: other\n", "  - name: other\n    kernel: v5.10\n", 35, `column other: kernel "v5.10" is not a schedlab kernel`},
+		{"variant of the column's kernel", "    variant: blocked-load-outside-newidle\n", "    variant: blocked-load-outside-newidle\n    kernel: v6.19\n", 33, "variant blocked-load-outside-newidle applies to kernel v5.19, and the column's kernel is v6.19"},
+		{"no-op column", "  - name: other\n", "  - name: other\n    features: [SIS_UTIL, TTWU_QUEUE]\n", 34, "column other runs the same kernel as tip (--kernel v5.19 --variant base:blocked-load-outside-newidle --feature SIS_UTIL --feature TTWU_QUEUE): its settings change nothing"},
+		{"same kernel twice", "  - name: other\n", "  - name: other\n    sysctls: [migration_cost_ns=100000]\n  - name: again\n    sysctls: [nr_migrate=32, migration_cost_ns=100000]\n", 36, "column again runs the same kernel as column other"},
 	} {
 		data := good
+		if tc.name == "case-wide feature in another kernel" {
+			good := strings.Replace(good, "  - name: other\n", "  - name: other\n    kernel: v6.19\n", 1)
+			data = strings.Replace(good, tc.old, tc.new, 1)
+			checkParseError(t, tc.name, data, tc.line, tc.message)
+			continue
+		}
 		switch {
 		case tc.name == "empty":
 			data, tc.line, tc.message = "# nothing\n", 1, "empty case file"
@@ -120,12 +143,17 @@ func TestParseErrors(t *testing.T) {
 			}
 			data = strings.Replace(good, tc.old, tc.new, 1)
 		}
-		_, err := Parse(goodFile, []byte(data))
-		want := goodFile + ":" + strconv.Itoa(tc.line) + ": "
-		var fe *fileerr.Error
-		if err == nil || !errors.As(err, &fe) || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), tc.message) {
-			t.Errorf("%s: got %v\nwant %s...%s", tc.name, err, want, tc.message)
-		}
+		checkParseError(t, tc.name, data, tc.line, tc.message)
+	}
+}
+
+func checkParseError(t *testing.T, name, data string, line int, message string) {
+	t.Helper()
+	_, err := Parse(goodFile, []byte(data))
+	want := goodFile + ":" + strconv.Itoa(line) + ": "
+	var fe *fileerr.Error
+	if err == nil || !errors.As(err, &fe) || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), message) {
+		t.Errorf("%s: got %v\nwant %s...%s", name, err, want, message)
 	}
 }
 

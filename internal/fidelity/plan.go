@@ -9,7 +9,6 @@ import (
 	"regexp"
 
 	"github.com/schedlab/schedlab/internal/experiment"
-	"github.com/schedlab/schedlab/internal/sched"
 	"github.com/schedlab/schedlab/internal/sim"
 )
 
@@ -58,8 +57,9 @@ type Run struct {
 	Seed      uint64
 	// Key names the run's record in a results directory: case, load,
 	// column, seed index and a hash of everything the run is made of
-	// (machine, machine file's contents, kernel, variants, tool, args,
-	// cpus, seed), so an edited case never reuses an old record.
+	// (machine, machine file's contents, kernel, variants, features,
+	// sysctls, tool, args, cpus, seed), so an edited case never reuses
+	// an old record.
 	Key string
 }
 
@@ -108,33 +108,22 @@ func NewPlan(c *Corpus, cases []*Case, opt PlanOptions) (*Plan, error) {
 }
 
 // Config is the run's configuration for the run pipeline; machine files
-// are read from machineDir (where Execute writes them). Tip is the
-// baseline with the base of every variant of the case that has one
-// ("base:NAME"), as `schedlab compare` runs it.
+// are read from machineDir (where Execute writes them). The kernel, its
+// variants, features and sysctls are the column's (Case.ColumnConfig):
+// tip is the baseline with the base of every variant of the case that
+// has one ("base:NAME"), as `schedlab compare` runs it, and tip's
+// settings; another column is tip with its own changes, or its own
+// kernel with them.
 func (p *Plan) Config(r *Run, machineDir string) sim.Config {
 	cs := r.Case
-	cfg := sim.Config{
-		Machine: cs.Machine.Preset,
-		Kernel:  cs.Kernel.Baseline,
-		CPUs:    cs.Simulate.CPUs,
-		Seed:    r.Seed,
-		Tool:    cs.Simulate.Tool,
-		Args:    cs.Args(r.Load()),
-	}
+	cfg := cs.ColumnConfig(r.Column)
+	cfg.Machine = cs.Machine.Preset
+	cfg.CPUs = cs.Simulate.CPUs
+	cfg.Seed = r.Seed
+	cfg.Tool = cs.Simulate.Tool
+	cfg.Args = cs.Args(r.Load())
 	if cs.Machine.File != "" {
 		cfg.Machine = filepath.Join(machineDir, cs.Machine.File)
-	}
-	if r.Column > 0 {
-		cfg.Variants = []string{cs.Columns[r.Column].Variant}
-		return cfg
-	}
-	for _, col := range cs.Columns[1:] {
-		if col.Variant == "" {
-			continue
-		}
-		if info, ok := sched.LookupVariant(col.Variant); ok && info.Base != "" {
-			cfg.Variants = append(cfg.Variants, sim.BasePrefix+col.Variant)
-		}
 	}
 	return cfg
 }

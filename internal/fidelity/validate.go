@@ -30,11 +30,13 @@ const maxCPUs = 8192
 // Validate checks what the case means against this schedlab: the file is
 // cases/<id>.yaml, the source is cited and not held out, the machine and
 // kernel exist, the tool runs every row's load, the metric is one the tool
-// reports, every column named in values is declared and every variant
-// exists for the baseline. Parse calls it; a case that passed Parse passes
+// reports, every column named in values is declared, every variant exists
+// for its column's kernel, every feature and sysctl is one that kernel
+// has (as `schedlab run` checks them) and no two simulated columns run the
+// same kernel. Parse calls it; a case that passed Parse passes
 // it again. The first mistake is returned, at its line.
 func (c *Case) Validate() error {
-	for _, check := range []func() error{c.validateHeader, c.validateMachine, c.validateColumns, c.validateRows, c.validateSimulate} {
+	for _, check := range []func() error{c.validateHeader, c.validateMachine, c.validateColumns, c.validateSettings, c.validateRows, c.validateSimulate} {
 		if err := check(); err != nil {
 			return err
 		}
@@ -142,6 +144,14 @@ func (c *Case) validateColumns() error {
 			return c.errAt(p+".name", "column %q is declared twice (first at line %d)", col.Name, c.line("columns."+strconv.Itoa(j)))
 		}
 		seen[col.Name] = i
+		if col.Kernel != "" {
+			if i == 0 {
+				return c.errAt(p+".kernel", "the first column is tip, which runs kernel.baseline (%s): name tip's kernel there", c.Kernel.Baseline)
+			}
+			if _, err := sched.Baseline(col.Kernel); err != nil {
+				return c.errAt(p+".kernel", "column %s: kernel %q is not a schedlab kernel (have %s)", col.Name, col.Kernel, strings.Join(kernels.Names(), ", "))
+			}
+		}
 		if col.Variant == "" {
 			continue
 		}
@@ -152,7 +162,10 @@ func (c *Case) validateColumns() error {
 		if !ok {
 			return c.errAt(p+".variant", "variant %q is not a schedlab variant (have %s); omit variant: to show the column unsimulated", col.Variant, strings.Join(sched.VariantNames(), ", "))
 		}
-		if info.Baseline != c.Kernel.Baseline {
+		switch {
+		case col.Kernel != "" && info.Baseline != col.Kernel:
+			return c.errAt(p+".variant", "variant %s applies to kernel %s, and the column's kernel is %s", col.Variant, info.Baseline, col.Kernel)
+		case col.Kernel == "" && info.Baseline != c.Kernel.Baseline:
 			return c.errAt(p+".variant", "variant %s applies to kernel %s, and the case's kernel.baseline is %s", col.Variant, info.Baseline, c.Kernel.Baseline)
 		}
 		if heldOutVariant(col.Variant) {

@@ -135,10 +135,46 @@ func deltaRows(c *Case) [][]string {
 	return rows
 }
 
+// unsimulatedWhy says why a column is shown but not run.
+const unsimulatedWhy = "no schedlab variant or settings express the patch"
+
+// showColumns reports whether a case's columns are worth listing: some
+// column other than a plain tip is simulated, or tip has settings.
+func showColumns(c *Case) bool {
+	return len(c.Columns) > 1 || len(c.Columns) == 1 && c.Columns[0].Flags != "--kernel "+c.Kernel
+}
+
+// sourceRows are the per-source summaries as table cells; markdown links
+// each source to its message.
+func sourceRows(srcs []Source, markdown bool) [][]string {
+	rows := [][]string{{"source", "cases", "points", "within 2×", "within 25%", "median |log ratio|", "deltas", "significant", "same sign", "Δ within 2×"}}
+	for _, src := range srcs {
+		label := src.Author + ", " + src.Date
+		if markdown {
+			c := &Case{Author: src.Author, MessageID: src.MessageID, URL: src.URL}
+			label = mdEscape(label) + " " + mdSource(c)
+		}
+		s := src.Summary
+		rows = append(rows, []string{label, fmt.Sprint(src.Cases), fmt.Sprint(s.Points),
+			countShare(s.Within2x, s.Points), countShare(s.Within25, s.Points), fmtLog(float64(s.MedianAbsLogRatio)),
+			fmt.Sprint(s.Deltas), fmt.Sprint(s.Significant), countShare(s.SameSign, s.Significant), countShare(s.DeltaWithin2x, s.Significant)})
+	}
+	return rows
+}
+
+// countShare is "n (p%)", or "n" when there is nothing to share.
+func countShare(n, of int) string {
+	if of == 0 {
+		return fmt.Sprint(n)
+	}
+	return fmt.Sprintf("%d (%s)", n, share(n, of))
+}
+
 // numeric columns are right-aligned.
 var (
-	pointRight = []bool{false, false, true, true, false, true, false, false}
-	deltaRight = []bool{false, false, true, false, true, false, false, false}
+	pointRight  = []bool{false, false, true, true, false, true, false, false}
+	deltaRight  = []bool{false, false, true, false, true, false, false, false}
+	sourceRight = []bool{false, true, true, true, true, true, true, true, true, true}
 )
 
 // writeTable writes rows (the first is the header) as aligned text, each
@@ -181,8 +217,17 @@ func (r *Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(w, "  published: %s (%s)\n", c.Command, c.Aggregation)
 		fmt.Fprintf(w, "  simulated: %s, %d seeds\n", simulated(c), r.Seeds)
 		fmt.Fprintf(w, "  metric:    %s (%s, %s is better)\n", c.Metric, c.Unit, c.Better)
+		if showColumns(c) {
+			for i, col := range c.Columns {
+				label := "  columns:  "
+				if i > 0 {
+					label = "            "
+				}
+				fmt.Fprintf(w, "%s %s: %s\n", label, col.Name, col.Flags)
+			}
+		}
 		if len(c.Unsimulated) > 0 {
-			fmt.Fprintf(w, "  not simulated: %s (no schedlab variant)\n", strings.Join(c.Unsimulated, ", "))
+			fmt.Fprintf(w, "  not simulated: %s (%s)\n", strings.Join(c.Unsimulated, ", "), unsimulatedWhy)
 		}
 		fmt.Fprintln(w)
 		writeTable(w, "  ", pointRows(c), pointRight)
@@ -193,6 +238,9 @@ func (r *Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(w, "\n  %s\n", c.Summary.Line())
 	}
 	if len(r.Cases) > 0 {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "by source:")
+		writeTable(w, "  ", sourceRows(r.Sources, false), sourceRight)
 		fmt.Fprintln(w)
 	}
 	what := "fidelity"

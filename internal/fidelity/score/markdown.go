@@ -27,8 +27,10 @@ seeds.
 
 What the figures mean:
 
-- A **point** is one published value of a column schedlab can run (tip, or a
-  patch that is a schedlab variant). Its **simulated** value is the mean over
+- A **point** is one published value of a column schedlab can run: tip, or a
+  patched kernel that a schedlab variant, another baseline, or
+  sched_features and sysctls express (each case lists its columns as
+  ` + "`schedlab run`" + ` flags). Its **simulated** value is the mean over
   the seeds of the run's metric times the case's scale, with its 95%
   t-interval; its **ratio** is simulated / published. It is **within 2×**
   when 1/2 ≤ ratio ≤ 2 and **within 25%** when |ratio − 1| ≤ 0.25. The
@@ -86,6 +88,11 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		{"… with the published sign", fmt.Sprint(s.SameSign), share(s.SameSign, s.Significant)},
 		{"… within 2×", fmt.Sprint(s.DeltaWithin2x), share(s.DeltaWithin2x, s.Significant)},
 	}, []bool{false, true, true})
+	if len(r.Sources) > 0 {
+		b.WriteString("\n## By source\n\n")
+		b.WriteString("The summary's figures for each source (a post or paper, by date): the summary counts every point and delta alike, so a source with many cases weighs as much as its points; these are its own figures.\n\n")
+		mdTable(&b, sourceRows(r.Sources, true), sourceRight)
+	}
 	b.WriteString("\n## Known to be off\n\n")
 	for _, l := range r.offLines() {
 		fmt.Fprintf(&b, "- %s\n", l)
@@ -102,8 +109,15 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		cmd, rest := simulatedParts(c)
 		fmt.Fprintf(&b, "- Simulated: `%s`%s.\n", cmd, mdEscape(rest))
 		fmt.Fprintf(&b, "- Metric: `%s` (%s, %s is better).\n", c.Metric, mdEscape(c.Unit), c.Better)
+		if showColumns(c) {
+			var cols []string
+			for _, col := range c.Columns {
+				cols = append(cols, fmt.Sprintf("%s: `%s`", col.Name, col.Flags))
+			}
+			fmt.Fprintf(&b, "- Columns: %s.\n", strings.Join(cols, "; "))
+		}
 		if len(c.Unsimulated) > 0 {
-			fmt.Fprintf(&b, "- Not simulated (no schedlab variant): %s.\n", strings.Join(c.Unsimulated, ", "))
+			fmt.Fprintf(&b, "- Not simulated (%s): %s.\n", unsimulatedWhy, strings.Join(c.Unsimulated, ", "))
 		}
 		b.WriteString("\n")
 		mdTable(&b, pointRows(c), pointRight)
@@ -187,7 +201,7 @@ func mdEscape(s string) string {
 // writes (the docs test checks the committed file against them).
 func MarkdownTableHeaders() []string {
 	var out []string
-	for _, rows := range [][][]string{pointRows(&Case{}), deltaRows(&Case{}), {{"figure", "count", "share"}}} {
+	for _, rows := range [][][]string{pointRows(&Case{}), deltaRows(&Case{}), {{"figure", "count", "share"}}, sourceRows(nil, true)} {
 		var b strings.Builder
 		mdTable(&b, rows[:1], nil)
 		out = append(out, strings.SplitN(b.String(), "\n", 2)[0])

@@ -54,7 +54,22 @@ type Report struct {
 	Seeds   int     `json:"seeds"`
 	Cases   []*Case `json:"cases"`
 	Summary Summary `json:"summary"`
-	Counts  Counts  `json:"counts"`
+	// Sources are the summary per source, by date: three AMD reports
+	// carry most of the corpus's points, and a reader should see each
+	// source's figures beside the corpus's.
+	Sources []Source `json:"sources"`
+	Counts  Counts   `json:"counts"`
+}
+
+// Source is one source's (post's or paper's) cases, summarized.
+type Source struct {
+	Author    string  `json:"author"`
+	Date      string  `json:"date"`
+	Title     string  `json:"title"`
+	MessageID string  `json:"message_id,omitempty"`
+	URL       string  `json:"url,omitempty"`
+	Cases     int     `json:"cases"`
+	Summary   Summary `json:"summary"`
 }
 
 // Case is one case's points and deltas, with what a reader needs to
@@ -81,12 +96,23 @@ type Case struct {
 	Metric          string  `json:"metric"`
 	Unit            string  `json:"unit"`
 	Better          string  `json:"better"`
+	// Columns are the simulated columns' kernels, as `schedlab run`
+	// flags, tip first.
+	Columns []Column `json:"columns"`
 	// Unsimulated are the columns schedlab cannot run (shown, not
 	// scored).
 	Unsimulated []string `json:"unsimulated_columns,omitempty"`
 	Points      []Point  `json:"points"`
 	Deltas      []Delta  `json:"deltas"`
 	Summary     Summary  `json:"summary"`
+}
+
+// Column is a simulated column and the kernel it runs.
+type Column struct {
+	Name string `json:"name"`
+	// Flags are its configuration as `schedlab run` flags: --kernel,
+	// then any --variant, --feature and --sysctl.
+	Flags string `json:"flags"`
 }
 
 // Counts are the size of the scored corpus, as `fidelity --list` counts
@@ -162,11 +188,53 @@ func Build(p *fidelity.Plan, recs []*experiment.Record, corpus, commit string) (
 		rep.Cases = append(rep.Cases, c)
 	}
 	rep.Summary = Summarize(all, allD)
+	rep.Sources = bySource(rep.Cases)
 	rep.Counts = Count(p.Cases, func(cs *fidelity.Case, row, col int) bool {
 		_, ok := values[cell{cs, row, col}]
 		return ok
 	})
 	return rep, nil
+}
+
+// bySource summarizes the cases per source (message-id, else URL, as
+// Count tells sources apart), sorted by date, then by where.
+func bySource(cases []*Case) []Source {
+	type acc struct {
+		src    Source
+		points []Point
+		deltas []Delta
+	}
+	idx := map[string]*acc{}
+	var order []string
+	for _, c := range cases {
+		key := c.MessageID
+		if key == "" {
+			key = c.URL
+		}
+		a := idx[key]
+		if a == nil {
+			a = &acc{src: Source{Author: c.Author, Date: c.Date, Title: c.Title, MessageID: c.MessageID, URL: c.URL}}
+			idx[key] = a
+			order = append(order, key)
+		}
+		a.src.Cases++
+		a.points = append(a.points, c.Points...)
+		a.deltas = append(a.deltas, c.Deltas...)
+	}
+	sort.SliceStable(order, func(i, j int) bool {
+		a, b := idx[order[i]].src, idx[order[j]].src
+		if a.Date != b.Date {
+			return a.Date < b.Date
+		}
+		return order[i] < order[j]
+	})
+	out := []Source{}
+	for _, k := range order {
+		a := idx[k]
+		a.src.Summary = Summarize(a.points, a.deltas)
+		out = append(out, a.src)
+	}
+	return out
 }
 
 func sdOf(row fidelity.Row, col string) float64 {
@@ -186,7 +254,9 @@ func caseInfo(cs *fidelity.Case) *Case {
 	for i, col := range cs.Columns {
 		if !cs.Simulated(i) {
 			c.Unsimulated = append(c.Unsimulated, col.Name)
+			continue
 		}
+		c.Columns = append(c.Columns, Column{Name: col.Name, Flags: cs.ColumnFlags(i)})
 	}
 	return c
 }

@@ -198,6 +198,26 @@ func TestBuild(t *testing.T) {
 	if rep.Summary.Points != 4 || rep.Summary.Deltas != 2 {
 		t.Errorf("summary %+v", rep.Summary)
 	}
+	// One source: its summary is the corpus's.
+	if len(rep.Sources) != 1 || rep.Sources[0].Cases != 1 || rep.Sources[0].MessageID != "<synthetic-1@example.invalid>" || rep.Sources[0].Summary != rep.Summary {
+		t.Errorf("sources %+v", rep.Sources)
+	}
+}
+
+// The summary per source groups cases by message-id (else URL) and sorts
+// the sources by date.
+func TestBySource(t *testing.T) {
+	pt := ScorePoint(10, 1, []float64{10})
+	far := ScorePoint(10, 1, []float64{100})
+	cases := []*Case{
+		{ID: "b1", MessageID: "<b@x>", Author: "B", Date: "2022-06-22", Points: []Point{pt}},
+		{ID: "a", URL: "https://a.example", Author: "A", Date: "2019-10-18", Points: []Point{far}},
+		{ID: "b2", MessageID: "<b@x>", Author: "B", Date: "2022-06-22", Points: []Point{pt, far}},
+	}
+	srcs := bySource(cases)
+	if len(srcs) != 2 || srcs[0].Author != "A" || srcs[1].Author != "B" || srcs[1].Cases != 2 || srcs[1].Summary.Points != 3 || srcs[1].Summary.Within2x != 2 || srcs[0].Summary.Within2x != 0 {
+		t.Errorf("sources %+v", srcs)
+	}
 }
 
 func TestThread(t *testing.T) {
