@@ -2,12 +2,13 @@ package cli
 
 import (
 	"fmt"
-	"github.com/schedlab/schedlab/internal/kernels"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/schedlab/schedlab/internal/cpumask"
+	"github.com/schedlab/schedlab/internal/kernels"
 	"github.com/schedlab/schedlab/internal/topology"
 )
 
@@ -76,7 +77,7 @@ flags and sd_init parameters.`,
 				return topology.FormatTextCPUs(env.Stdout, topo, mask)
 			},
 		}
-		show.Flags().StringVar(&kernel, "kernel", kernels.V619, "kernel baseline: v6.19 or v5.19")
+		show.Flags().StringVar(&kernel, "kernel", kernels.V619, "kernel baseline: "+strings.Join(kernels.Names(), ", "))
 		show.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of text")
 		show.Flags().StringVar(&cpus, "cpu", "", "only these CPUs (a cpu list such as 0-3,128)")
 		machine.AddCommand(show)

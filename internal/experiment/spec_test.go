@@ -85,7 +85,7 @@ func TestResolveErrors(t *testing.T) {
 		{"machines: [nosuch]\nworkloads: [hackbench]\n", "e.yaml:1: unknown machine \"nosuch\""},
 		{"machines: [hikey]\nvariants: [nosuch]\nworkloads: [hackbench]\n", "e.yaml:2: unknown variant \"nosuch\""},
 		{"machines: [hikey]\nvariants: [tip]\nworkloads: [hackbench]\n", "e.yaml:2: \"tip\" is the baseline"},
-		{"machines: [hikey]\nkernel: v6.19\nvariants: [short-task-v3]\nworkloads: [hackbench]\n", "e.yaml:3: variant short-task-v3 applies to kernel v5.19, not v6.19"},
+		{"machines: [hikey]\nkernel: v6.19\nvariants: [short-task-v3]\nworkloads: [hackbench]\n", "e.yaml:3: variant short-task-v3 applies to kernel v6.0, not v6.19"},
 		{"machines: [hikey]\nkernel: v9\nworkloads: [hackbench]\n", "e.yaml:2: unknown kernel"},
 		{"machines: [hikey]\nworkloads:\n  - nosuchtool 1,2\n", "e.yaml:3: unknown workload \"nosuchtool\""},
 		{"machines: [hikey]\nworkloads:\n  - hackbench -g 1,x -l 5\n", "e.yaml:3: hackbench with groups=x:"},
@@ -176,7 +176,7 @@ func TestSeedsPaired(t *testing.T) {
 	if DeriveSeed(7, 0) == DeriveSeed(8, 0) || DeriveSeed(7, 0) == DeriveSeed(7, 1) {
 		t.Error("seeds collide")
 	}
-	if got := p.Points()[0].Key; got != "hikey__v5.19__hackbench__groups=1__tip__run000" {
+	if got := p.Points()[0].Key; got != "hikey__v6.0__hackbench__groups=1__tip__run000" {
 		t.Errorf("first key %s", got)
 	}
 	// Shards partition the points.

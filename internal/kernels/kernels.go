@@ -17,7 +17,7 @@ import (
 // The baselines' names, as --kernel takes them.
 const (
 	V619 = "v6.19"
-	V519 = "v5.19"
+	V60  = "v6.0"
 )
 
 // Default is the baseline used when none is named.
@@ -31,9 +31,9 @@ const (
 	// FlagsV619: SD_CLUSTER at 0x100, SD_SHARE_LLC at 0x200, no
 	// SD_OVERLAP, as in v6.19.
 	FlagsV619 FlagLayout = iota
-	// FlagsV519: no SD_CLUSTER, SD_SHARE_PKG_RESOURCES at 0x100, and
-	// SD_OVERLAP (0x1000) on the NUMA levels, as in v5.19.
-	FlagsV519
+	// FlagsV60: no SD_CLUSTER, SD_SHARE_PKG_RESOURCES at 0x100, and
+	// SD_OVERLAP (0x1000) on the NUMA levels, as in v5.14–v6.7.
+	FlagsV60
 )
 
 // Baseline is one kernel release schedlab models.
@@ -52,11 +52,11 @@ type Baseline struct {
 	// Flags is its sd_flags.h.
 	Flags FlagLayout
 	// ClusterFlag: cpu_cluster_flags() returns SD_CLUSTER|SD_SHARE_LLC,
-	// as in v6.19; v5.19's CLS level had cpu_core_flags().
+	// as in v6.19; v6.0's CLS level had cpu_core_flags().
 	ClusterFlag bool
 	// HighestFlagPastGaps: highest_flag_domain() looks past a level
 	// without the flag for flags that are not SDF_SHARED_CHILD, as in
-	// v6.19; v5.19's stopped at the first level without it.
+	// v6.19; v6.0's stopped at the first level without it.
 	HighestFlagPastGaps bool
 	// NewidleRatio: sched_domain carries newidle_call, newidle_success
 	// and newidle_ratio (v6.19's newidle balance rate control).
@@ -71,8 +71,8 @@ var all = []Baseline{
 		ClusterFlag: true, HighestFlagPastGaps: true, NewidleRatio: true,
 	},
 	{
-		Name: V519, Class: "CFS", Summary: "a v5.19-era CFS kernel (vruntime, latency and granularities, buddies, SIS_UTIL)",
-		SchedstatVersion: 15, PkgLevel: "DIE", Flags: FlagsV519,
+		Name: V60, Class: "CFS", Summary: "Linux 6.0: CFS (vruntime, latency and granularities, buddies), SIS_UTIL, the v6.0 balancer",
+		SchedstatVersion: 15, PkgLevel: "DIE", Flags: FlagsV60,
 	},
 }
 

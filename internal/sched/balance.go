@@ -537,7 +537,7 @@ func (k *Kernel) cpuBusyForBalance(cpu cpumask.CPU, idle int) bool {
 }
 
 // schedBalanceDomains mirrors fair.c:sched_balance_domains (v6.19; with
-// !LBSerializeInBalanceRq the v5.19 rebalance_domains, which takes the
+// !LBSerializeInBalanceRq the v6.0 rebalance_domains, which takes the
 // SD_SERIALIZE token here and skips the domain when it is busy): walk rq's
 // domains bottom-up, balance those whose interval has passed, decay
 // max_newidle_lb_cost, and set rq.next_balance.
@@ -595,7 +595,7 @@ func (k *Kernel) schedBalanceDomains(rq *Rq, idle int) {
 }
 
 // serializeTryLock takes the SD_SERIALIZE token (sched_balance_running, or
-// v5.19's "balancing" spinlock) for the pass in progress. The token is busy
+// v6.0's "balancing" spinlock) for the pass in progress. The token is busy
 // while another CPU's NUMA-level pass is still doing its work; the CPU that
 // released it last may take it again at once (an idle load balancer
 // balancing one idle CPU after another).

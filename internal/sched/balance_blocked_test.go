@@ -120,7 +120,7 @@ func (r blockedRun) log(t *testing.T) {
 
 // TestBlockedAveragesBackgroundCgroups measures, on chromebook-7c with 200
 // sleeping cgroups, how many update_blocked_averages calls each idle CPU
-// gets per second and how long newly idle balance takes, for the v5.19
+// gets per second and how long newly idle balance takes, for the v6.0
 // baseline, the pre-v5.13 blocked-load paths Joel Fernandes' patch was
 // written against, his rate limit on each, and v6.19. The figures are in
 // the test log (go test -v -run BackgroundCgroups).
@@ -149,10 +149,10 @@ func TestBlockedAveragesBackgroundCgroups(t *testing.T) {
 		s.BlockedAvgRatelimit = ratelimit
 		return s
 	}
-	base := chromebookBlocked(t, "v5.19 (blocked load outside newidle, v5.13+)", cfg(kernels.V519, false, false))
-	baseRL := chromebookBlocked(t, "v5.19 + blocked-avg-ratelimit", cfg(kernels.V519, false, true))
-	pre := chromebookBlocked(t, "v5.19 with pre-v5.13 blocked-load paths", cfg(kernels.V519, true, false))
-	preRL := chromebookBlocked(t, "v5.19 with pre-v5.13 paths + blocked-avg-ratelimit (the patch as posted)", cfg(kernels.V519, true, true))
+	base := chromebookBlocked(t, "v6.0 (blocked load outside newidle, v5.13+)", cfg(kernels.V60, false, false))
+	baseRL := chromebookBlocked(t, "v6.0 + blocked-avg-ratelimit", cfg(kernels.V60, false, true))
+	pre := chromebookBlocked(t, "v6.0 with pre-v5.13 blocked-load paths", cfg(kernels.V60, true, false))
+	preRL := chromebookBlocked(t, "v6.0 with pre-v5.13 paths + blocked-avg-ratelimit (the patch as posted)", cfg(kernels.V60, true, true))
 	for _, r := range []blockedRun{base, baseRL, pre, preRL} {
 		r.log(t)
 	}
@@ -168,7 +168,7 @@ func TestBlockedAveragesBackgroundCgroups(t *testing.T) {
 			t.Errorf("ratelimit (pre-v5.13): cpu%d gets %.1f/s refreshes from newly idle balance, want ≤ 20", cpu, v)
 		}
 		if v := baseRL.bySec[cpu][BlockedByNohzStats]; v > limit {
-			t.Errorf("ratelimit (v5.19): cpu%d gets %.1f/s update_nohz_stats refreshes, want ≤ 20", cpu, v)
+			t.Errorf("ratelimit (v6.0): cpu%d gets %.1f/s update_nohz_stats refreshes, want ≤ 20", cpu, v)
 		}
 		for _, r := range []blockedRun{base, baseRL, v619} {
 			if v := r.bySec[cpu][BlockedByNewidleStats]; v != 0 {
@@ -207,21 +207,21 @@ func TestBlockedAveragesBackgroundCgroups(t *testing.T) {
 //
 // Reference: shared/reference/patches.md §3.
 func TestBalanceVariants(t *testing.T) {
-	s := MustBaseline(kernels.V519)
+	s := MustBaseline(kernels.V60)
 	if !applyBalanceVariant(&s, "blocked-avg-ratelimit", true) || !s.NewidleNohzStats || !s.BlockedAvgRatelimit {
 		t.Errorf("blocked-avg-ratelimit: %+v", s)
 	}
-	s = MustBaseline(kernels.V519)
+	s = MustBaseline(kernels.V60)
 	applyBalanceVariant(&s, "blocked-avg-ratelimit", false)
 	if !s.NewidleNohzStats || s.BlockedAvgRatelimit {
 		t.Errorf("blocked-avg-ratelimit base: %v %v", s.NewidleNohzStats, s.BlockedAvgRatelimit)
 	}
-	s = MustBaseline(kernels.V519)
+	s = MustBaseline(kernels.V60)
 	applyBalanceVariant(&s, "blocked-load-outside-newidle", true)
-	if s != MustBaseline(kernels.V519) {
-		t.Errorf("blocked-load-outside-newidle is not the v5.19 baseline")
+	if s != MustBaseline(kernels.V60) {
+		t.Errorf("blocked-load-outside-newidle is not the v6.0 baseline")
 	}
-	s = MustBaseline(kernels.V519)
+	s = MustBaseline(kernels.V60)
 	applyBalanceVariant(&s, "blocked-load-outside-newidle", false)
 	if !s.NewidleNohzStats {
 		t.Errorf("blocked-load-outside-newidle base lacks the pre-v5.13 paths")

@@ -3,7 +3,7 @@ package sched
 import "github.com/schedlab/schedlab/internal/topology"
 
 // schedBalanceNewidle mirrors fair.c:sched_balance_newidle (v6.19; the
-// v5.19 newidle_balance with !NewidleStopOnNoContinue and NI_RANDOM off),
+// v6.0 newidle_balance with !NewidleStopOnNoContinue and NI_RANDOM off),
 // called by pick_next_task_fair when this CPU has nothing to run: pull a
 // task before going idle.
 //

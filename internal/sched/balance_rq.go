@@ -70,7 +70,7 @@ func (k *Kernel) sdParentGroupSGC(sd *SchedDomain) *SchedGroupCapacity {
 // the domain's failure count and interval. It returns the number of tasks
 // moved. The SD_SERIALIZE token is taken here when
 // Settings.LBSerializeInBalanceRq (v6.19), in sched_balance_domains
-// otherwise (v5.19).
+// otherwise (v6.0).
 func (k *Kernel) schedBalanceRq(thisCPU cpumask.CPU, thisRq *Rq, sd *SchedDomain, idle int, continueBalancing *bool) int {
 	var ldMoved, curLdMoved int
 	activeBalance := false
@@ -521,7 +521,7 @@ func (k *Kernel) taskIsIneligibleOnDstCPU(p *Task, dst cpumask.CPU) bool {
 // move from env.srcRq to env.dstCPU, and whether it is cache hot (to count
 // lb_hot_gained when it is detached). Not modelled: throttled hierarchies,
 // per-CPU kthreads, proxy-execution blocked tasks, NUMA locality
-// (migrate_degrades_locality is 0). v5.19 tests the same things in a
+// (migrate_degrades_locality is 0). v6.0 tests the same things in a
 // different order, without the delayed and eligibility tests (which
 // cannot trigger without DELAY_DEQUEUE and PLACE_LAG), and counts
 // lb_hot_gained here rather than in detach_task; the counts agree.

@@ -1,11 +1,11 @@
 package sched
 
-// The CFS pick, placement and preemption of the v5.19 baseline
+// The CFS pick, placement and preemption of the v6.0 baseline
 // (kernel/sched/fair.c before EEVDF): vruntime ordered tree, min_vruntime,
 // sched_latency/min_granularity slices, wakeup granularity and buddies. In
 // CFS mode CfsRq.ZeroVruntime holds min_vruntime.
 
-// updateMinVruntime mirrors fair.c:update_min_vruntime (v5.19).
+// updateMinVruntime mirrors fair.c:update_min_vruntime (v6.0).
 func (k *Kernel) updateMinVruntime(c *CfsRq) {
 	curr := c.Curr
 	leftmost := pickFirstEntity(c)
@@ -29,7 +29,7 @@ func (k *Kernel) updateMinVruntime(c *CfsRq) {
 	}
 }
 
-// schedPeriod mirrors fair.c:__sched_period (v5.19).
+// schedPeriod mirrors fair.c:__sched_period (v6.0).
 func (k *Kernel) schedPeriod(nrRunning uint64) uint64 {
 	if nrRunning > k.S.NrLatency {
 		return nrRunning * k.minGranularity
@@ -37,7 +37,7 @@ func (k *Kernel) schedPeriod(nrRunning uint64) uint64 {
 	return k.latency
 }
 
-// schedSlice mirrors fair.c:sched_slice (v5.19, ALT_PERIOD and BASE_SLICE).
+// schedSlice mirrors fair.c:sched_slice (v6.0, ALT_PERIOD and BASE_SLICE).
 func (k *Kernel) schedSlice(c *CfsRq, se *SchedEntity) uint64 {
 	nrRunning := uint64(c.NrQueued)
 	if k.S.AltPeriod {
@@ -71,15 +71,15 @@ func (k *Kernel) schedSlice(c *CfsRq, se *SchedEntity) uint64 {
 	return slice
 }
 
-// cfsRqIsIdle mirrors fair.c:cfs_rq_is_idle (v5.19; idle groups are not modelled).
+// cfsRqIsIdle mirrors fair.c:cfs_rq_is_idle (v6.0; idle groups are not modelled).
 func cfsRqIsIdle(c *CfsRq) bool { return false }
 
-// schedVslice mirrors fair.c:sched_vslice (v5.19).
+// schedVslice mirrors fair.c:sched_vslice (v6.0).
 func (k *Kernel) schedVslice(c *CfsRq, se *SchedEntity) uint64 {
 	return calcDeltaFair(k.schedSlice(c, se), se)
 }
 
-// placeEntityCFS mirrors fair.c:place_entity (v5.19).
+// placeEntityCFS mirrors fair.c:place_entity (v6.0).
 func (k *Kernel) placeEntityCFS(c *CfsRq, se *SchedEntity, initial bool) {
 	vruntime := c.ZeroVruntime
 	if initial && k.S.StartDebit {
@@ -101,7 +101,7 @@ func (k *Kernel) placeEntityCFS(c *CfsRq, se *SchedEntity, initial bool) {
 	se.Vruntime = vruntime
 }
 
-// enqueueEntityCFS mirrors fair.c:enqueue_entity (v5.19).
+// enqueueEntityCFS mirrors fair.c:enqueue_entity (v6.0).
 func (k *Kernel) enqueueEntityCFS(c *CfsRq, se *SchedEntity, flags int) {
 	renorm := flags&enqueueWakeup == 0 || flags&enqueueMigrated != 0
 	curr := c.Curr == se
@@ -129,7 +129,7 @@ func (k *Kernel) enqueueEntityCFS(c *CfsRq, se *SchedEntity, flags int) {
 	}
 }
 
-// dequeueEntityCFS mirrors fair.c:dequeue_entity (v5.19).
+// dequeueEntityCFS mirrors fair.c:dequeue_entity (v6.0).
 func (k *Kernel) dequeueEntityCFS(c *CfsRq, se *SchedEntity, flags int) {
 	k.updateCurr(c)
 	action := updateTG
@@ -154,12 +154,12 @@ func (k *Kernel) dequeueEntityCFS(c *CfsRq, se *SchedEntity, flags int) {
 	}
 }
 
-// wakeupGran mirrors fair.c:wakeup_gran (v5.19).
+// wakeupGran mirrors fair.c:wakeup_gran (v6.0).
 func (k *Kernel) wakeupGran(se *SchedEntity) uint64 {
 	return calcDeltaFair(k.wakeupGranularity, se)
 }
 
-// wakeupPreemptEntity mirrors fair.c:wakeup_preempt_entity (v5.19).
+// wakeupPreemptEntity mirrors fair.c:wakeup_preempt_entity (v6.0).
 func (k *Kernel) wakeupPreemptEntity(curr, se *SchedEntity) int {
 	vdiff := int64(curr.Vruntime - se.Vruntime)
 	if vdiff <= 0 {
@@ -171,7 +171,7 @@ func (k *Kernel) wakeupPreemptEntity(curr, se *SchedEntity) int {
 	return 0
 }
 
-// pickNextEntityCFS mirrors fair.c:pick_next_entity (v5.19) with buddies.
+// pickNextEntityCFS mirrors fair.c:pick_next_entity (v6.0) with buddies.
 func (k *Kernel) pickNextEntityCFS(c *CfsRq) *SchedEntity {
 	curr := c.Curr
 	if curr != nil && !curr.OnRq {
@@ -205,7 +205,7 @@ func (k *Kernel) pickNextEntityCFS(c *CfsRq) *SchedEntity {
 	return se
 }
 
-// checkPreemptTick mirrors fair.c:check_preempt_tick (v5.19).
+// checkPreemptTick mirrors fair.c:check_preempt_tick (v6.0).
 func (k *Kernel) checkPreemptTick(c *CfsRq, curr *SchedEntity) {
 	idealRuntime := k.schedSlice(c, curr)
 	deltaExec := curr.SumExecRuntime - curr.PrevSumExecRuntime
@@ -227,7 +227,7 @@ func (k *Kernel) checkPreemptTick(c *CfsRq, curr *SchedEntity) {
 	}
 }
 
-// checkPreemptWakeupCFS mirrors fair.c:check_preempt_wakeup (v5.19).
+// checkPreemptWakeupCFS mirrors fair.c:check_preempt_wakeup (v6.0).
 func (k *Kernel) checkPreemptWakeupCFS(rq *Rq, p *Task, wakeFlags int) {
 	curr := rq.Curr
 	se, pse := &curr.SE, &p.SE
@@ -275,7 +275,7 @@ preempt:
 	}
 }
 
-// taskForkFairCFS mirrors fair.c:task_fork_fair (v5.19): the child starts at
+// taskForkFairCFS mirrors fair.c:task_fork_fair (v6.0): the child starts at
 // the parent's vruntime, is placed with START_DEBIT, and is stored relative
 // to min_vruntime until wake_up_new_task enqueues it.
 func (k *Kernel) taskForkFairCFS(p *Task) {

@@ -36,7 +36,7 @@
 // # Baselines and variants
 //
 // Settings is one struct with every sched_feature and sysctl; a baseline
-// (v6.19 EEVDF, v5.19 CFS) is a set of defaults, and a variant is a named
+// (v6.19 EEVDF, v6.0 CFS) is a set of defaults, and a variant is a named
 // difference from a baseline. CFS and EEVDF share the queue machinery; the
 // functions whose algorithm differs branch to their CFS versions in cfs.go.
 //

@@ -1,7 +1,7 @@
 package sched
 
 // The fair class's queue operations, mirroring kernel/sched/fair.c of v6.19
-// (EEVDF). Where the CFS baseline (v5.19) differs, the function branches on
+// (EEVDF). Where the CFS baseline (v6.0) differs, the function branches on
 // k.S.EEVDF and calls its CFS counterpart in cfs.go.
 
 const u64Max = ^uint64(0)
@@ -188,7 +188,7 @@ func (k *Kernel) updateDeadline(c *CfsRq, se *SchedEntity) bool {
 	return true
 }
 
-// updateCurr mirrors fair.c:update_curr (v6.19; CFS: v5.19).
+// updateCurr mirrors fair.c:update_curr (v6.19; CFS: v6.0).
 func (k *Kernel) updateCurr(c *CfsRq) {
 	curr := c.Curr
 	if curr == nil {
@@ -296,7 +296,7 @@ func seRunnable(se *SchedEntity) uint64 {
 	return se.RunnableWeight
 }
 
-// enqueueEntity mirrors fair.c:enqueue_entity (v6.19; CFS: v5.19).
+// enqueueEntity mirrors fair.c:enqueue_entity (v6.19; CFS: v6.0).
 func (k *Kernel) enqueueEntity(c *CfsRq, se *SchedEntity, flags int) {
 	if !k.S.EEVDF {
 		k.enqueueEntityCFS(c, se, flags)
@@ -357,7 +357,7 @@ func (k *Kernel) finishDelayedDequeueEntity(se *SchedEntity) {
 	}
 }
 
-// dequeueEntity mirrors fair.c:dequeue_entity (v6.19; CFS: v5.19). It
+// dequeueEntity mirrors fair.c:dequeue_entity (v6.19; CFS: v6.0). It
 // returns false when the entity was only marked delayed (DELAY_DEQUEUE).
 func (k *Kernel) dequeueEntity(c *CfsRq, se *SchedEntity, flags int) bool {
 	if !k.S.EEVDF {
@@ -700,7 +700,7 @@ func isSameGroup(se, pse *SchedEntity) *CfsRq {
 	return nil
 }
 
-// setNextEntity mirrors fair.c:set_next_entity (v6.19; CFS v5.19 differs
+// setNextEntity mirrors fair.c:set_next_entity (v6.19; CFS v6.0 differs
 // only in slice protection).
 func (k *Kernel) setNextEntity(c *CfsRq, se *SchedEntity, first bool) {
 	k.clearBuddies(c, se)

@@ -69,13 +69,13 @@ type Settings struct {
 	DelayZero          bool `feature:"DELAY_ZERO"`         // v6.12+: on
 	WakeupPreemption   bool `feature:"WAKEUP_PREEMPTION"`  // on
 	TTWUQueue          bool `feature:"TTWU_QUEUE"`         // on
-	SISProp            bool `feature:"SIS_PROP"`           // v5.19: off (present); v6.19: absent
+	SISProp            bool `feature:"SIS_PROP"`           // v6.0: off (present); v6.19: absent
 	SISUtil            bool `feature:"SIS_UTIL"`           // on
 	WAIdle             bool `feature:"WA_IDLE"`            // on
 	WAWeight           bool `feature:"WA_WEIGHT"`          // on
 	WABias             bool `feature:"WA_BIAS"`            // on
 	UtilEst            bool `feature:"UTIL_EST"`           // on
-	UtilEstFastup      bool `feature:"UTIL_EST_FASTUP"`    // v5.19: on; v6.19: absent
+	UtilEstFastup      bool `feature:"UTIL_EST_FASTUP"`    // v6.0: on; v6.19: absent
 	AttachAgeLoad      bool `feature:"ATTACH_AGE_LOAD"`    // on
 	AltPeriod          bool `feature:"ALT_PERIOD"`         // CFS: on
 	BaseSliceFeat      bool `feature:"BASE_SLICE"`         // CFS: on
@@ -140,19 +140,18 @@ type Settings struct {
 	// TestIdleCoresSMTCheck is Barry Song's "Optimize test_idle_cores() for
 	// !SMT" (v5.13): test_idle_cores answers its default without reading
 	// sd_llc_shared when sched_smt_present is false. Off in both baselines
-	// (v5.19 and v6.19 no longer call it on !SMT machines at all).
+	// (v6.0 and v6.19 no longer call it on !SMT machines at all).
 	TestIdleCoresSMTCheck bool
 
 	// --- load balancing (issue 4) ---
-	// Differences between the baselines' load balancers (the v5.19
-	// balancer follows v6.0, the nearest release the reference read), and
+	// Differences between the baselines' load balancers, and
 	// the blocked-load variants of patches.md §3. Each is a model switch,
 	// settable by its sysctl-style name.
 
 	// LBSerializeInBalanceRq: the SD_SERIALIZE token (NUMA levels) is taken
 	// in sched_balance_rq after should_we_balance, and a busy token counts
 	// as "balanced" (v6.19: on); off, rebalance_domains takes it and skips
-	// the domain when busy (v5.19).
+	// the domain when busy (v6.0).
 	LBSerializeInBalanceRq bool `sysctl:"model_lb_serialize_in_balance_rq"`
 	// LBSMTAware: the v6.6 SMT/cluster balancing changes (v6.19: on):
 	// should_we_balance prefers an idle CPU on a fully idle core, the
@@ -160,7 +159,7 @@ type Settings struct {
 	// update_sd_pick_busiest, sibling_imbalance (tasks per core, 0 for a
 	// busy balancer) and prefer_sibling taken from the busiest group.
 	// Off: v6.0's first idle CPU, task-count difference and the child
-	// domain's SD_PREFER_SIBLING (v5.19).
+	// domain's SD_PREFER_SIBLING (v6.0).
 	LBSMTAware bool `sysctl:"model_lb_smt_aware"`
 	// LBLocalAboveAvg: calculate_imbalance gives up when the local group
 	// is already above the domain's average load (v6.6+; v6.19: on).
@@ -172,7 +171,7 @@ type Settings struct {
 	// failures nor back the interval off (v6.14+; v6.19: on).
 	LBMisfitNoFailCount bool `sysctl:"model_lb_misfit_no_fail_count"`
 	// NewidleStopOnNoContinue: newidle balance stops walking up when
-	// should_we_balance cleared continue_balancing (v6.19: on; v5.19
+	// should_we_balance cleared continue_balancing (v6.19: on; v6.0
 	// stopped only when a task was pulled or arrived).
 	NewidleStopOnNoContinue bool `sysctl:"model_newidle_stop_on_no_continue"`
 	// NewidleNohzStats selects the blocked-load paths from before v5.13's
@@ -248,7 +247,7 @@ func Baseline(kernel string) (Settings, error) {
 		s.LBUtilBoost = true
 		s.LBMisfitNoFailCount = true
 		s.NewidleStopOnNoContinue = true
-	case kernels.V519:
+	case kernels.V60:
 		s.EEVDF = false
 		s.GentleFairSleepers = true
 		s.StartDebit = true
@@ -276,7 +275,7 @@ func MustBaseline(kernel string) Settings {
 // that enabling one is reported as "not in vX" rather than silently accepted.
 var featuresNotIn = map[string][]string{
 	kernels.V619: {"GENTLE_FAIR_SLEEPERS", "START_DEBIT", "LAST_BUDDY", "SIS_PROP", "UTIL_EST_FASTUP", "ALT_PERIOD", "BASE_SLICE"},
-	kernels.V519: {"PLACE_LAG", "PLACE_DEADLINE_INITIAL", "PLACE_REL_DEADLINE", "RUN_TO_PARITY", "PREEMPT_SHORT", "PICK_BUDDY", "DELAY_DEQUEUE", "DELAY_ZERO", "NI_RANDOM"},
+	kernels.V60:  {"PLACE_LAG", "PLACE_DEADLINE_INITIAL", "PLACE_REL_DEADLINE", "RUN_TO_PARITY", "PREEMPT_SHORT", "PICK_BUDDY", "DELAY_DEQUEUE", "DELAY_ZERO", "NI_RANDOM"},
 }
 
 // UnsupportedFeatureError reports a feature a baseline does not have.

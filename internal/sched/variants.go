@@ -48,37 +48,37 @@ var (
 
 var variants = []variant{
 	{
-		info: VariantInfo{Name: "short-task-rfc", Baseline: kernels.V519, Touches: shortBothFns,
+		info: VariantInfo{Name: "short-task-rfc", Baseline: kernels.V60, Touches: shortBothFns,
 			Description: "short-task RFC (Chen Yu, Sep 2022): wake on this_cpu if curr(this_cpu) is short, before the prev_cpu-idle check; skip the LLC scan when SIS_UTIL sees it >50% busy and wakee and curr(target) are short"},
 		apply: shortTask(ShortAffineSyncOr, ShortScanWakee),
 	},
 	{
-		info: VariantInfo{Name: "short-task-v1", Baseline: kernels.V519, Touches: shortBothFns,
+		info: VariantInfo{Name: "short-task-v1", Baseline: kernels.V60, Touches: shortBothFns,
 			Description: "short-task follow-up 1: the this_cpu check moves after the prev_cpu-idle check, no nr_running condition; scan skip kept"},
 		apply: shortTask(ShortAffineEnd, ShortScanWakee),
 	},
 	{
-		info: VariantInfo{Name: "short-task-v2", Baseline: kernels.V519, Touches: shortAffineFns,
+		info: VariantInfo{Name: "short-task-v2", Baseline: kernels.V60, Touches: shortAffineFns,
 			Description: "short-task follow-up 2: as v1 without the scan skip"},
 		apply: shortTask(ShortAffineEnd, ShortScanOff),
 	},
 	{
-		info: VariantInfo{Name: "short-task-v3", Baseline: kernels.V519, Touches: shortBothFns,
+		info: VariantInfo{Name: "short-task-v3", Baseline: kernels.V60, Touches: shortBothFns,
 			Description: "short-task follow-up 3: this_cpu check at the end needs nr_running(this_cpu)==1 and a short curr; scan skip kept"},
 		apply: shortTask(ShortAffineEndSingle, ShortScanWakee),
 	},
 	{
-		info: VariantInfo{Name: "short-task-v4", Baseline: kernels.V519, Touches: shortAffineFns,
+		info: VariantInfo{Name: "short-task-v4", Baseline: kernels.V60, Touches: shortAffineFns,
 			Description: "short-task follow-up 4: as v3 without the scan skip"},
 		apply: shortTask(ShortAffineEndSingle, ShortScanOff),
 	},
 	{
-		info: VariantInfo{Name: "short-task-rfc2", Baseline: kernels.V519, Touches: shortBothFns,
+		info: VariantInfo{Name: "short-task-rfc2", Baseline: kernels.V60, Touches: shortBothFns,
 			Description: "short-task RFC v2 (Oct 2022): v3's this_cpu check; the scan skip needs nr_running(target)==1 and a short curr(target), not a short wakee"},
 		apply: shortTask(ShortAffineEndSingle, ShortScanSingle),
 	},
 	{
-		info: VariantInfo{Name: "idle-cores-nosmt", Baseline: kernels.V519, Touches: []string{"test_idle_cores"},
+		info: VariantInfo{Name: "idle-cores-nosmt", Baseline: kernels.V60, Touches: []string{"test_idle_cores"},
 			Description: "test_idle_cores() returns without reading sd_llc_shared on machines without SMT (Barry Song, v5.13); changes no decision, only LLC-shared reads",
 			Base:        "v5.12 call layout: select_idle_cpu calls test_idle_cores on every scan (TestIdleCoresEveryScan)"},
 		base:  func(s *Settings) { s.TestIdleCoresEveryScan = true },

@@ -35,10 +35,10 @@ func TestVariantsTable(t *testing.T) {
 	}
 	for i, w := range want {
 		v := vs[i]
-		if v.Name != w.name || v.Baseline != kernels.V519 || v.Description == "" || len(v.Touches) == 0 {
+		if v.Name != w.name || v.Baseline != kernels.V60 || v.Description == "" || len(v.Touches) == 0 {
 			t.Errorf("variant %d: %+v", i, v)
 		}
-		s := MustBaseline(kernels.V519)
+		s := MustBaseline(kernels.V60)
 		base := s
 		if err := ApplyVariant(&s, w.name); err != nil {
 			t.Fatal(err)
@@ -51,16 +51,16 @@ func TestVariantsTable(t *testing.T) {
 		if !reflect.DeepEqual(s, base) {
 			t.Errorf("%s changes more than the short-task settings", w.name)
 		}
-		b := MustBaseline(kernels.V519)
+		b := MustBaseline(kernels.V60)
 		if err := ApplyVariantBase(&b, w.name); err != nil || !reflect.DeepEqual(b, base) {
 			t.Errorf("%s: its base is not the plain baseline", w.name)
 		}
 	}
-	s := MustBaseline(kernels.V519)
+	s := MustBaseline(kernels.V60)
 	if err := ApplyVariant(&s, "idle-cores-nosmt"); err != nil || !s.TestIdleCoresSMTCheck || !s.TestIdleCoresEveryScan {
 		t.Errorf("idle-cores-nosmt: %v %v %v", err, s.TestIdleCoresSMTCheck, s.TestIdleCoresEveryScan)
 	}
-	b := MustBaseline(kernels.V519)
+	b := MustBaseline(kernels.V60)
 	if err := ApplyVariantBase(&b, "idle-cores-nosmt"); err != nil || b.TestIdleCoresSMTCheck || !b.TestIdleCoresEveryScan {
 		t.Errorf("idle-cores-nosmt base: %v %v %v", err, b.TestIdleCoresSMTCheck, b.TestIdleCoresEveryScan)
 	}
@@ -116,11 +116,11 @@ func TestIdleCoresNoSMT(t *testing.T) {
 		{"zen3-2s-nps1", 40, 3 * engine.Millisecond, false}, // SMT2
 	} {
 		t.Run(tc.machine, func(t *testing.T) {
-			base := MustBaseline(kernels.V519)
+			base := MustBaseline(kernels.V60)
 			if err := ApplyVariantBase(&base, "idle-cores-nosmt"); err != nil {
 				t.Fatal(err)
 			}
-			patched := MustBaseline(kernels.V519)
+			patched := MustBaseline(kernels.V60)
 			if err := ApplyVariant(&patched, "idle-cores-nosmt"); err != nil {
 				t.Fatal(err)
 			}
@@ -139,10 +139,10 @@ func TestIdleCoresNoSMT(t *testing.T) {
 			t.Logf("%s: test_idle_cores reads base %d, patched %d", tc.machine, rb, rp)
 		})
 	}
-	// The plain v5.19 baseline does not call test_idle_cores without SMT.
-	_, r := busyWakeups(t, "hikey", 12, 20*engine.Millisecond, MustBaseline(kernels.V519))
+	// The plain v6.0 baseline does not call test_idle_cores without SMT.
+	_, r := busyWakeups(t, "hikey", 12, 20*engine.Millisecond, MustBaseline(kernels.V60))
 	if r != 0 {
-		t.Errorf("v5.19 on hikey: %d reads, want 0", r)
+		t.Errorf("v6.0 on hikey: %d reads, want 0", r)
 	}
 }
 
@@ -171,11 +171,11 @@ func TestIdleCoresNoSMTCostsTime(t *testing.T) {
 		}
 		return reads, overhead
 	}
-	base := MustBaseline(kernels.V519)
+	base := MustBaseline(kernels.V60)
 	if err := ApplyVariantBase(&base, "idle-cores-nosmt"); err != nil {
 		t.Fatal(err)
 	}
-	patched := MustBaseline(kernels.V519)
+	patched := MustBaseline(kernels.V60)
 	if err := ApplyVariant(&patched, "idle-cores-nosmt"); err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 )
 
 // Wakeup and fork placement: select_task_rq_fair and the fast path
-// (wake_affine, select_idle_sibling) as v6.19 has them, with the v5.19-era
+// (wake_affine, select_idle_sibling) as v6.19 has them, with the v6.0-era
 // differences (SIS_PROP) and the short-task and idle-core variants selected
 // by Settings. The slow path (sched_balance_find_dst_cpu) is in
 // wakeup_fork.go, the signals it reads in wakeup_load.go.
@@ -234,7 +234,7 @@ func (k *Kernel) asymFitsCPU(util uint64, cpu cpumask.CPU) bool {
 // selectIdleSibling mirrors fair.c:select_idle_sibling (v6.19): the fast
 // path's search for an idle CPU near target (the waker's CPU or prev after
 // wake_affine). Simplified: the per-CPU-kthread stacking shortcut is omitted
-// (no kthreads are modelled); v5.19's copy differs only in having no
+// (no kthreads are modelled); v6.0's copy differs only in having no
 // clusters, which its topology never activates.
 func (k *Kernel) selectIdleSibling(p *Task, prev, target cpumask.CPU) cpumask.CPU {
 	hasIdleCore := false
@@ -310,7 +310,7 @@ func (k *Kernel) selectIdleSibling(p *Task, prev, target cpumask.CPU) cpumask.CP
 	return target
 }
 
-// selectIdleCPU mirrors fair.c:select_idle_cpu (v6.19, with v5.19's
+// selectIdleCPU mirrors fair.c:select_idle_cpu (v6.19, with v6.0's
 // SIS_PROP when that feature is on) plus the short-task variants' hunk 2.
 // With SIS_PROP the scan's duration is Settings.SISScanCost per CPU examined
 // (the kernel measures it with cpu_clock), charged to the waker's LLC
@@ -430,7 +430,7 @@ func (k *Kernel) selectIdleCPU(p *Task, sd *SchedDomain, hasIdleCore bool, targe
 	return idleCPU
 }
 
-// accountSISProp is the end of v5.19's select_idle_cpu under SIS_PROP: the
+// accountSISProp is the end of v6.0's select_idle_cpu under SIS_PROP: the
 // scan time is spent from wake_avg_idle and folded into avg_scan_cost.
 func (k *Kernel) accountSISProp(sisProp bool, thisRq *Rq, thisSD *SchedDomain, scanned uint64) {
 	if !sisProp {

@@ -131,7 +131,7 @@ func (k *Kernel) schedBalanceFindDstGroupCPU(g *topology.Group, p *Task, thisCPU
 
 // updateSgWakeupStats mirrors fair.c:update_sg_wakeup_stats (v6.19): the
 // group's statistics as if p were not on its CPU, over the CPUs p may use.
-// (v5.19 summed every CPU of the group and tested misfit against the
+// (v6.0 summed every CPU of the group and tested misfit against the
 // group's max capacity; the two agree for tasks allowed everywhere on
 // symmetric machines.)
 func (k *Kernel) updateSgWakeupStats(sd *SchedDomain, g *topology.Group, sgs *SgLbStats, p *Task) {

@@ -48,7 +48,7 @@ func forkSixteen(t *testing.T, k *Kernel) []int {
 //
 // Reference: fair.c:select_task_rq_fair, sched_balance_find_dst_cpu,
 // sched_balance_find_dst_group, update_sg_wakeup_stats, update_pick_idlest,
-// sched_balance_find_dst_group_cpu, v6.19 (the same in the v5.19 tip).
+// sched_balance_find_dst_group_cpu, v6.19 (the same in the v6.0 tip).
 //
 // The machine: LLC k of socket 0 is CPUs 8k..8k+7 and their SMT siblings
 // +128 (LLC0 = 0-7,128-135); socket 0 is LLC0-LLC7. The node distance is

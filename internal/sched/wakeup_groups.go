@@ -7,7 +7,7 @@ import "github.com/schedlab/schedlab/internal/topology"
 // (update_sg_lb_stats, sched_balance_find_src_group).
 
 // GroupType mirrors enum group_type (v6.19 order: a higher value is a
-// busier group). group_smt_balance exists from v6.6; the v5.19 baseline
+// busier group). group_smt_balance exists from v6.6; the v6.0 baseline
 // never produces it.
 type GroupType int
 

@@ -127,7 +127,7 @@ type Domain struct {
 	// NumaDistance is the level's node distance for NODE and NUMA levels,
 	// else 0.
 	NumaDistance int
-	// v6.19 newidle balancing ratio seeds (0 for v5.19).
+	// v6.19 newidle balancing ratio seeds (0 for v6.0).
 	NewidleCall, NewidleSuccess, NewidleRatio int
 }
 
@@ -921,7 +921,7 @@ func (b *builder) groupFlags(t *Topology, g *Group) Flags {
 
 // highestFlagDomain mirrors sched.h:highest_flag_domain. For v6.19 the
 // search stops at the first domain without the flag only for flags shared
-// with children (SDF_SHARED_CHILD); v5.19 always stopped there.
+// with children (SDF_SHARED_CHILD); v6.0 always stopped there.
 func highestFlagDomain(chain []*Domain, flag Flags, kernel *kernels.Baseline) *Domain {
 	var h *Domain
 	for _, d := range chain {
@@ -956,7 +956,7 @@ func (t *Topology) updateTopCacheDomain(cpu cpumask.CPU) {
 	}
 	t.SdLLC[cpu], t.SdLLCSize[cpu], t.SdLLCID[cpu], t.SdLLCShared[cpu] = sd, size, id, shared
 	// sd_share_id: the cluster's first CPU where there is an SD_CLUSTER
-	// domain, else the LLC id (v5.19 has no SD_CLUSTER, so always the LLC).
+	// domain, else the LLC id (v6.0 has no SD_CLUSTER, so always the LLC).
 	if cl := lowestFlagDomain(chain, SDCluster); cl != nil {
 		id = cl.Span.First()
 	}

@@ -451,9 +451,9 @@ func TestArmBoards(t *testing.T) {
 				{"PKG", "0-7", fPKG, 2}, // 8/4 = 2 LLCs, no NUMA above
 			})
 		}
-		v5 := mustBuild(t, mustPreset(t, "hikey"), kernels.V519)
+		v5 := mustBuild(t, mustPreset(t, "hikey"), kernels.V60)
 		if chainSummary(v5, 0) != "MC:0-3 DIE:0-7" {
-			t.Errorf("v5.19: %s", chainSummary(v5, 0))
+			t.Errorf("v6.0: %s", chainSummary(v5, 0))
 		}
 		if topo.SMTPresent || topo.AsymCPUCapacity || topo.SdLLCSize[0] != 4 {
 			t.Errorf("hikey shortcuts")
@@ -502,13 +502,13 @@ func TestArmBoards(t *testing.T) {
 }
 
 // Reference: flag values and names of include/linux/sched/sd_flags.h in
-// v6.19 and v5.19 (SD_SHARE_PKG_RESOURCES, SD_OVERLAP; level DIE).
+// v6.19 and v6.0 (SD_SHARE_PKG_RESOURCES, SD_OVERLAP; level DIE).
 func TestBaselineNaming(t *testing.T) {
 	s := mustPreset(t, "zen3-2s-nps1")
 	v6 := mustBuild(t, s, kernels.V619)
-	v5 := mustBuild(t, s, kernels.V519)
+	v5 := mustBuild(t, s, kernels.V60)
 	if got := chainSummary(v5, 0); got != "SMT:0,128 MC:0-7,128-135 DIE:0-63,128-191 NUMA:0-255" {
-		t.Errorf("v5.19 chain %s", got)
+		t.Errorf("v6.0 chain %s", got)
 	}
 	for _, tc := range []struct {
 		topo  *Topology
@@ -529,14 +529,14 @@ func TestBaselineNaming(t *testing.T) {
 			t.Errorf("%s %s: 0x%x, want 0x%x", tc.topo.Kernel, d.Name, got, tc.value)
 		}
 	}
-	// v5.19 has no SD_CLUSTER: the Kunpeng's CLS level carries only
+	// v6.0 has no SD_CLUSTER: the Kunpeng's CLS level carries only
 	// SD_SHARE_PKG_RESOURCES, and sd_share_id is the LLC id.
-	k5 := mustBuild(t, mustPreset(t, "kunpeng920-96"), kernels.V519)
+	k5 := mustBuild(t, mustPreset(t, "kunpeng920-96"), kernels.V60)
 	if d := k5.Domains[5][0]; d.Name != "CLS" || d.Flags != fCLS&^SDCluster {
-		t.Errorf("v5.19 CLS: %s %s", d.Name, d.Flags)
+		t.Errorf("v6.0 CLS: %s %s", d.Name, d.Flags)
 	}
 	if k5.SdShareID[5] != 0 || k5.ClusterActive || k5.Domains[5][0].NewidleCall != 0 {
-		t.Errorf("v5.19 sd_share_id %d cluster_active %v", k5.SdShareID[5], k5.ClusterActive)
+		t.Errorf("v6.0 sd_share_id %d cluster_active %v", k5.SdShareID[5], k5.ClusterActive)
 	}
 	if _, err := Build(s, Options{Kernel: "v4.4"}); err == nil || !strings.Contains(err.Error(), `unknown kernel "v4.4"`) {
 		t.Errorf("bad kernel: %v", err)

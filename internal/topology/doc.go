@@ -11,9 +11,9 @@
 // tree (ReadSysfs, "host"); Load resolves any of these names.
 //
 // Build turns a spec into a Topology the way kernel/sched/topology.c does
-// at boot, for a chosen kernel baseline (v6.19 by default, or v5.19):
+// at boot, for a chosen kernel baseline (v6.19 by default, or v6.0):
 //
-//   - the topology table: SMT, CLS, MC, PKG (DIE in v5.19) as the x86 or
+//   - the topology table: SMT, CLS, MC, PKG (DIE in v6.0) as the x86 or
 //     the generic/arm64 table defines their masks, then NODE and one NUMA
 //     level per further distinct distance (sched_init_numa);
 //   - each CPU's chain of domains bottom-up, stopping at the first level that

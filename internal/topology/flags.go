@@ -31,7 +31,7 @@ const (
 	SDAsymCPUCapacity      Flags = 0x20   // SD_ASYM_CPUCAPACITY
 	SDAsymCPUCapacityFull  Flags = 0x40   // SD_ASYM_CPUCAPACITY_FULL
 	SDShareCPUCapacity     Flags = 0x80   // SD_SHARE_CPUCAPACITY
-	SDCluster              Flags = 0x100  // SD_CLUSTER (v6.8+; never set for v5.19)
+	SDCluster              Flags = 0x100  // SD_CLUSTER (v6.8+; never set for the CFS baselines)
 	SDShareLLC             Flags = 0x200  // SD_SHARE_LLC (SD_SHARE_PKG_RESOURCES before v6.10)
 	SDSerialize            Flags = 0x400  // SD_SERIALIZE
 	SDAsymPacking          Flags = 0x800  // SD_ASYM_PACKING
@@ -45,9 +45,9 @@ const (
 // flagInfo lists each flag in bit order with its name and bit value per
 // baseline. A zero value means the baseline has no such flag.
 var flagInfo = []struct {
-	flag       Flags
-	name, old  string // v6.19 name, v5.19 name
-	v619, v519 uint32
+	flag      Flags
+	name, old string // v6.19 name, v6.0 name
+	v619, v60 uint32
 }{
 	{SDBalanceNewidle, "SD_BALANCE_NEWIDLE", "SD_BALANCE_NEWIDLE", 0x1, 0x1},
 	{SDBalanceExec, "SD_BALANCE_EXEC", "SD_BALANCE_EXEC", 0x2, 0x2},
@@ -65,18 +65,18 @@ var flagInfo = []struct {
 	{SDNuma, "SD_NUMA", "SD_NUMA", 0x2000, 0x2000},
 }
 
-// v5.19's SD_OVERLAP (0x1000) sits between SD_PREFER_SIBLING and SD_NUMA. It
+// v6.0's SD_OVERLAP (0x1000) sits between SD_PREFER_SIBLING and SD_NUMA. It
 // is set exactly on the levels that carry SD_NUMA (SDTL_OVERLAP levels), so
 // the internal Flags has no bit for it: it is derived when rendering.
-const overlapV519 = 0x1000
+const overlapV60 = 0x1000
 
 // FlagNames returns the names of the set flags in the kernel's bit order, as
-// the given baseline spells them: for v5.19, SD_SHARE_LLC is printed as
+// the given baseline spells them: for v6.0, SD_SHARE_LLC is printed as
 // SD_SHARE_PKG_RESOURCES, SD_CLUSTER does not exist and SD_OVERLAP appears
 // on NUMA levels.
 func FlagNames(f Flags, kernel string) []string {
 	var out []string
-	old := kernelFlags(kernel) == kernels.FlagsV519
+	old := kernelFlags(kernel) == kernels.FlagsV60
 	for _, fi := range flagInfo {
 		if old && fi.flag == SDNuma && f&SDNuma != 0 {
 			out = append(out, "SD_OVERLAP")
@@ -99,19 +99,19 @@ func FlagNames(f Flags, kernel string) []string {
 // debugfs prints.
 func FlagsValue(f Flags, kernel string) uint32 {
 	var v uint32
-	old := kernelFlags(kernel) == kernels.FlagsV519
+	old := kernelFlags(kernel) == kernels.FlagsV60
 	for _, fi := range flagInfo {
 		if f&fi.flag == 0 {
 			continue
 		}
 		if old {
-			v |= fi.v519
+			v |= fi.v60
 		} else {
 			v |= fi.v619
 		}
 	}
 	if old && f&SDNuma != 0 {
-		v |= overlapV519
+		v |= overlapV60
 	}
 	return v
 }
