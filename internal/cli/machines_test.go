@@ -122,7 +122,7 @@ func TestMachineShowErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"machine", "show", "nosuch"}, "schedlab: unknown machine \"nosuch\" (see 'schedlab machines')\n"},
-		{[]string{"machine", "show", "hikey", "--kernel", "v4.19"}, "schedlab: unknown kernel \"v4.19\" (known: v6.19, v6.0)\n"},
+		{[]string{"machine", "show", "hikey", "--kernel", "v4.19"}, "schedlab: unknown kernel \"v4.19\" (known: v6.19, v6.0, v5.12)\n"},
 		{[]string{"machine", "show", "hikey", "--cpu", "9"}, "schedlab: --cpu: CPU 9 out of range in cpu list \"9\" (machine has 8 CPUs)\n"},
 	} {
 		code, out, errs := runMachinesCLI(tc.args...)

@@ -18,6 +18,7 @@ import (
 const (
 	V619 = "v6.19"
 	V60  = "v6.0"
+	V512 = "v5.12"
 )
 
 // Default is the baseline used when none is named.
@@ -34,6 +35,10 @@ const (
 	// FlagsV60: no SD_CLUSTER, SD_SHARE_PKG_RESOURCES at 0x100, and
 	// SD_OVERLAP (0x1000) on the NUMA levels, as in v5.14–v6.7.
 	FlagsV60
+	// FlagsV512: as FlagsV60 without SD_ASYM_CPUCAPACITY_FULL (v5.14),
+	// so every later bit is one lower: SD_SHARE_PKG_RESOURCES at 0x80,
+	// SD_OVERLAP at 0x800, SD_NUMA at 0x1000.
+	FlagsV512
 )
 
 // Baseline is one kernel release schedlab models.
@@ -61,6 +66,22 @@ type Baseline struct {
 	// NewidleRatio: sched_domain carries newidle_call, newidle_success
 	// and newidle_ratio (v6.19's newidle balance rate control).
 	NewidleRatio bool
+	// ClusterLevel: the default topology tables of x86 and arm64 have a
+	// CLS level between SMT and MC (v5.16, "sched: Add cluster scheduler
+	// level for x86" and "... in core and related Kconfig for ARM64"),
+	// and arm64's cpu_coregroup_mask widens MC to the cluster when no
+	// cache is shared beyond it. v5.12 has neither.
+	ClusterLevel bool
+	// ImbNumaNr: sched_domain has imb_numa_nr, computed in
+	// build_sched_domains (v5.18); v5.12 has no such field.
+	ImbNumaNr bool
+	// AsymCapacityPerDomain: each domain is classified by the capacities
+	// its span holds (asym_cpu_capacity_classify, v5.14: SD_ASYM_CPUCAPACITY
+	// where it holds two or more, _FULL where it holds all).
+	// v5.12 sets SD_ASYM_CPUCAPACITY on the one level
+	// asym_cpu_capacity_level finds (the lowest at which every CPU sees a
+	// CPU of the largest capacity), and sd_asym_cpucapacity is that level.
+	AsymCapacityPerDomain bool
 }
 
 // all lists the baselines, default first.
@@ -69,10 +90,16 @@ var all = []Baseline{
 		Name: V619, Class: "EEVDF", Summary: "Linux 6.19: EEVDF with delayed dequeue, SIS_UTIL, the current balancer (the default)",
 		SchedstatVersion: 17, PkgLevel: "PKG", Flags: FlagsV619,
 		ClusterFlag: true, HighestFlagPastGaps: true, NewidleRatio: true,
+		ClusterLevel: true, ImbNumaNr: true, AsymCapacityPerDomain: true,
 	},
 	{
 		Name: V60, Class: "CFS", Summary: "Linux 6.0: CFS (vruntime, latency and granularities, buddies), SIS_UTIL, the v6.0 balancer",
 		SchedstatVersion: 15, PkgLevel: "DIE", Flags: FlagsV60,
+		ClusterLevel: true, ImbNumaNr: true, AsymCapacityPerDomain: true,
+	},
+	{
+		Name: V512, Class: "CFS", Summary: "Linux 5.12: CFS, SIS_PROP, blocked load refreshed by newly idle balance (LBF_NOHZ_STATS), no CLS level",
+		SchedstatVersion: 15, PkgLevel: "DIE", Flags: FlagsV512,
 	},
 }
 

@@ -22,7 +22,7 @@ func TestLookup(t *testing.T) {
 		t.Errorf("Names()[0] = %s, want the default first", Names()[0])
 	}
 	_, err := Lookup("v4.4")
-	if err == nil || err.Error() != `unknown kernel "v4.4" (known: v6.19, v6.0)` {
+	if err == nil || err.Error() != `unknown kernel "v4.4" (known: v6.19, v6.0, v5.12)` {
 		t.Errorf("Lookup(v4.4) error = %v", err)
 	}
 }

@@ -209,7 +209,7 @@ func TestPeriodicBalanceEvensTwoLLCs(t *testing.T) {
 // detach_tasks takes the tail of CPU 0's cfs_tasks, the waiting task W.
 // task_hot: W last ran rq_clock_task − exec_start ago. With EEVDF (v6.19)
 // the 2.8 ms slices end at ticks, so W ran until 4 ms and at T = 6 ms it
-// ran 2 ms ago; with CFS (v6.0) the two tasks get 12 ms each
+// ran 2 ms ago; with CFS (v6.0, v5.12) the two tasks get 12 ms each
 // (sched_latency 24 ms / 2), so at T = 14 ms W ran until 12 ms, 2 ms ago.
 // With migration_cost 0.5 ms W is cold and moves at T (lb_gained of the
 // newly idle type). With migration_cost 3 ms it is hot; newly idle
@@ -219,8 +219,8 @@ func TestPeriodicBalanceEvensTwoLLCs(t *testing.T) {
 func TestNewidleBalancePullsColdKeepsHot(t *testing.T) {
 	for _, kern := range kernels.Names() {
 		T := 6 * engine.Millisecond
-		if kern == kernels.V60 {
-			T = 14 * engine.Millisecond
+		if kern != kernels.V619 {
+			T = 14 * engine.Millisecond // CFS
 		}
 		for _, tc := range []struct {
 			name          string

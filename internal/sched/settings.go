@@ -69,16 +69,16 @@ type Settings struct {
 	DelayZero          bool `feature:"DELAY_ZERO"`         // v6.12+: on
 	WakeupPreemption   bool `feature:"WAKEUP_PREEMPTION"`  // on
 	TTWUQueue          bool `feature:"TTWU_QUEUE"`         // on
-	SISProp            bool `feature:"SIS_PROP"`           // v6.0: off (present); v6.19: absent
-	SISUtil            bool `feature:"SIS_UTIL"`           // on
+	SISProp            bool `feature:"SIS_PROP"`           // v5.12: on; v6.0: off; v6.19: absent
+	SISUtil            bool `feature:"SIS_UTIL"`           // v6.0+: on; v5.12: absent
 	WAIdle             bool `feature:"WA_IDLE"`            // on
 	WAWeight           bool `feature:"WA_WEIGHT"`          // on
 	WABias             bool `feature:"WA_BIAS"`            // on
 	UtilEst            bool `feature:"UTIL_EST"`           // on
-	UtilEstFastup      bool `feature:"UTIL_EST_FASTUP"`    // v6.0: on; v6.19: absent
+	UtilEstFastup      bool `feature:"UTIL_EST_FASTUP"`    // CFS: on; v6.19: absent
 	AttachAgeLoad      bool `feature:"ATTACH_AGE_LOAD"`    // on
-	AltPeriod          bool `feature:"ALT_PERIOD"`         // CFS: on
-	BaseSliceFeat      bool `feature:"BASE_SLICE"`         // CFS: on
+	AltPeriod          bool `feature:"ALT_PERIOD"`         // v6.0: on; v5.12, v6.19: absent
+	BaseSliceFeat      bool `feature:"BASE_SLICE"`         // v6.0: on; v5.12, v6.19: absent
 	NIRandom           bool `feature:"NI_RANDOM"`          // v6.19: on
 	NontaskCapacity    bool `feature:"NONTASK_CAPACITY"`   // on
 
@@ -256,6 +256,17 @@ func Baseline(kernel string) (Settings, error) {
 		s.AltPeriod = true
 		s.BaseSliceFeat = true
 		s.SISProp = false
+	case kernels.V512:
+		// features.h of v5.12: SIS_PROP on, no SIS_UTIL (v6.0), no
+		// ALT_PERIOD or BASE_SLICE ("sched,fair: Alternative
+		// sched_slice()", v5.13; 5.12.y has it as a stable backport).
+		s.EEVDF = false
+		s.GentleFairSleepers = true
+		s.StartDebit = true
+		s.LastBuddy = true
+		s.UtilEstFastup = true
+		s.SISProp = true
+		s.SISUtil = false
 	default:
 		panic("sched: no settings for baseline " + kernel)
 	}
@@ -276,6 +287,7 @@ func MustBaseline(kernel string) Settings {
 var featuresNotIn = map[string][]string{
 	kernels.V619: {"GENTLE_FAIR_SLEEPERS", "START_DEBIT", "LAST_BUDDY", "SIS_PROP", "UTIL_EST_FASTUP", "ALT_PERIOD", "BASE_SLICE"},
 	kernels.V60:  {"PLACE_LAG", "PLACE_DEADLINE_INITIAL", "PLACE_REL_DEADLINE", "RUN_TO_PARITY", "PREEMPT_SHORT", "PICK_BUDDY", "DELAY_DEQUEUE", "DELAY_ZERO", "NI_RANDOM"},
+	kernels.V512: {"PLACE_LAG", "PLACE_DEADLINE_INITIAL", "PLACE_REL_DEADLINE", "RUN_TO_PARITY", "PREEMPT_SHORT", "PICK_BUDDY", "DELAY_DEQUEUE", "DELAY_ZERO", "NI_RANDOM", "SIS_UTIL", "ALT_PERIOD", "BASE_SLICE"},
 }
 
 // UnsupportedFeatureError reports a feature a baseline does not have.

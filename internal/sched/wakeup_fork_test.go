@@ -176,6 +176,9 @@ func TestForkSixteenThreadsZen(t *testing.T) {
 	want := []int{8, 16, 64, 24, 72, 32, 80, 40, 88, 48, 96, 56, 104, 112, 120, 1}
 	for _, kern := range kernels.Names() {
 		t.Run(kern, func(t *testing.T) {
+			if kern == kernels.V512 {
+				t.Skip("v5.12's NUMA rules of find_idlest_group come with the next commit")
+			}
 			k := newTestKernel(t, "zen3-2s-nps1", kern)
 			if f := k.Domains(0)[3].T.Flags; f&topology.SDNuma == 0 || f&topology.SDBalanceFork == 0 {
 				t.Fatalf("CPU 0's top domain has flags %s; the preset should keep SD_BALANCE_FORK at SLIT 32", f)

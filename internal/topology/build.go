@@ -213,6 +213,9 @@ type builder struct {
 	smt    []cpumask.Mask
 	// balance memoises buildBalanceMask.
 	balance map[balanceKey][]balanceEntry
+	// tlAsym is v5.12's asym_cpu_capacity_level (-1: none), used when
+	// the baseline does not classify each domain.
+	tlAsym int
 }
 
 // Build constructs the sched domains Linux would build for spec, following
@@ -313,7 +316,7 @@ func (b *builder) prepareMasks() {
 		if llc[c].SubsetOf(m) {
 			m = llc[c]
 		}
-		if m.SubsetOf(cluster[c]) {
+		if b.kernel.ClusterLevel && m.SubsetOf(cluster[c]) {
 			m = cluster[c]
 		}
 		return m
@@ -336,9 +339,11 @@ func (b *builder) prepareMasks() {
 	pkgName := b.kernel.PkgLevel
 	b.levels = []level{
 		{Level{"SMT", SDShareCPUCapacity | SDShareLLC, -1, 0}, func(c cpumask.CPU) cpumask.Mask { return b.smt[c] }},
-		{Level{"CLS", clsFlags, -1, 0}, func(c cpumask.CPU) cpumask.Mask { return cls[c] }},
-		{Level{"MC", SDShareLLC, -1, 0}, func(c cpumask.CPU) cpumask.Mask { return mc[c] }},
 	}
+	if b.kernel.ClusterLevel {
+		b.levels = append(b.levels, level{Level{"CLS", clsFlags, -1, 0}, func(c cpumask.CPU) cpumask.Mask { return cls[c] }})
+	}
+	b.levels = append(b.levels, level{Level{"MC", SDShareLLC, -1, 0}, func(c cpumask.CPU) cpumask.Mask { return mc[c] }})
 	// PKG/DIE is cpu_cpu_mask, the node. x86 drops it when a package holds
 	// several nodes: the NUMA levels then build the package span.
 	numaInPackage := false
@@ -441,7 +446,15 @@ func (b *builder) sdInit(tl int, child *rawDomain, cpu cpumask.CPU) *rawDomain {
 		shared:   -1,
 		distance: l.Distance,
 	}
-	sd.flags |= b.asymCPUCapacityClassify(sd.span)
+	if b.kernel.AsymCapacityPerDomain {
+		sd.flags |= b.asymCPUCapacityClassify(sd.span)
+	} else if tl == b.tlAsym {
+		// v5.12: SD_ASYM_CPUCAPACITY on asym_cpu_capacity_level's level
+		// only. The internal _FULL bit marks it too, so that
+		// sd_asym_cpucapacity (the lowest _FULL domain) is that level;
+		// the v5.12 flag layout does not print _FULL.
+		sd.flags |= SDAsymCPUCapacity | SDAsymCPUCapacityFull
+	}
 	if sd.flags&SDAsymCPUCapacity != 0 && child != nil {
 		child.flags &^= SDPreferSibling
 	}
@@ -481,9 +494,34 @@ func (b *builder) asymCPUCapacityClassify(span cpumask.Mask) Flags {
 	return SDAsymCPUCapacity | SDAsymCPUCapacityFull
 }
 
+// asymCPUCapacityLevel mirrors topology.c:asym_cpu_capacity_level
+// (v5.12): the lowest topology level at which every CPU sees a CPU of the
+// largest capacity above its own, or -1 on a machine with one capacity.
+func (b *builder) asymCPUCapacityLevel() int {
+	if b.nCaps < 2 {
+		return -1
+	}
+	asymLevel, asymTL := 0, -1
+	for i := range b.n {
+		maxCap := b.caps[i]
+		for tl := asymLevel; tl < len(b.levels); tl++ {
+			m := b.levels[tl].mask(cpumask.CPU(i))
+			for j := m.First(); j != cpumask.None; j = m.Next(j) {
+				if b.caps[j] <= maxCap {
+					continue
+				}
+				maxCap = b.caps[j]
+				asymLevel, asymTL = tl, tl
+			}
+		}
+	}
+	return asymTL
+}
+
 // buildDomains mirrors the first loop of build_sched_domains: each CPU's
 // chain, bottom-up, stopping at the first level spanning the machine.
 func (b *builder) buildDomains() error {
+	b.tlAsym = b.asymCPUCapacityLevel()
 	b.raw = make([][]*rawDomain, len(b.levels))
 	for tl, l := range b.levels {
 		if err := b.spanSane(l); err != nil {
@@ -664,6 +702,9 @@ type balanceEntry struct{ span, mask cpumask.Mask }
 // computeImbNumaNr mirrors the imb_numa_nr loop of build_sched_domains,
 // which runs on the chain before degeneration.
 func (b *builder) computeImbNumaNr() {
+	if !b.kernel.ImbNumaNr {
+		return
+	}
 	for c := range b.n {
 		imb, imbSpan := 0, 1
 		for sd := b.raw[0][c]; sd != nil; sd = sd.parent {

@@ -48,6 +48,7 @@ func TestFormatGolden(t *testing.T) {
 		{"hikey960-v6.0.txt", "hikey960", kernels.V60, nil, false},
 		{"zen3-2s-nps4-cpu0.txt", "zen3-2s-nps4", kernels.V619, []cpumask.CPU{0}, false},
 		{"kunpeng920-96-v6.0-cpu0,24.txt", "kunpeng920-96", kernels.V60, []cpumask.CPU{0, 24}, false},
+		{"kunpeng920-96-v5.12-cpu0,24.txt", "kunpeng920-96", kernels.V512, []cpumask.CPU{0, 24}, false},
 		{"chromebook-7c.json", "chromebook-7c", kernels.V619, nil, true},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
