@@ -334,8 +334,15 @@ outBalanced:
 
 // calculateImbalance mirrors fair.c:calculate_imbalance (v6.19; v6.0's
 // sibling count difference with !LBSMTAware, and without the "local above
-// the domain average" exit with !LBLocalAboveAvg): what to move and how
-// much.
+// the domain average" exit with !LBLocalAboveAvg; v5.12's halving before
+// the NUMA allowance of the busiest group with NumaImbalanceV512): what to
+// move and how much. Simplified: idle_cpus is unsigned in the kernel, so
+// local.idle_cpus − busiest.idle_cpus wraps to a huge imbalance when
+// busiest has more idle CPUs; schedlab clamps it at 0. find_busiest_group
+// rules that case out unless busiest is overloaded, and an overloaded
+// busiest reaches this branch only at an LLC-sharing level whose child
+// lacks SD_PREFER_SIBLING and whose groups hold several CPUs (asymmetric
+// machines).
 func (k *Kernel) calculateImbalance(env *lbEnv, sds *sdLbStats) {
 	local := &sds.localStat
 	busiest := &sds.busiestStat
@@ -379,6 +386,16 @@ func (k *Kernel) calculateImbalance(env *lbEnv, sds *sdLbStats) {
 		} else {
 			env.migrationType = migrateTask
 			imbalance = max(local.IdleCPUs-busiest.IdleCPUs, 0)
+		}
+		if k.S.NumaImbalanceV512 {
+			// v5.12: halve first, then the allowance of a busiest
+			// group running fewer than a quarter of its CPUs.
+			imbalance >>= 1
+			if env.sd.T.Flags&topology.SDNuma != 0 {
+				imbalance = adjustNumaImbalanceV512(imbalance, busiest.SumNrRunning, busiest.GroupWeight)
+			}
+			env.imbalance = int64(imbalance)
+			return
 		}
 		if env.sd.T.Flags&topology.SDNuma != 0 {
 			imbalance = adjustNumaImbalance(imbalance, local.SumNrRunning+1, env.sd.T.ImbNumaNr)

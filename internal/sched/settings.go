@@ -183,6 +183,15 @@ type Settings struct {
 	// the variants blocked-load-in-newidle and blocked-avg-ratelimit turn
 	// it on.
 	NewidleNohzStats bool `sysctl:"model_newidle_nohz_stats"`
+	// NumaImbalanceV512 selects the NUMA allowances of v5.11–v5.17
+	// (allow_numa_imbalance: "dst_running < dst_weight / 4") instead of
+	// v6.0's imb_numa_nr and idle-CPU difference: find_idlest_group keeps
+	// a task on the local node while that node runs fewer tasks than a
+	// quarter of the NUMA domain's CPUs, and calculate_imbalance halves
+	// the task imbalance first and then ignores up to NUMA_IMBALANCE_MIN
+	// tasks while the busiest group runs fewer than a quarter of its
+	// CPUs. v5.12: on; v6.0, v6.19: off.
+	NumaImbalanceV512 bool `sysctl:"model_numa_imbalance_v512"`
 	// BlockedAvgRatelimit is Joel Fernandes' "Rate limit calls to
 	// update_blocked_averages() for NOHZ" (patches.md §3): update_nohz_stats
 	// refreshes a CPU at most once per HZ/20 jiffies unless forced. Off in
@@ -267,6 +276,7 @@ func Baseline(kernel string) (Settings, error) {
 		s.UtilEstFastup = true
 		s.SISProp = true
 		s.SISUtil = false
+		s.NumaImbalanceV512 = true
 	default:
 		panic("sched: no settings for baseline " + kernel)
 	}

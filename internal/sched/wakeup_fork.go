@@ -206,8 +206,11 @@ func (k *Kernel) updatePickIdlest(idlest *topology.Group, idlestSgs *SgLbStats, 
 
 // schedBalanceFindDstGroup mirrors fair.c:sched_balance_find_dst_group (v6.19)
 // (find_idlest_group, v6.19): the idlest group of sd for p, or nil when the
-// local group (the one holding thisCPU) should be kept. Not modelled: NUMA
-// balancing's preferred node, core-scheduling cookies.
+// local group (the one holding thisCPU) should be kept. With
+// Settings.NumaImbalanceV512 the has-spare NUMA test is v5.12's
+// allow_numa_imbalance(local.sum_nr_running, sd->span_weight); v6.0 is
+// v6.19 here. Not modelled: NUMA balancing's preferred node,
+// core-scheduling cookies.
 func (k *Kernel) schedBalanceFindDstGroup(sd *SchedDomain, p *Task, thisCPU cpumask.CPU) *topology.Group {
 	var idlest, local *topology.Group
 	var localSgs, tmpSgs SgLbStats
@@ -265,7 +268,14 @@ func (k *Kernel) schedBalanceFindDstGroup(sd *SchedDomain, p *Task, thisCPU cpum
 			return nil
 		}
 	case GroupHasSpare:
-		if sd.T.Flags&topology.SDNuma != 0 {
+		if sd.T.Flags&topology.SDNuma != 0 && k.S.NumaImbalanceV512 {
+			// v5.12: stay while the local node runs fewer tasks than a
+			// quarter of the NUMA domain's CPUs (256 / 4 = 64 on a
+			// two-socket Zen3).
+			if allowNumaImbalanceV512(localSgs.SumNrRunning, sd.T.SpanWeight) {
+				return nil
+			}
+		} else if sd.T.Flags&topology.SDNuma != 0 {
 			imbNumaNr := sd.T.ImbNumaNr
 			// Keep p near its waker while the local node would run
 			// at most imb_numa_nr tasks, counting only the CPUs p

@@ -125,3 +125,23 @@ func adjustNumaImbalance(imbalance, dstRunning, imbNumaNr int) int {
 	}
 	return imbalance
 }
+
+// allowNumaImbalanceV512 mirrors fair.c:allow_numa_imbalance (v5.11–v5.17):
+// a node running fewer tasks than a quarter of the domain's (or group's)
+// CPUs may stay imbalanced.
+func allowNumaImbalanceV512(dstRunning, dstWeight int) bool {
+	return dstRunning < dstWeight>>2
+}
+
+// adjustNumaImbalanceV512 mirrors fair.c:adjust_numa_imbalance (v5.11–
+// v5.17): while the allowance holds, an imbalance of up to
+// NUMA_IMBALANCE_MIN tasks is ignored.
+func adjustNumaImbalanceV512(imbalance, dstRunning, dstWeight int) int {
+	if !allowNumaImbalanceV512(dstRunning, dstWeight) {
+		return imbalance
+	}
+	if imbalance <= numaImbalanceMin {
+		return 0
+	}
+	return imbalance
+}
