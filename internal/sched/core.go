@@ -572,8 +572,14 @@ func (k *Kernel) TryToWakeUp(p *Task, wakeFlags int) bool {
 	return true
 }
 
-// ttwuQueueCond mirrors core.c:ttwu_queue_cond (v6.19).
+// ttwuQueueCond mirrors core.c:ttwu_queue_cond (v6.19, = v6.0 for the
+// fair class; without Settings.TTWUQueueIdleTarget v5.12's form, which
+// queues only wakeups across LLCs: its WF_ON_CPU case, a task still
+// switching out, cannot arise as a switch is atomic here).
 func (k *Kernel) ttwuQueueCond(p *Task, cpu cpumask.CPU) bool {
+	if !k.S.TTWUQueueIdleTarget {
+		return !k.cpusShareCache(k.thisCPU, cpu)
+	}
 	if !p.CPUsAllowed.Test(cpu) {
 		return false
 	}

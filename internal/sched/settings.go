@@ -130,17 +130,47 @@ type Settings struct {
 	// when ShortTaskMetric is ShortDurAvg: 8 as in RFC v3 (RFC v2 used 1).
 	ShortTaskDurAvgFactor uint64
 
-	// TestIdleCoresEveryScan models where v5.12–v5.13 called
-	// test_idle_cores: at the top of every select_idle_cpu, SMT or not
-	// (later kernels call it only under sched_smt_active()). On a machine
-	// without SMT its answer is always false (only SMT bookkeeping sets
-	// has_idle_cores), so it changes no decision; it only adds a read of
-	// sd_llc_shared per LLC scan. Off in both baselines.
-	TestIdleCoresEveryScan bool
+	// SISIdleCoresV512 selects v5.12's layout of the idle-core search
+	// (before "sched/fair: Bring back select_idle_smt(), but differently",
+	// v5.13, and "Fix clearing of has_idle_cores flag in
+	// select_idle_cpu()", v5.13-rc3): select_idle_cpu itself asks
+	// test_idle_cores(target) on every call, SMT or not, and scans for an
+	// idle core when it answers yes; select_idle_sibling has no
+	// select_idle_smt step; an idle-core scan that found nothing clears
+	// has_idle_cores of the waking CPU's LLC, not target's. v5.12: on.
+	SISIdleCoresV512 bool `sysctl:"model_sis_idle_cores_v512"`
+	// SISPropV512 selects v5.12's SIS_PROP budget: nr = span_weight ×
+	// (this_rq()->avg_idle / 512) / (avg_scan_cost + 1), at least 4, from
+	// the waking CPU's avg_idle itself; v5.13's "Age the average idle
+	// time" replaced it with wake_avg_idle, halved per jiffy and spent by
+	// each scan. v5.12: on.
+	SISPropV512 bool `sysctl:"model_sis_prop_v512"`
+	// SISScanFromTarget: select_idle_cpu's scan starts at target itself
+	// (v5.12–v5.14; "sched/fair: Avoid a second scan of target in
+	// select_idle_cpu", v5.15, starts at target + 1). v5.12: on.
+	SISScanFromTarget bool `sysctl:"model_sis_scan_from_target"`
+	// RecentUsedCPU selects the p->recent_used_cpu rules of
+	// select_idle_sibling: 0 (v6.2+, v6.19): the field becomes prev on
+	// every fast-path wakeup and the candidate is tested against
+	// p->cpus_ptr; 1 (v5.15–v6.1, v6.0): the same, but the affinity test
+	// reads the already overwritten field, so it tests prev; 2 (v5.12):
+	// the field becomes prev only when the candidate is used, and after
+	// the fast path of an affine wakeup the waker's recent_used_cpu
+	// becomes the waking CPU. The forms agree for tasks allowed
+	// everywhere except v5.12's.
+	RecentUsedCPU int `sysctl:"model_recent_used_cpu"`
+	// TTWUQueueIdleTarget: ttwu_queue_cond also queues a wakeup on the
+	// wake list of an idle CPU of the waker's LLC, and never on a CPU
+	// outside p->cpus_ptr (v6.0: "sched: Remove the limitation of
+	// WF_ON_CPU on wakelist if wakee cpu is idle"). Off (v5.12): only
+	// wakeups across LLCs are queued (the WF_ON_CPU case, a task still
+	// switching out on its CPU, does not arise: a switch is atomic here).
+	TTWUQueueIdleTarget bool `sysctl:"model_ttwu_queue_idle_target"`
 	// TestIdleCoresSMTCheck is Barry Song's "Optimize test_idle_cores() for
 	// !SMT" (v5.13): test_idle_cores answers its default without reading
-	// sd_llc_shared when sched_smt_present is false. Off in both baselines
-	// (v6.0 and v6.19 no longer call it on !SMT machines at all).
+	// sd_llc_shared when sched_smt_present is false. Off in every
+	// baseline (v6.0 and v6.19 no longer call it on !SMT machines at all;
+	// the variant idle-cores-nosmt turns it on over v5.12).
 	TestIdleCoresSMTCheck bool
 
 	// --- load balancing (issue 4) ---
@@ -208,31 +238,32 @@ func Baseline(kernel string) (Settings, error) {
 		return Settings{}, &kernels.UnknownError{Name: kernel}
 	}
 	s := Settings{
-		Kernel:             kernel,
-		HZ:                 250,
-		BaseSlice:          700000,
-		Latency:            6000000,
-		MinGranularity:     750000,
-		IdleMinGranularity: 750000,
-		WakeupGranularity:  1000000,
-		NrLatency:          8,
-		MigrationCost:      500000,
-		NrMigrate:          32,
-		TunableScaling:     1,
-		CacheHotBuddy:      true,
-		WakeupPreemption:   true,
-		TTWUQueue:          true,
-		SISUtil:            true,
-		WAIdle:             true,
-		WAWeight:           true,
-		WABias:             true,
-		UtilEst:            true,
-		AttachAgeLoad:      true,
-		NontaskCapacity:    true,
-		TgPropagate:        true,
-		WakeupIPILatency:   2000,
-		CostJitterPct:      10,
-		CpufreqRateLimit:   1000000,
+		Kernel:              kernel,
+		HZ:                  250,
+		BaseSlice:           700000,
+		Latency:             6000000,
+		MinGranularity:      750000,
+		IdleMinGranularity:  750000,
+		WakeupGranularity:   1000000,
+		NrLatency:           8,
+		MigrationCost:       500000,
+		NrMigrate:           32,
+		TunableScaling:      1,
+		CacheHotBuddy:       true,
+		WakeupPreemption:    true,
+		TTWUQueue:           true,
+		SISUtil:             true,
+		WAIdle:              true,
+		WAWeight:            true,
+		WABias:              true,
+		UtilEst:             true,
+		AttachAgeLoad:       true,
+		NontaskCapacity:     true,
+		TgPropagate:         true,
+		WakeupIPILatency:    2000,
+		CostJitterPct:       10,
+		CpufreqRateLimit:    1000000,
+		TTWUQueueIdleTarget: true,
 		// wakeup path (issue 3)
 		SISScanCost:           25,
 		ShortTaskDurAvgFactor: 8,
@@ -257,6 +288,7 @@ func Baseline(kernel string) (Settings, error) {
 		s.LBMisfitNoFailCount = true
 		s.NewidleStopOnNoContinue = true
 	case kernels.V60:
+		s.RecentUsedCPU = 1
 		s.EEVDF = false
 		s.GentleFairSleepers = true
 		s.StartDebit = true
@@ -277,6 +309,11 @@ func Baseline(kernel string) (Settings, error) {
 		s.SISProp = true
 		s.SISUtil = false
 		s.NumaImbalanceV512 = true
+		s.SISIdleCoresV512 = true
+		s.SISPropV512 = true
+		s.SISScanFromTarget = true
+		s.RecentUsedCPU = 2
+		s.TTWUQueueIdleTarget = false
 	default:
 		panic("sched: no settings for baseline " + kernel)
 	}
@@ -413,6 +450,9 @@ func (s *Settings) Validate() error {
 	}
 	if s.NrMigrate < 1 {
 		return fmt.Errorf("nr_migrate must be positive")
+	}
+	if s.RecentUsedCPU < 0 || s.RecentUsedCPU > 2 {
+		return fmt.Errorf("model_recent_used_cpu must be 0 (v6.19), 1 (v6.0) or 2 (v5.12), not %d", s.RecentUsedCPU)
 	}
 	switch s.CpufreqGovernor {
 	case GovernorAuto, GovernorPerformance, GovernorSchedutil:

@@ -78,10 +78,8 @@ var variants = []variant{
 		apply: shortTask(ShortAffineEndSingle, ShortScanSingle),
 	},
 	{
-		info: VariantInfo{Name: "idle-cores-nosmt", Baseline: kernels.V60, Touches: []string{"test_idle_cores"},
-			Description: "test_idle_cores() returns without reading sd_llc_shared on machines without SMT (Barry Song, v5.13); changes no decision, only LLC-shared reads",
-			Base:        "v5.12 call layout: select_idle_cpu calls test_idle_cores on every scan (TestIdleCoresEveryScan)"},
-		base:  func(s *Settings) { s.TestIdleCoresEveryScan = true },
+		info: VariantInfo{Name: "idle-cores-nosmt", Baseline: kernels.V512, Touches: []string{"test_idle_cores"},
+			Description: "test_idle_cores() returns without reading sd_llc_shared on machines without SMT (Barry Song, v5.13); changes no decision, only LLC-shared reads"},
 		apply: func(s *Settings) { s.TestIdleCoresSMTCheck = true },
 	},
 }

@@ -56,13 +56,18 @@ func TestVariantsTable(t *testing.T) {
 			t.Errorf("%s: its base is not the plain baseline", w.name)
 		}
 	}
-	s := MustBaseline(kernels.V60)
-	if err := ApplyVariant(&s, "idle-cores-nosmt"); err != nil || !s.TestIdleCoresSMTCheck || !s.TestIdleCoresEveryScan {
-		t.Errorf("idle-cores-nosmt: %v %v %v", err, s.TestIdleCoresSMTCheck, s.TestIdleCoresEveryScan)
+	// idle-cores-nosmt applies to v5.12, whose select_idle_cpu has the
+	// test_idle_cores call the patch optimised: its base is the baseline.
+	if info, _ := LookupVariant("idle-cores-nosmt"); info.Baseline != kernels.V512 || info.Base != "" {
+		t.Errorf("idle-cores-nosmt: %+v", info)
 	}
-	b := MustBaseline(kernels.V60)
-	if err := ApplyVariantBase(&b, "idle-cores-nosmt"); err != nil || b.TestIdleCoresSMTCheck || !b.TestIdleCoresEveryScan {
-		t.Errorf("idle-cores-nosmt base: %v %v %v", err, b.TestIdleCoresSMTCheck, b.TestIdleCoresEveryScan)
+	s := MustBaseline(kernels.V512)
+	if err := ApplyVariant(&s, "idle-cores-nosmt"); err != nil || !s.TestIdleCoresSMTCheck || !s.SISIdleCoresV512 {
+		t.Errorf("idle-cores-nosmt: %v %v %v", err, s.TestIdleCoresSMTCheck, s.SISIdleCoresV512)
+	}
+	b := MustBaseline(kernels.V512)
+	if err := ApplyVariantBase(&b, "idle-cores-nosmt"); err != nil || !reflect.DeepEqual(b, MustBaseline(kernels.V512)) {
+		t.Errorf("idle-cores-nosmt base is not v5.12: %v", err)
 	}
 	if err := ApplyVariant(&s, "no-such-patch"); err == nil {
 		t.Error("unknown variant accepted")
@@ -116,11 +121,11 @@ func TestIdleCoresNoSMT(t *testing.T) {
 		{"zen3-2s-nps1", 40, 3 * engine.Millisecond, false}, // SMT2
 	} {
 		t.Run(tc.machine, func(t *testing.T) {
-			base := MustBaseline(kernels.V60)
+			base := MustBaseline(kernels.V512)
 			if err := ApplyVariantBase(&base, "idle-cores-nosmt"); err != nil {
 				t.Fatal(err)
 			}
-			patched := MustBaseline(kernels.V60)
+			patched := MustBaseline(kernels.V512)
 			if err := ApplyVariant(&patched, "idle-cores-nosmt"); err != nil {
 				t.Fatal(err)
 			}
@@ -139,7 +144,7 @@ func TestIdleCoresNoSMT(t *testing.T) {
 			t.Logf("%s: test_idle_cores reads base %d, patched %d", tc.machine, rb, rp)
 		})
 	}
-	// The plain v6.0 baseline does not call test_idle_cores without SMT.
+	// v6.0 no longer calls test_idle_cores without SMT.
 	_, r := busyWakeups(t, "hikey", 12, 20*engine.Millisecond, MustBaseline(kernels.V60))
 	if r != 0 {
 		t.Errorf("v6.0 on hikey: %d reads, want 0", r)
@@ -171,11 +176,11 @@ func TestIdleCoresNoSMTCostsTime(t *testing.T) {
 		}
 		return reads, overhead
 	}
-	base := MustBaseline(kernels.V60)
+	base := MustBaseline(kernels.V512)
 	if err := ApplyVariantBase(&base, "idle-cores-nosmt"); err != nil {
 		t.Fatal(err)
 	}
-	patched := MustBaseline(kernels.V60)
+	patched := MustBaseline(kernels.V512)
 	if err := ApplyVariant(&patched, "idle-cores-nosmt"); err != nil {
 		t.Fatal(err)
 	}

@@ -18,12 +18,12 @@ func TestBuildAppliesOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	k := b.Kernel
-	if k.S.Kernel != kernels.V60 {
-		t.Errorf("kernel %s: the variant's baseline is %s", k.S.Kernel, kernels.V60)
+	if k.S.Kernel != kernels.V512 {
+		t.Errorf("kernel %s: the variant's baseline is %s", k.S.Kernel, kernels.V512)
 	}
-	if !k.S.TestIdleCoresEveryScan || k.S.TestIdleCoresSMTCheck {
-		t.Errorf("base:idle-cores-nosmt must apply the base (every-scan %v) and not the patch (smt check %v)",
-			k.S.TestIdleCoresEveryScan, k.S.TestIdleCoresSMTCheck)
+	if !k.S.SISIdleCoresV512 || k.S.TestIdleCoresSMTCheck {
+		t.Errorf("base:idle-cores-nosmt must be v5.12 (select_idle_cpu's test_idle_cores %v) without the patch (smt check %v)",
+			k.S.SISIdleCoresV512, k.S.TestIdleCoresSMTCheck)
 	}
 	if k.S.TTWUQueue {
 		t.Error("NO_TTWU_QUEUE not applied")
