@@ -538,9 +538,10 @@ func (k *Kernel) cpuBusyForBalance(cpu cpumask.CPU, idle int) bool {
 
 // schedBalanceDomains mirrors fair.c:sched_balance_domains (v6.19; with
 // !LBSerializeInBalanceRq the v6.0 rebalance_domains, which takes the
-// SD_SERIALIZE token here and skips the domain when it is busy): walk rq's
-// domains bottom-up, balance those whose interval has passed, decay
-// max_newidle_lb_cost, and set rq.next_balance.
+// SD_SERIALIZE token here and skips the domain when it is busy; v5.12's
+// decay with NewidleV512 and its nohz.next_balance update without
+// NohzNextKick): walk rq's domains bottom-up, balance those whose interval
+// has passed, decay max_newidle_lb_cost, and set rq.next_balance.
 func (k *Kernel) schedBalanceDomains(rq *Rq, idle int) {
 	continueBalancing := true
 	cpu := rq.CPU
@@ -551,7 +552,18 @@ func (k *Kernel) schedBalanceDomains(rq *Rq, idle int) {
 	needDecay := false
 	var maxCost uint64
 	for _, sd := range k.dom.SD[cpu] {
-		needDecay = k.updateNewidleCost(sd, 0, 0)
+		if k.S.NewidleV512 {
+			// v5.12 decays once a second whatever happened, and
+			// need_decay stays set. LastDecayMaxLbCost holds v5.12's
+			// next_decay_max_lb_cost here (both start at jiffies).
+			if timeAfter(jiff, sd.LastDecayMaxLbCost) {
+				sd.MaxNewidleLbCost = sd.MaxNewidleLbCost * 253 / 256
+				sd.LastDecayMaxLbCost = jiff + uint64(k.S.HZ)
+				needDecay = true
+			}
+		} else {
+			needDecay = k.updateNewidleCost(sd, 0, 0)
+		}
 		maxCost += sd.MaxNewidleLbCost
 		if !continueBalancing {
 			if needDecay {
@@ -591,6 +603,11 @@ func (k *Kernel) schedBalanceDomains(rq *Rq, idle int) {
 	}
 	if updateNextBalance {
 		rq.NextBalance = nextBalance
+		// Before NOHZ_NEXT_KICK (v5.16) an idle CPU balanced here pulls
+		// nohz.next_balance to its own next balance.
+		if !k.S.NohzNextKick && idle == CPUIdle && timeAfter(k.bal.nohz.nextBalance, rq.NextBalance) {
+			k.bal.nohz.nextBalance = rq.NextBalance
+		}
 	}
 }
 

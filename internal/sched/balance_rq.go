@@ -178,6 +178,11 @@ redo:
 			if activeBalance {
 				k.stopOneCPUNowait(busiest)
 			}
+			if k.S.LBActiveBalanceV512 {
+				// v5.12: let the stopper (and the next passes)
+				// accept a cache-hot task.
+				sd.NrBalanceFailed = sd.T.CacheNiceTries + 1
+			}
 		}
 	} else {
 		sd.NrBalanceFailed = 0
@@ -231,12 +236,16 @@ func updateLbImbalanceStat(env *lbEnv, sd *SchedDomain, idle int) {
 // decides regardless of its SMT siblings): only one CPU per group balances
 // at each level — the first idle CPU (on a fully idle core, v6.6+), else
 // the group's balance CPU. Newly idle CPUs always may, unless they have
-// work or a wakeup pending.
+// work or a wakeup pending (v6.0+; v5.12 without
+// ShouldWeBalanceNewidleBail lets them regardless).
 func (k *Kernel) shouldWeBalance(env *lbEnv) bool {
 	if !env.cpus.Test(env.dstCPU) {
 		return false
 	}
 	if env.idle == CPUNewlyIdle {
+		if !k.S.ShouldWeBalanceNewidleBail {
+			return true // v5.12
+		}
 		return env.dstRq.NrRunning == 0 && env.dstRq.TTWUPending == 0
 	}
 	sg := env.sd.T.Groups[0]
@@ -535,13 +544,16 @@ func (k *Kernel) taskIsIneligibleOnDstCPU(p *Task, dst cpumask.CPU) bool {
 }
 
 // canMigrateTask mirrors fair.c:can_migrate_task (v6.19): whether p may
-// move from env.srcRq to env.dstCPU, and whether it is cache hot (to count
-// lb_hot_gained when it is detached). Not modelled: throttled hierarchies,
-// per-CPU kthreads, proxy-execution blocked tasks, NUMA locality
-// (migrate_degrades_locality is 0). v6.0 tests the same things in a
-// different order, without the delayed and eligibility tests (which
-// cannot trigger without DELAY_DEQUEUE and PLACE_LAG), and counts
-// lb_hot_gained here rather than in detach_task; the counts agree.
+// move from env.srcRq to env.dstCPU, and whether it is an accepted
+// cache-hot task (p->sched_task_hot: counted in lb_hot_gained when
+// detach_task takes it, in nr_failed_migrations_hot when detach_tasks
+// skips it). v6.0 and v5.12 (!LBHotInDetach) count lb_hot_gained and
+// nr_forced_migrations here, on acceptance, and report hot as false;
+// their tests are v6.19's without the delayed and eligibility ones (which
+// cannot trigger without DELAY_DEQUEUE and PLACE_LAG). v5.12's stopper
+// (LBActiveBalanceV512) has no LBF_ACTIVE_LB shortcut. Not modelled:
+// throttled hierarchies, per-CPU kthreads, proxy-execution blocked tasks,
+// NUMA locality (migrate_degrades_locality is 0).
 func (k *Kernel) canMigrateTask(p *Task, env *lbEnv) (ok, hot bool) {
 	if p.SE.SchedDelayed && env.migrationType != migrateLoad {
 		return false, false
@@ -572,11 +584,20 @@ func (k *Kernel) canMigrateTask(p *Task, env *lbEnv) (ok, hot bool) {
 		p.SE.Stats.NrFailedMigrationsRunning++
 		return false, false
 	}
-	if env.flags&lbfActiveLB != 0 {
+	// v6.0+: active balance moves whatever it may. v5.12's stopper runs
+	// the hot test, which the raised nr_balance_failed lets through.
+	if env.flags&lbfActiveLB != 0 && !k.S.LBActiveBalanceV512 {
 		return true, false
 	}
 	hot = k.taskHot(p, env)
 	if !hot || env.sd.NrBalanceFailed > env.sd.T.CacheNiceTries {
+		if hot && !k.S.LBHotInDetach {
+			// v6.0, v5.12: counted on acceptance, whether or not
+			// detach_tasks then takes it.
+			env.sd.Stats.LbHotGained[env.idle]++
+			p.SE.Stats.NrForcedMigrations++
+			hot = false
+		}
 		return true, hot
 	}
 	p.SE.Stats.NrFailedMigrationsHot++
@@ -609,10 +630,16 @@ func shrBound(v uint64, shift int) uint64 {
 // cfs_tasks from the tail (least recently run), detaching tasks until the
 // imbalance is met, loop_max tasks were looked at, or loop_break asks for
 // a breather. A newly idle pass stops after one task (CONFIG_PREEMPTION).
+// v6.0 and v5.12 compare migrate_util without shr_bound (!LBUtilShrBound);
+// v5.12 has no early return for a source with one task
+// (!DetachTasksEarlyExit). A skipped task counts as
+// nr_failed_migrations_hot only if can_migrate_task accepted it as hot
+// (v6.19's p->sched_task_hot; canMigrateTask reports no such task for the
+// CFS baselines, whose skip counts nothing).
 func (k *Kernel) detachTasks(env *lbEnv) int {
 	src := env.srcRq
 	detached := 0
-	if src.NrRunning <= 1 {
+	if k.S.DetachTasksEarlyExit && src.NrRunning <= 1 {
 		env.flags &^= lbfAllPinned
 		return 0
 	}
@@ -647,7 +674,11 @@ func (k *Kernel) detachTasks(env *lbEnv) int {
 				env.imbalance -= int64(load)
 			case migrateUtil:
 				util := taskUtilEst(p)
-				if shrBound(util, env.sd.NrBalanceFailed) > uint64(max(env.imbalance, 0)) {
+				cmp := util
+				if k.S.LBUtilShrBound {
+					cmp = shrBound(util, env.sd.NrBalanceFailed)
+				}
+				if cmp > uint64(max(env.imbalance, 0)) {
 					ok = false
 					break
 				}

@@ -317,3 +317,320 @@ func TestTTWUQueueCondV512(t *testing.T) {
 		}
 	}
 }
+
+// twoOnCPU0 builds a HiKey under s with two CPU-bound tasks held on CPU 0
+// until t; then a may also run on CPU 1, and b too if bFree.
+func twoOnCPU0(t *testing.T, s Settings, bFree bool, until engine.Time) (k *Kernel, a, b *Task) {
+	t.Helper()
+	k = lbKernel(t, "hikey", s, false)
+	a, b = twoOnCPU0Of(t, k, bFree, until)
+	return k, a, b
+}
+
+// twoOnCPU0Of is twoOnCPU0 on an existing kernel; it returns a and b.
+func twoOnCPU0Of(t *testing.T, k *Kernel, bFree bool, until engine.Time) (a, b *Task) {
+	t.Helper()
+	n := k.NrCPUs()
+	zero, both := cpumask.Of(n, 0), cpumask.Of(n, 0, 1)
+	a = lbFork(t, k, "a", 0, zero, loop(engine.Second, 0))
+	b = lbFork(t, k, "b", 0, zero, loop(engine.Second, 0))
+	k.Eng.RunUntil(until)
+	a.CPUsAllowed, a.NrCPUsAllowed = both.Clone(), 2
+	if bFree {
+		b.CPUsAllowed, b.NrCPUsAllowed = both.Clone(), 2
+	}
+	return a, b
+}
+
+// TestNewidleGateV512: when a newly idle CPU balances.
+//
+// Reference: fair.c:newidle_balance, v5.12 (gate: avg_idle <
+// sysctl_sched_migration_cost) and v6.0 (avg_idle < the lowest domain's
+// max_newidle_lb_cost), both also shut while the root domain is not
+// overloaded.
+//
+// HiKey CPU 0 runs two tasks (the root domain is overloaded); CPU 1 runs
+// a task pinned to it that blocks at 14 ms and goes newly idle. With
+// avg_idle 300 µs and max_newidle_lb_cost 0 v6.0 balances and v5.12
+// (300 µs < 500 µs) does not; with avg_idle 600 µs and
+// max_newidle_lb_cost 1 ms the other way round.
+func TestNewidleGateV512(t *testing.T) {
+	for _, tc := range []struct {
+		avgIdle, maxCost uint64
+		open             map[string]bool
+	}{
+		{300000, 0, map[string]bool{kernels.V60: true, kernels.V512: false}},
+		{600000, 1000000, map[string]bool{kernels.V60: false, kernels.V512: true}},
+	} {
+		for _, kern := range []string{kernels.V60, kernels.V512} {
+			k := lbKernel(t, "hikey", MustBaseline(kern), false)
+			lbFork(t, k, "c", 1, cpumask.Of(k.NrCPUs(), 1), lbRunOnce(14*engine.Millisecond))
+			twoOnCPU0Of(t, k, true, 14*engine.Millisecond-1)
+			k.Rqs[1].AvgIdle = tc.avgIdle
+			k.Domains(1)[0].MaxNewidleLbCost = tc.maxCost
+			before := k.BalanceStats.NewidleGatePassed
+			k.Eng.RunUntil(14 * engine.Millisecond)
+			if got := k.BalanceStats.NewidleGatePassed > before; got != tc.open[kern] {
+				t.Errorf("%s, avg_idle %d, max_newidle_lb_cost %d: gate passed %v, want %v", kern, tc.avgIdle, tc.maxCost, got, tc.open[kern])
+			}
+		}
+	}
+}
+
+// TestMaxNewidleLbCostDecayV512: how max_newidle_lb_cost decays.
+//
+// Reference: fair.c:rebalance_domains, v5.12 (decay by 253/256 once
+// next_decay_max_lb_cost has passed, then next = jiffies + HZ) and v6.0
+// (update_newidle_cost: decay only HZ after the last raise or decay).
+//
+// The lowest domain of HiKey CPU 1 holds 256000 ns and its decay
+// timestamp is one jiffy ago. v5.12 reads it as the next decay time,
+// which has passed: 253000. v6.0 reads it as the last decay, less than a
+// second ago: unchanged.
+func TestMaxNewidleLbCostDecayV512(t *testing.T) {
+	for _, tc := range []struct {
+		kern string
+		want uint64
+	}{{kernels.V512, 253000}, {kernels.V60, 256000}} {
+		k := newTestKernel(t, "hikey", tc.kern)
+		k.Eng.RunUntil(engine.Second)
+		sd := k.Domains(1)[0]
+		sd.MaxNewidleLbCost = 256000
+		sd.LastDecayMaxLbCost = k.Jiffies() - 1
+		k.thisCPU = 1
+		k.schedBalanceDomains(k.Rqs[1], CPUIdle)
+		if sd.MaxNewidleLbCost != tc.want {
+			t.Errorf("%s: max_newidle_lb_cost %d, want %d", tc.kern, sd.MaxNewidleLbCost, tc.want)
+		}
+	}
+}
+
+// TestNewidleCostExcludesBlockedUpdateV512: what a newly idle pass charges
+// to its first domain.
+//
+// Reference: fair.c:newidle_balance, v5.12 (t0 is taken per domain, after
+// update_blocked_averages) and v6.0 (t0 before update_blocked_averages,
+// 9e9af819db5d, v5.16).
+//
+// The same pass on v6.0 and on v6.0 with v5.12's newly idle bookkeeping
+// (NewidleV512, everything else equal), with the cost model's balancing
+// costs, between two ticks so that nothing else updates blocked load:
+// v6.0's MC max_newidle_lb_cost exceeds the v5.12 form's by exactly the
+// time of CPU 1's update_blocked_averages.
+func TestNewidleCostExcludesBlockedUpdateV512(t *testing.T) {
+	if !MustBaseline(kernels.V512).NewidleV512 {
+		t.Fatal("v5.12 lacks its newly idle balance")
+	}
+	cost := map[bool]uint64{}
+	var blocked engine.Time
+	for _, v512 := range []bool{false, true} {
+		s := MustBaseline(kernels.V60)
+		s.NewidleV512 = v512
+		k := lbKernel(t, "hikey", s, true)
+		lbFork(t, k, "c", 1, cpumask.Of(k.NrCPUs(), 1), lbRunOnce(13500*engine.Microsecond))
+		twoOnCPU0Of(t, k, true, 13*engine.Millisecond)
+		k.Rqs[1].AvgIdle = uint64(4 * engine.Millisecond)
+		mc := k.Domains(1)[0]
+		mc.MaxNewidleLbCost = 0
+		ub, nb := k.BalanceStats.UpdateBlockedAverages, k.Rqs[1].BlockedUpdatesBy[BlockedByNewidle]
+		k.Eng.RunUntil(15900 * engine.Microsecond)
+		if k.Rqs[1].BlockedUpdatesBy[BlockedByNewidle] != nb+1 || k.BalanceStats.UpdateBlockedAverages.Calls != ub.Calls+1 {
+			t.Fatalf("v512 form %v: %d newly idle blocked-load updates, %d in all; want one", v512,
+				k.Rqs[1].BlockedUpdatesBy[BlockedByNewidle]-nb, k.BalanceStats.UpdateBlockedAverages.Calls-ub.Calls)
+		}
+		cost[v512] = mc.MaxNewidleLbCost
+		if !v512 {
+			blocked = k.BalanceStats.UpdateBlockedAverages.Total - ub.Total
+		}
+	}
+	if blocked == 0 || cost[true] == 0 || cost[false] != cost[true]+uint64(blocked) {
+		t.Errorf("MC cost v6.0 %d, v5.12 form %d, update_blocked_averages %d: want v6.0 = v5.12 + the update", cost[false], cost[true], blocked)
+	}
+}
+
+// TestShouldWeBalanceNewidleV512: a newly idle CPU that got work.
+//
+// Reference: fair.c:should_we_balance, v5.12 (CPU_NEWLY_IDLE: always 1)
+// and v6.0 (0 once the CPU has a task or a wakeup pending, 792b9f65a568).
+func TestShouldWeBalanceNewidleV512(t *testing.T) {
+	for _, tc := range []struct {
+		kern string
+		want bool
+	}{{kernels.V512, true}, {kernels.V60, false}} {
+		k, _, _ := twoOnCPU0(t, MustBaseline(tc.kern), true, 5*engine.Millisecond)
+		sd := k.Domains(0)[0]
+		env := &lbEnv{sd: sd, dstCPU: 0, dstRq: k.Rqs[0], idle: CPUNewlyIdle, cpus: sd.T.Span.Clone()}
+		if got := k.shouldWeBalance(env); got != tc.want {
+			t.Errorf("%s: should_we_balance with %d tasks on dst = %v, want %v", tc.kern, k.Rqs[0].NrRunning, got, tc.want)
+		}
+	}
+}
+
+// TestNohzNextKickV512: NOHZ bookkeeping of nohz.next_balance.
+//
+// Reference: fair.c:nohz_balance_enter_idle and rebalance_domains, v5.12
+// (no nohz.needs_update; rebalance_domains(CPU_IDLE) pulls
+// nohz.next_balance to rq->next_balance) and v6.0 (needs_update set on
+// entry, efd984c481ab, v5.16; rebalance_domains leaves nohz alone).
+func TestNohzNextKickV512(t *testing.T) {
+	for _, kern := range []string{kernels.V512, kernels.V60} {
+		k := newTestKernel(t, "hikey", kern)
+		if k.bal.nohz.needsUpdate != (kern == kernels.V60) {
+			t.Errorf("%s: needs_update %v after the CPUs entered NOHZ at boot", kern, k.bal.nohz.needsUpdate)
+		}
+		k.Eng.RunUntil(engine.Second)
+		k.bal.nohz.nextBalance = k.Jiffies() + 1000
+		k.thisCPU = 3
+		k.schedBalanceDomains(k.Rqs[3], CPUIdle)
+		pulled := k.bal.nohz.nextBalance == k.Rqs[3].NextBalance
+		if pulled != (kern == kernels.V512) || k.Rqs[3].NextBalance == k.Jiffies()+1000 {
+			t.Errorf("%s: nohz.next_balance %d, rq 3 next_balance %d", kern, k.bal.nohz.nextBalance, k.Rqs[3].NextBalance)
+		}
+	}
+}
+
+// TestDetachTasksOneTaskV512: detach_tasks on a source left with one task.
+//
+// Reference: fair.c:detach_tasks, v5.12 (no early return: a busy pass
+// looks at the running task, which can_migrate_task refuses as running)
+// and v6.0 (returns 0 at once, clearing LBF_ALL_PINNED).
+func TestDetachTasksOneTaskV512(t *testing.T) {
+	for _, kern := range []string{kernels.V512, kernels.V60} {
+		k := lbKernel(t, "hikey", MustBaseline(kern), false)
+		a := lbFork(t, k, "a", 0, cpumask.Of(k.NrCPUs(), 0, 1), loop(engine.Second, 0))
+		k.Eng.RunUntil(5 * engine.Millisecond)
+		sd := k.Domains(1)[0]
+		env := &lbEnv{sd: sd, dstCPU: 1, dstRq: k.Rqs[1], srcCPU: 0, srcRq: k.Rqs[0], idle: CPUNotIdle,
+			imbalance: 1, migrationType: migrateTask, loopMax: 1, loopBreak: schedNrMigrateBreak,
+			flags: lbfAllPinned, cpus: sd.T.Span.Clone(), dstGrpmask: sd.T.Groups[0].BalanceMask}
+		k.thisCPU = 1
+		if n := k.detachTasks(env); n != 0 || env.flags&lbfAllPinned != 0 {
+			t.Fatalf("%s: detached %d, flags %#x", kern, n, env.flags)
+		}
+		looked := a.SE.Stats.NrFailedMigrationsRunning == 1
+		if looked != (kern == kernels.V512) {
+			t.Errorf("%s: nr_failed_migrations_running %d", kern, a.SE.Stats.NrFailedMigrationsRunning)
+		}
+	}
+}
+
+// TestActiveBalanceV512: what starting an active balance does to the
+// domain, and how the stopper treats a cache-hot task.
+//
+// Reference: fair.c:load_balance and active_load_balance_cpu_stop, v5.12
+// (nr_balance_failed = cache_nice_tries + 1 after kicking the stopper;
+// the stopper's can_migrate_task runs the hot test) and v6.0
+// (LBF_ACTIVE_LB, 23fb06d9602b, v5.13: nr_balance_failed keeps counting,
+// the stopper moves a hot task without looking).
+//
+// HiKey CPU 0 runs a (may use 0, 1) with b (pinned to 0) waiting; CPU 1
+// is idle. CPU 1's MC balance (CPU_IDLE) finds b pinned and a running:
+// it fails, and with nr_balance_failed already 3 > cache_nice_tries (1) +
+// 2 imbalanced_active_balance starts the stopper. v6.0 leaves
+// nr_balance_failed at 4, v5.12 sets it to 2. a ran a moment ago and
+// migration_cost is raised to 100 ms, so a is hot: v5.12's stopper
+// accepts it (2 > 1) and counts lb_hot_gained; v6.0 counts nothing.
+func TestActiveBalanceV512(t *testing.T) {
+	for _, tc := range []struct {
+		kern      string
+		failed    int
+		hotGained uint64
+	}{{kernels.V512, 2, 1}, {kernels.V60, 4, 0}} {
+		s := MustBaseline(tc.kern)
+		s.MigrationCost = 100000000
+		k, a, _ := twoOnCPU0(t, s, false, 5*engine.Millisecond)
+		if !a.OnCPU {
+			k.Eng.RunUntil(20 * engine.Millisecond)
+		}
+		if !a.OnCPU {
+			t.Fatalf("%s: a is not running", tc.kern)
+		}
+		sd := k.Domains(1)[0]
+		sd.NrBalanceFailed = sd.T.CacheNiceTries + 2
+		k.thisCPU = 1
+		cont := true
+		if moved := k.schedBalanceRq(1, k.Rqs[1], sd, CPUIdle, &cont); moved != 0 || !k.Rqs[0].ActiveBalance {
+			t.Fatalf("%s: moved %d, active balance %v", tc.kern, moved, k.Rqs[0].ActiveBalance)
+		}
+		if sd.NrBalanceFailed != tc.failed {
+			t.Errorf("%s: nr_balance_failed %d after kicking the stopper, want %d", tc.kern, sd.NrBalanceFailed, tc.failed)
+		}
+		k.Eng.RunUntil(k.Now() + engine.Millisecond)
+		if a.CPU() != 1 || sd.Stats.LbHotGained[CPUIdle] != tc.hotGained {
+			t.Errorf("%s: a on cpu%d, lb_hot_gained %d (want cpu1, %d)", tc.kern, a.CPU(), sd.Stats.LbHotGained[CPUIdle], tc.hotGained)
+		}
+	}
+}
+
+// TestDetachUtilShrBound: migrate_util against the imbalance.
+//
+// Reference: fair.c:detach_tasks, v6.0 (util_est(p) > imbalance skips
+// it) and v6.19 (shr_bound(util, nr_balance_failed) > imbalance).
+//
+// The waiting task b has util_est u; the imbalance is u − 1 and the
+// domain failed once: v6.19 compares u >> 1 < u − 1 and takes b, v6.0
+// compares u > u − 1 and skips it.
+func TestDetachUtilShrBound(t *testing.T) {
+	for _, kern := range []string{kernels.V60, kernels.V619} {
+		s := MustBaseline(kern)
+		s.MigrationCost = 0 // nothing is cache hot
+		k, a, b := twoOnCPU0(t, s, true, 30*engine.Millisecond)
+		if b.OnCPU {
+			a, b = b, a
+		}
+		u := taskUtilEst(b)
+		sd := k.Domains(1)[0]
+		sd.NrBalanceFailed = 1
+		env := &lbEnv{sd: sd, dstCPU: 1, dstRq: k.Rqs[1], srcCPU: 0, srcRq: k.Rqs[0], idle: CPUIdle,
+			imbalance: int64(u) - 1, migrationType: migrateUtil, loopMax: 2, loopBreak: schedNrMigrateBreak,
+			cpus: sd.T.Span.Clone(), dstGrpmask: sd.T.Groups[0].BalanceMask}
+		k.thisCPU = 1
+		k.updateRqClock(k.Rqs[0])
+		n := k.detachTasks(env)
+		if u < 4 || (n == 1) != (kern == kernels.V619) {
+			t.Errorf("%s: util_est %d, imbalance %d: detached %d", kern, u, u-1, n)
+		}
+		if n == 1 {
+			k.attachTasks(env)
+		}
+	}
+}
+
+// TestHotAccounting: the schedstats of a cache-hot task that
+// can_migrate_task accepts (the domain failed more than cache_nice_tries
+// times) and detach_tasks then skips because its load exceeds the
+// imbalance.
+//
+// Reference: fair.c:can_migrate_task, detach_task and detach_tasks, v6.0
+// and v5.12 (lb_hot_gained and nr_forced_migrations counted on
+// acceptance; nothing at the skip) and v6.19 (p->sched_task_hot: counted
+// in detach_task only, and the skip counts nr_failed_migrations_hot).
+//
+// The waiting task b is hot (migration_cost 100 ms), nr_balance_failed is
+// cache_nice_tries + 1 and the load imbalance is 1.
+func TestHotAccounting(t *testing.T) {
+	for _, tc := range []struct {
+		kern                string
+		gained, forced, hot uint64
+	}{{kernels.V60, 1, 1, 0}, {kernels.V512, 1, 1, 0}, {kernels.V619, 0, 0, 1}} {
+		s := MustBaseline(tc.kern)
+		s.MigrationCost = 100000000
+		k, a, b := twoOnCPU0(t, s, true, 30*engine.Millisecond)
+		if b.OnCPU {
+			a, b = b, a
+		}
+		sd := k.Domains(1)[0]
+		sd.NrBalanceFailed = sd.T.CacheNiceTries + 1
+		env := &lbEnv{sd: sd, dstCPU: 1, dstRq: k.Rqs[1], srcCPU: 0, srcRq: k.Rqs[0], idle: CPUIdle,
+			imbalance: 1, migrationType: migrateLoad, loopMax: 2, loopBreak: schedNrMigrateBreak,
+			cpus: sd.T.Span.Clone(), dstGrpmask: sd.T.Groups[0].BalanceMask}
+		k.thisCPU = 1
+		k.updateRqClock(k.Rqs[0])
+		if n := k.detachTasks(env); n != 0 {
+			t.Fatalf("%s: detached %d", tc.kern, n)
+		}
+		if g, f, h := sd.Stats.LbHotGained[CPUIdle], b.SE.Stats.NrForcedMigrations, b.SE.Stats.NrFailedMigrationsHot; g != tc.gained || f != tc.forced || h != tc.hot {
+			t.Errorf("%s: lb_hot_gained %d, nr_forced_migrations %d, nr_failed_migrations_hot %d; want %d %d %d", tc.kern, g, f, h, tc.gained, tc.forced, tc.hot)
+		}
+	}
+}

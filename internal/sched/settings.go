@@ -206,13 +206,68 @@ type Settings struct {
 	NewidleStopOnNoContinue bool `sysctl:"model_newidle_stop_on_no_continue"`
 	// NewidleNohzStats selects the blocked-load paths from before v5.13's
 	// "move update blocked load outside newidle_balance" (Vincent
-	// Guittot): a newly idle balance refreshes every idle CPU's blocked
-	// load it reads in update_sg_lb_stats (LBF_NOHZ_STATS), or right away
-	// when its gate fails (v5.10's nohz_newidle_balance), and the ILB
-	// forces its updates. Off in both baselines (both have the fix);
-	// the variants blocked-load-in-newidle and blocked-avg-ratelimit turn
-	// it on.
+	// Guittot's series, 0826530de3cb and the four after it): a newly idle
+	// balance refreshes every idle CPU's blocked load it reads in
+	// update_sg_lb_stats (LBF_NOHZ_STATS), or right away when its gate
+	// fails (nohz_newidle_balance running _nohz_idle_balance), the ILB
+	// forces its updates and refreshes itself after the others, and the
+	// idle loop has no nohz_run_idle_balance. v5.12: on; v6.0, v6.19: off.
+	// The variant blocked-load-outside-newidle turns it off over v5.12.
 	NewidleNohzStats bool `sysctl:"model_newidle_nohz_stats"`
+	// NewidleV512 selects v5.12's newly idle balance and
+	// max_newidle_lb_cost bookkeeping, before Vincent Guittot's series of
+	// October 2021 (v5.16): the gate is avg_idle <
+	// sysctl_sched_migration_cost (not max_newidle_lb_cost), the
+	// blocked-load update before the domain walk is not part of the first
+	// domain's cost, a domain's cost only raises its max_newidle_lb_cost,
+	// and sched_balance_domains decays every max_newidle_lb_cost by
+	// 253/256 once a second whether or not it was raised (the decay flag
+	// stays set for the domains above). v5.12: on.
+	NewidleV512 bool `sysctl:"model_newidle_v512"`
+	// NewidleTTWUPendingExit: newly idle balance returns at once when a
+	// wakeup is pending on the CPU, and stops walking up when one arrives
+	// ("sched,fair: Skip newidle_balance if a wakeup is pending", v5.14).
+	// v6.0, v6.19: on.
+	NewidleTTWUPendingExit bool `sysctl:"model_newidle_ttwu_pending_exit"`
+	// ShouldWeBalanceNewidleBail: should_we_balance lets a newly idle CPU
+	// balance only while it has nothing to run and no wakeup pending
+	// ("sched: Allow newidle balancing to bail out of load_balance",
+	// v6.0). Off (v5.12): a newly idle CPU always balances.
+	ShouldWeBalanceNewidleBail bool `sysctl:"model_should_we_balance_newidle_bail"`
+	// NohzNextKick: an idle CPU entering NOHZ sets nohz.needs_update and
+	// the next kick carries NOHZ_NEXT_KICK, whose pass recomputes
+	// nohz.next_balance (v5.16, "sched/fair: Add NOHZ balancer flag for
+	// nohz.next_balance updates"). Off (v5.12): there is no such flag;
+	// sched_balance_domains run for an idle CPU pulls nohz.next_balance
+	// to that CPU's next balance.
+	NohzNextKick bool `sysctl:"model_nohz_next_kick"`
+	// DetachTasksEarlyExit: detach_tasks returns at once, clearing
+	// LBF_ALL_PINNED, when the source runs at most one task (present in
+	// v6.0 and 5.15.55; absent in v5.12). Without it a busy balancer
+	// walks a one-task queue, finds the task running and counts every
+	// CPU it tried as all pinned.
+	DetachTasksEarlyExit bool `sysctl:"model_detach_tasks_early_exit"`
+	// LBActiveBalanceV512 selects v5.12's active balance: no
+	// LBF_ACTIVE_LB; after starting the stopper sched_balance_rq sets the
+	// domain's nr_balance_failed to cache_nice_tries + 1, so that the
+	// stopper's can_migrate_task (which runs the hot test in full) and the
+	// next passes accept cache-hot tasks ("sched/fair: Clean up active
+	// balance nr_balance_failed trickery", v5.13, replaced it). v5.12: on.
+	LBActiveBalanceV512 bool `sysctl:"model_lb_active_balance_v512"`
+	// LBUtilShrBound: detach_tasks compares a task's util_est with the
+	// imbalance shifted by nr_balance_failed, as it does the load
+	// (v6.19; added between v6.5 and v6.8). Off (v5.12, v6.0): the
+	// unshifted util.
+	LBUtilShrBound bool `sysctl:"model_lb_util_shr_bound"`
+	// LBHotInDetach: a cache-hot task accepted by can_migrate_task (after
+	// enough failures) is marked (p->sched_task_hot) and counted in
+	// lb_hot_gained and nr_forced_migrations only when detach_task takes
+	// it; one that detach_tasks then skips counts as
+	// nr_failed_migrations_hot (v6.19). Off (v5.12, v6.0):
+	// can_migrate_task counts lb_hot_gained and nr_forced_migrations when
+	// it accepts the hot task, and detach_tasks counts nothing when it
+	// skips one.
+	LBHotInDetach bool `sysctl:"model_lb_hot_in_detach"`
 	// NumaImbalanceV512 selects the NUMA allowances of v5.11–v5.17
 	// (allow_numa_imbalance: "dst_running < dst_weight / 4") instead of
 	// v6.0's imb_numa_nr and idle-CPU difference: find_idlest_group keeps
@@ -264,6 +319,11 @@ func Baseline(kernel string) (Settings, error) {
 		CostJitterPct:       10,
 		CpufreqRateLimit:    1000000,
 		TTWUQueueIdleTarget: true,
+		// load balancing: what v6.0 and v6.19 share, off for v5.12
+		NewidleTTWUPendingExit:     true,
+		ShouldWeBalanceNewidleBail: true,
+		NohzNextKick:               true,
+		DetachTasksEarlyExit:       true,
 		// wakeup path (issue 3)
 		SISScanCost:           25,
 		ShortTaskDurAvgFactor: 8,
@@ -287,6 +347,8 @@ func Baseline(kernel string) (Settings, error) {
 		s.LBUtilBoost = true
 		s.LBMisfitNoFailCount = true
 		s.NewidleStopOnNoContinue = true
+		s.LBUtilShrBound = true
+		s.LBHotInDetach = true
 	case kernels.V60:
 		s.RecentUsedCPU = 1
 		s.EEVDF = false
@@ -314,6 +376,16 @@ func Baseline(kernel string) (Settings, error) {
 		s.SISScanFromTarget = true
 		s.RecentUsedCPU = 2
 		s.TTWUQueueIdleTarget = false
+		// load balancing
+		s.NewidleV512 = true
+		s.NewidleTTWUPendingExit = false
+		s.ShouldWeBalanceNewidleBail = false
+		s.NohzNextKick = false
+		s.DetachTasksEarlyExit = false
+		s.LBActiveBalanceV512 = true
+		// Vincent Guittot's v5.13 "move update blocked load outside
+		// newidle_balance" is not in v5.12.
+		s.NewidleNohzStats = true
 	default:
 		panic("sched: no settings for baseline " + kernel)
 	}
