@@ -634,3 +634,164 @@ func TestHotAccounting(t *testing.T) {
 		}
 	}
 }
+
+// TestCFSRepickKeepsBuddies: buddies of a prev that pick_next_task_fair
+// picks again.
+//
+// Reference: fair.c:pick_next_entity, set_next_entity and
+// pick_next_task_fair, v5.12 (pick_next_entity clears the picked
+// entity's buddies) and v6.0 (set_next_entity clears them, and a re-pick
+// of prev calls neither put_prev_entity nor set_next_entity).
+//
+// HiKey CPU 0 runs a and b; the running one, a, is the last buddy (as
+// check_preempt_wakeup's LAST_BUDDY makes a preempted curr) and is made
+// the leftmost entity, so schedule() re-picks it. v6.0 keeps the last
+// buddy; v5.12 clears it.
+func TestCFSRepickKeepsBuddies(t *testing.T) {
+	for _, tc := range []struct {
+		kern string
+		kept bool
+	}{{kernels.V60, true}, {kernels.V512, false}} {
+		k, a, b := twoOnCPU0(t, MustBaseline(tc.kern), false, 30*engine.Millisecond)
+		if !a.OnCPU {
+			a, b = b, a
+		}
+		rq, c := k.Rqs[0], k.Rqs[0].CFS
+		k.thisCPU = 0
+		k.updateRqClock(rq)
+		k.updateCurr(c)
+		a.SE.Vruntime = b.SE.Vruntime - 2*k.wakeupGranularity // leftmost by far
+		c.Last = &a.SE
+		k.schedule(rq, true)
+		if rq.Curr != a {
+			t.Fatalf("%s: schedule picked %s, want a again", tc.kern, rq.Curr.Comm)
+		}
+		if kept := c.Last == &a.SE; kept != tc.kept {
+			t.Errorf("%s: last buddy kept %v after a re-pick, want %v", tc.kern, kept, tc.kept)
+		}
+	}
+}
+
+// TestCFSIdleSleeperCredit: where place_entity puts a waking SCHED_IDLE
+// task that slept long.
+//
+// Reference: fair.c:place_entity, v6.0 (thresh = sysctl_sched_min_granularity
+// for an idle entity) and v5.12 (sysctl_sched_latency for every entity);
+// both halve it (GENTLE_FAIR_SLEEPERS).
+//
+// On HiKey (8 CPUs: factor 1 + ilog2(8) = 4) the tunables are latency
+// 24 ms and min_granularity 3 ms: v6.0 places the entity 1.5 ms before
+// min_vruntime, v5.12 12 ms before. A nice-0 SCHED_NORMAL entity gets
+// 12 ms on both.
+func TestCFSIdleSleeperCredit(t *testing.T) {
+	for _, tc := range []struct {
+		kern        string
+		policy      Policy
+		credit, min uint64
+	}{
+		{kernels.V60, SchedIdle, 1500000, 0},
+		{kernels.V512, SchedIdle, 12000000, 0},
+		{kernels.V60, SchedNormal, 12000000, 0},
+		{kernels.V512, SchedNormal, 12000000, 0},
+	} {
+		k := newTestKernel(t, "hikey", tc.kern)
+		c := k.Rqs[0].CFS
+		c.ZeroVruntime = 1 << 40
+		p := &Task{Policy: tc.policy}
+		p.SE.task = p
+		p.SE.Vruntime = 0
+		k.placeEntityCFS(c, &p.SE, false)
+		if got := c.ZeroVruntime - p.SE.Vruntime; got != tc.credit {
+			t.Errorf("%s policy %d: placed %d ns before min_vruntime, want %d", tc.kern, tc.policy, got, tc.credit)
+		}
+	}
+}
+
+// TestSliceMaxNeedsCompetition: set_next_entity records slice_max only
+// when the CPU's root cfs_rq holds at least twice the entity's weight.
+//
+// Reference: fair.c:set_next_entity (the same condition in v5.12, v6.0
+// and v6.19). A task alone on its CPU never competed for it: its
+// slice_max stays 0 however long it ran; two tasks on one CPU record
+// their slices.
+func TestSliceMaxNeedsCompetition(t *testing.T) {
+	for _, kern := range kernels.Names() {
+		k := lbKernel(t, "hikey", MustBaseline(kern), false)
+		n := k.NrCPUs()
+		alone := lbFork(t, k, "alone", 1, cpumask.Of(n, 1), ProgramFunc(func(k *Kernel, t *Task) Op {
+			if k.Now() < 100*engine.Millisecond {
+				if t.Nvcsw%2 == 0 {
+					return Run(5 * engine.Millisecond)
+				}
+				return Sleep(engine.Millisecond)
+			}
+			return Block()
+		}))
+		a := lbFork(t, k, "a", 0, cpumask.Of(n, 0), loop(engine.Second, 0))
+		lbFork(t, k, "b", 0, cpumask.Of(n, 0), loop(engine.Second, 0))
+		k.Eng.RunUntil(100 * engine.Millisecond)
+		if alone.SE.Stats.SliceMax != 0 || alone.SE.SumExecRuntime == 0 {
+			t.Errorf("%s: a task alone on its CPU has slice_max %d (ran %d)", kern, alone.SE.Stats.SliceMax, alone.SE.SumExecRuntime)
+		}
+		if a.SE.Stats.SliceMax == 0 {
+			t.Errorf("%s: a task sharing its CPU has no slice_max", kern)
+		}
+	}
+}
+
+// TestSetPreemptBuddy: NEXT_BUDDY under EEVDF.
+//
+// Reference: fair.c:set_preempt_buddy and check_preempt_wakeup_fair,
+// v6.19: an existing next buddy whose deadline is earlier than the
+// wakee's stays (and preempt_sync is then not consulted); on a tie the
+// wakee replaces it.
+func TestSetPreemptBuddy(t *testing.T) {
+	k := newTestKernel(t, "hikey", kernels.V619)
+	c := k.Rqs[0].CFS
+	next := &SchedEntity{Deadline: 1000, CfsRq: c}
+	for _, tc := range []struct {
+		pseDeadline uint64
+		replaced    bool
+	}{{2000, false}, {1000, true}, {500, true}} {
+		p := &Task{}
+		p.SE.task, p.SE.Deadline, p.SE.CfsRq = p, tc.pseDeadline, c
+		pse := &p.SE
+		c.Next = next
+		got := k.setPreemptBuddy(c, pse)
+		if got != tc.replaced || (c.Next == pse) != tc.replaced {
+			t.Errorf("next deadline 1000, wakee %d: set_preempt_buddy %v, next is the wakee %v; want %v", tc.pseDeadline, got, c.Next == pse, tc.replaced)
+		}
+	}
+}
+
+// TestMigrateSEPeltLagV512: the PELT averages of a task woken onto
+// another CPU after sleeping on an idle one.
+//
+// Reference: fair.c:migrate_task_rq_fair and migrate_se_pelt_lag, v6.0
+// (e2f3e35f1f5a: decay the task to an estimate of the idle CPU's current
+// PELT time) and v5.12 (none: the task keeps the averages of the old
+// cfs_rq's last update).
+//
+// A task runs 10 ms on HiKey CPU 1 and sleeps; CPU 1 stays idle. 100 ms
+// later it is moved to CPU 2 while asleep. v6.0 decays its util_avg over
+// the ~100 ms since CPU 1's cfs_rq was last updated; v5.12 leaves it as
+// it was, strictly larger.
+func TestMigrateSEPeltLagV512(t *testing.T) {
+	util := map[string]uint64{}
+	for _, kern := range []string{kernels.V60, kernels.V512} {
+		k := lbKernel(t, "hikey", MustBaseline(kern), false)
+		p := lbFork(t, k, "p", 1, cpumask.Of(k.NrCPUs(), 1, 2), lbRunOnce(10*engine.Millisecond))
+		k.Eng.RunUntil(110 * engine.Millisecond)
+		if p.State != TaskInterruptible || !k.Rqs[1].Curr.IsIdleTask() {
+			t.Fatalf("%s: p %v, cpu1 runs %s", kern, p.State, k.Rqs[1].Curr.Comm)
+		}
+		k.thisCPU = 0
+		if err := k.MigrateTask(p, 2); err != nil {
+			t.Fatal(err)
+		}
+		util[kern] = p.SE.Avg.UtilAvg
+	}
+	if !(util[kernels.V512] > util[kernels.V60]) || util[kernels.V60] == 0 {
+		t.Errorf("util_avg after the move: v5.12 %d, v6.0 %d; want v5.12's undecayed value above v6.0's", util[kernels.V512], util[kernels.V60])
+	}
+}

@@ -1,9 +1,12 @@
 package sched
 
-// The CFS pick, placement and preemption of the v6.0 baseline
+// The CFS pick, placement and preemption of the v6.0 and v5.12 baselines
 // (kernel/sched/fair.c before EEVDF): vruntime ordered tree, min_vruntime,
 // sched_latency/min_granularity slices, wakeup granularity and buddies. In
-// CFS mode CfsRq.ZeroVruntime holds min_vruntime.
+// CFS mode CfsRq.ZeroVruntime holds min_vruntime. Where v5.12 differs,
+// Settings says so: no ALT_PERIOD or BASE_SLICE (features), buddies
+// cleared in pick_next_entity (CFSClearBuddiesInPick), no idle-entity
+// placement (CFSIdlePlacement).
 
 // updateMinVruntime mirrors fair.c:update_min_vruntime (v6.0).
 func (k *Kernel) updateMinVruntime(c *CfsRq) {
@@ -37,7 +40,8 @@ func (k *Kernel) schedPeriod(nrRunning uint64) uint64 {
 	return k.latency
 }
 
-// schedSlice mirrors fair.c:sched_slice (v6.0, ALT_PERIOD and BASE_SLICE).
+// schedSlice mirrors fair.c:sched_slice (v6.0, ALT_PERIOD and BASE_SLICE;
+// v5.12 has neither feature: the cfs_rq's own nr_running and no floor).
 func (k *Kernel) schedSlice(c *CfsRq, se *SchedEntity) uint64 {
 	nrRunning := uint64(c.NrQueued)
 	if k.S.AltPeriod {
@@ -79,7 +83,11 @@ func (k *Kernel) schedVslice(c *CfsRq, se *SchedEntity) uint64 {
 	return calcDeltaFair(k.schedSlice(c, se), se)
 }
 
-// placeEntityCFS mirrors fair.c:place_entity (v6.0).
+// placeEntityCFS mirrors fair.c:place_entity (v6.0; v5.12 without
+// CFSIdlePlacement): a new entity starts one vslice after min_vruntime
+// (START_DEBIT), a waking one at most half a sched_latency before it
+// (GENTLE_FAIR_SLEEPERS), an idle entity (SCHED_IDLE here) at most half
+// the scaled min_granularity before it.
 func (k *Kernel) placeEntityCFS(c *CfsRq, se *SchedEntity, initial bool) {
 	vruntime := c.ZeroVruntime
 	if initial && k.S.StartDebit {
@@ -87,8 +95,10 @@ func (k *Kernel) placeEntityCFS(c *CfsRq, se *SchedEntity, initial bool) {
 	}
 	if !initial {
 		thresh := k.latency
-		if seIsIdle(se) {
-			thresh = k.S.IdleMinGranularity
+		if k.S.CFSIdlePlacement && seIsIdle(se) {
+			// sysctl_sched_min_granularity, scaled like the other
+			// tunables (not the unscaled idle_min_granularity).
+			thresh = k.minGranularity
 		}
 		if k.S.GentleFairSleepers {
 			thresh >>= 1
@@ -171,7 +181,8 @@ func (k *Kernel) wakeupPreemptEntity(curr, se *SchedEntity) int {
 	return 0
 }
 
-// pickNextEntityCFS mirrors fair.c:pick_next_entity (v6.0) with buddies.
+// pickNextEntityCFS mirrors fair.c:pick_next_entity (v6.0) with buddies;
+// v5.12's also clears the picked entity's buddies (CFSClearBuddiesInPick).
 func (k *Kernel) pickNextEntityCFS(c *CfsRq) *SchedEntity {
 	curr := c.Curr
 	if curr != nil && !curr.OnRq {
@@ -201,7 +212,9 @@ func (k *Kernel) pickNextEntityCFS(c *CfsRq) *SchedEntity {
 	} else if c.Last != nil && k.wakeupPreemptEntity(c.Last, left) < 1 {
 		se = c.Last
 	}
-	k.clearBuddies(c, se)
+	if k.S.CFSClearBuddiesInPick {
+		k.clearBuddies(c, se) // v5.12; later kernels clear in set_next_entity
+	}
 	return se
 }
 

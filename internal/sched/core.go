@@ -426,7 +426,8 @@ func (k *Kernel) setTaskCPU(p *Task, newCPU cpumask.CPU) {
 }
 
 // migrateTaskRqFair mirrors fair.c:migrate_task_rq_fair (v6.19; the CFS
-// baseline also makes a waking task's vruntime relative).
+// baselines also make a waking task's vruntime relative and zero its
+// exec_start here, and v5.12 has no migrate_se_pelt_lag).
 func (k *Kernel) migrateTaskRqFair(p *Task, newCPU cpumask.CPU) {
 	se := &p.SE
 	if !k.S.EEVDF {
@@ -437,7 +438,9 @@ func (k *Kernel) migrateTaskRqFair(p *Task, newCPU cpumask.CPU) {
 	}
 	if p.OnRq != taskOnRqMigrating {
 		removeEntityLoadAvg(se)
-		k.migrateSEPeltLag(se)
+		if k.S.MigrateSEPeltLag {
+			k.migrateSEPeltLag(se)
+		}
 	}
 	se.Avg.LastUpdateTime = 0
 }

@@ -268,6 +268,21 @@ type Settings struct {
 	// it accepts the hot task, and detach_tasks counts nothing when it
 	// skips one.
 	LBHotInDetach bool `sysctl:"model_lb_hot_in_detach"`
+	// CFSClearBuddiesInPick: CFS's pick_next_entity clears the picked
+	// entity's buddies, so a re-pick of prev clears them (v5.12);
+	// v5.14's side-effect-free pick moved clear_buddies to
+	// set_next_entity, which a re-pick of prev skips (v6.0). v5.12: on.
+	CFSClearBuddiesInPick bool `sysctl:"model_cfs_clear_buddies_in_pick"`
+	// CFSIdlePlacement: CFS's place_entity gives a waking SCHED_IDLE
+	// entity the scaled sysctl_sched_min_granularity as its sleeper
+	// credit instead of sched_latency (v5.16, the idle-entity branch of
+	// "sched: ... SCHED_IDLE" rework). v6.0: on; v5.12: off.
+	CFSIdlePlacement bool `sysctl:"model_cfs_idle_placement"`
+	// MigrateSEPeltLag: a waking task migrated away from an idle CPU has
+	// its PELT averages decayed to an estimate of that CPU's current PELT
+	// time (migrate_se_pelt_lag, "sched/fair: Decay task PELT values
+	// during wakeup migration", v6.0). v5.12: off; v6.0, v6.19: on.
+	MigrateSEPeltLag bool `sysctl:"model_migrate_se_pelt_lag"`
 	// NumaImbalanceV512 selects the NUMA allowances of v5.11–v5.17
 	// (allow_numa_imbalance: "dst_running < dst_weight / 4") instead of
 	// v6.0's imb_numa_nr and idle-CPU difference: find_idlest_group keeps
@@ -324,6 +339,7 @@ func Baseline(kernel string) (Settings, error) {
 		ShouldWeBalanceNewidleBail: true,
 		NohzNextKick:               true,
 		DetachTasksEarlyExit:       true,
+		MigrateSEPeltLag:           true,
 		// wakeup path (issue 3)
 		SISScanCost:           25,
 		ShortTaskDurAvgFactor: 8,
@@ -351,6 +367,7 @@ func Baseline(kernel string) (Settings, error) {
 		s.LBHotInDetach = true
 	case kernels.V60:
 		s.RecentUsedCPU = 1
+		s.CFSIdlePlacement = true
 		s.EEVDF = false
 		s.GentleFairSleepers = true
 		s.StartDebit = true
@@ -383,6 +400,8 @@ func Baseline(kernel string) (Settings, error) {
 		s.NohzNextKick = false
 		s.DetachTasksEarlyExit = false
 		s.LBActiveBalanceV512 = true
+		s.CFSClearBuddiesInPick = true
+		s.MigrateSEPeltLag = false
 		// Vincent Guittot's v5.13 "move update blocked load outside
 		// newidle_balance" is not in v5.12.
 		s.NewidleNohzStats = true
