@@ -673,7 +673,7 @@ func (k *Kernel) detachTasks(env *lbEnv) int {
 				}
 				env.imbalance -= int64(load)
 			case migrateUtil:
-				util := taskUtilEst(p)
+				util := k.taskUtilEst(p)
 				cmp := util
 				if k.S.LBUtilShrBound {
 					cmp = shrBound(util, env.sd.NrBalanceFailed)

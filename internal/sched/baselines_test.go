@@ -578,7 +578,7 @@ func TestDetachUtilShrBound(t *testing.T) {
 		if b.OnCPU {
 			a, b = b, a
 		}
-		u := taskUtilEst(b)
+		u := k.taskUtilEst(b)
 		sd := k.Domains(1)[0]
 		sd.NrBalanceFailed = 1
 		env := &lbEnv{sd: sd, dstCPU: 1, dstRq: k.Rqs[1], srcCPU: 0, srcRq: k.Rqs[0], idle: CPUIdle,
@@ -793,5 +793,116 @@ func TestMigrateSEPeltLagV512(t *testing.T) {
 	}
 	if !(util[kernels.V512] > util[kernels.V60]) || util[kernels.V60] == 0 {
 		t.Errorf("util_avg after the move: v5.12 %d, v6.0 %d; want v5.12's undecayed value above v6.0's", util[kernels.V512], util[kernels.V60])
+	}
+}
+
+// TestUtilEstForms: util_est_update's result for the same task on each
+// baseline.
+//
+// Reference: fair.c:util_est_update and _task_util_est, v6.19 (one word),
+// v6.0 (two fields, flag in bit 31) and v5.12 (two fields, flag in bit 0
+// of the stored value, included in the estimate).
+//
+// (a) HiKey: the stored estimate is 800 and the task's util at its
+// sleeping dequeue 400, its runnable_avg 600 (it waited for the CPU).
+//
+//	v6.19: dequeued + 10 < runnable: keep 800.
+//	v6.0:  enqueued = 400, ewma = (4 × 800 + (400 − 800)) >> 2 = 700;
+//	       estimate max(700, 400) = 700.
+//	v5.12: enqueued = 400 | 1 = 401, ewma = (3200 − 399) >> 2 = 700;
+//	       estimate max(700, 401) | 1 = 701.
+//
+// (b) hikey960 CPU 0 (capacity 592): estimate 700, util 600 = runnable.
+//
+//	v6.19: ewma = (2800 − 100) >> 2 = 675.
+//	v6.0:  util 600 > capacity_orig 592: no update, 700 stays.
+func TestUtilEstForms(t *testing.T) {
+	for _, tc := range []struct {
+		machine, kern  string
+		util, runnable uint64
+		want           uint64
+	}{
+		{"hikey", kernels.V619, 400, 600, 800},
+		{"hikey", kernels.V60, 400, 600, 700},
+		{"hikey", kernels.V512, 400, 600, 701},
+		{"hikey960", kernels.V619, 600, 600, 675},
+		{"hikey960", kernels.V60, 600, 600, 700},
+	} {
+		k := newTestKernel(t, tc.machine, tc.kern)
+		p := &Task{}
+		p.SE.task = p
+		start := uint32(800)
+		if tc.machine == "hikey960" {
+			start = 700
+		}
+		p.SE.Avg.UtilEst, p.SE.Avg.UtilEstEwma = start, start
+		p.SE.Avg.UtilAvg, p.SE.Avg.RunnableAvg = tc.util, tc.runnable
+		if k.taskUtilEstRaw(p) != uint64(start) && tc.kern != kernels.V512 {
+			t.Fatalf("%s: the starting estimate reads %d", tc.kern, k.taskUtilEstRaw(p))
+		}
+		k.utilEstUpdate(k.Rqs[0].CFS, p, true)
+		if got := k.taskUtilEstRaw(p); got != tc.want {
+			t.Errorf("%s on %s: _task_util_est %d after the update, want %d", tc.kern, tc.machine, got, tc.want)
+		}
+	}
+}
+
+// TestSgWakeupStatsAffinity: fork placement of a task whose affinity
+// covers only part of each group.
+//
+// Reference: fair.c:update_sg_wakeup_stats, v6.0 (every CPU of the group)
+// and v6.19 (only the CPUs in p->cpus_ptr).
+//
+// HiKey, DIE level: clusters {0-3} and {4-7}; CPUs 2 and 3 run hogs. A
+// task allowed on {0, 1, 4, 5} is forked on CPU 0. v6.19 counts the
+// allowed CPUs: two idle in each cluster, a tie, so it stays in cluster 0
+// and on CPU 0. v6.0 (and v5.12) count the whole groups: 2 idle CPUs
+// locally against 4 in cluster 1, which wins: its first idle allowed CPU,
+// 4.
+func TestSgWakeupStatsAffinity(t *testing.T) {
+	for _, tc := range []struct {
+		kern string
+		want cpumask.CPU
+	}{{kernels.V619, 0}, {kernels.V60, 4}, {kernels.V512, 4}} {
+		r := newRig(t, "hikey", tc.kern)
+		r.hog(2)
+		r.hog(3)
+		r.run(engine.Millisecond)
+		p, err := r.k.Fork(TaskSpec{Comm: "p", CPU: 0, Allowed: cpumask.Of(8, 0, 1, 4, 5), Prog: loop(engine.Second, 0)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.CPU() != tc.want {
+			t.Errorf("%s: forked onto cpu%d, want %d", tc.kern, p.CPU(), tc.want)
+		}
+	}
+}
+
+// TestTgLoadAvgRatelimit: two updates of a group cfs_rq's contribution
+// within the same millisecond.
+//
+// Reference: fair.c:update_tg_load_avg, v6.19 (at most once per ms,
+// 1528c661c24b, v6.7) and v6.0 (every change above 1/64).
+func TestTgLoadAvgRatelimit(t *testing.T) {
+	for _, tc := range []struct {
+		kern string
+		want int64
+	}{{kernels.V619, 1000}, {kernels.V60, 2000}, {kernels.V512, 2000}} {
+		k := newTestKernel(t, "hikey", tc.kern)
+		k.Eng.RunUntil(10 * engine.Millisecond)
+		tg, err := k.CreateGroup(nil, "g", 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := tg.CfsRq[0]
+		base := tg.LoadAvg
+		c.LastUpdateTgLoadAvg, c.TgLoadAvgContrib = 0, 0
+		c.Avg.LoadAvg = 1000
+		k.updateTgLoadAvg(c)
+		c.Avg.LoadAvg = 2000
+		k.updateTgLoadAvg(c)
+		if got := tg.LoadAvg - base; got != tc.want {
+			t.Errorf("%s: tg->load_avg grew by %d, want %d", tc.kern, got, tc.want)
+		}
 	}
 }

@@ -15,7 +15,7 @@ func (k *Kernel) asymCPUCapacity() bool { return k.Topo.AsymCPUCapacity }
 // taskFitsCPU mirrors fair.c:task_fits_cpu (v6.19) without uclamp: the task's
 // estimated utilisation fits the CPU's capacity with the 20% margin.
 func (k *Kernel) taskFitsCPU(p *Task, cpu cpumask.CPU) bool {
-	return fitsCapacity(taskUtilEst(p), k.Rqs[cpu].CPUCapacity)
+	return fitsCapacity(k.taskUtilEst(p), k.Rqs[cpu].CPUCapacity)
 }
 
 // fitsCapacity mirrors fair.c:fits_capacity (v6.19).

@@ -268,6 +268,28 @@ type Settings struct {
 	// it accepts the hot task, and detach_tasks counts nothing when it
 	// skips one.
 	LBHotInDetach bool `sysctl:"model_lb_hot_in_detach"`
+	// UtilEstForm selects util_est's form: 0 (v6.8+, v6.19) one word, the
+	// EWMA, kept also when within 1% of the dequeued util or when the task
+	// did not get the CPU it wanted (runnable above util); 1 (v5.13–v6.7,
+	// v6.0) two fields {enqueued, ewma}, UTIL_AVG_UNCHANGED in bit 31,
+	// the estimate max(ewma, enqueued), an update skipped when the EWMA
+	// is within 1% (unless enqueued moved by 1%) or when util exceeds the
+	// CPU's original capacity; 2 (v5.12) as 1 but with the flag in bit 0
+	// of the stored value, which the estimate includes (fixed by
+	// "sched/fair: Fix util_est UTIL_AVG_UNCHANGED handling", v5.13).
+	UtilEstForm int `sysctl:"model_util_est_form"`
+	// SgWakeupStatsAllowedOnly: update_sg_wakeup_stats sums only the
+	// group's CPUs the task may use and tests misfit per CPU
+	// (task_fits_cpu) (v6.19). Off (v5.12, v6.0): every CPU of the group
+	// counts, busy CPUs outside the task's mask included, and misfit is
+	// tested once against the group's max_capacity. The two agree for
+	// tasks allowed everywhere on symmetric machines.
+	SgWakeupStatsAllowedOnly bool `sysctl:"model_sg_wakeup_stats_allowed_only"`
+	// TgLoadAvgRatelimit: update_tg_load_avg publishes a cfs_rq's load
+	// into tg->load_avg at most once per ms ("sched/fair: Ratelimit
+	// update to tg->load_avg", v6.7; v6.19: on). Off (v5.12, v6.0): at
+	// every call whose change exceeds 1/64 of the last published value.
+	TgLoadAvgRatelimit bool `sysctl:"model_tg_load_avg_ratelimit"`
 	// CFSClearBuddiesInPick: CFS's pick_next_entity clears the picked
 	// entity's buddies, so a re-pick of prev clears them (v5.12);
 	// v5.14's side-effect-free pick moved clear_buddies to
@@ -365,9 +387,12 @@ func Baseline(kernel string) (Settings, error) {
 		s.NewidleStopOnNoContinue = true
 		s.LBUtilShrBound = true
 		s.LBHotInDetach = true
+		s.SgWakeupStatsAllowedOnly = true
+		s.TgLoadAvgRatelimit = true
 	case kernels.V60:
 		s.RecentUsedCPU = 1
 		s.CFSIdlePlacement = true
+		s.UtilEstForm = 1
 		s.EEVDF = false
 		s.GentleFairSleepers = true
 		s.StartDebit = true
@@ -402,6 +427,7 @@ func Baseline(kernel string) (Settings, error) {
 		s.LBActiveBalanceV512 = true
 		s.CFSClearBuddiesInPick = true
 		s.MigrateSEPeltLag = false
+		s.UtilEstForm = 2
 		// Vincent Guittot's v5.13 "move update blocked load outside
 		// newidle_balance" is not in v5.12.
 		s.NewidleNohzStats = true
@@ -541,6 +567,9 @@ func (s *Settings) Validate() error {
 	}
 	if s.NrMigrate < 1 {
 		return fmt.Errorf("nr_migrate must be positive")
+	}
+	if s.UtilEstForm < 0 || s.UtilEstForm > 2 {
+		return fmt.Errorf("model_util_est_form must be 0 (v6.19), 1 (v6.0) or 2 (v5.12), not %d", s.UtilEstForm)
 	}
 	if s.RecentUsedCPU < 0 || s.RecentUsedCPU > 2 {
 		return fmt.Errorf("model_recent_used_cpu must be 0 (v6.19), 1 (v6.0) or 2 (v5.12), not %d", s.RecentUsedCPU)

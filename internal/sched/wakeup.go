@@ -249,7 +249,7 @@ func (k *Kernel) selectIdleSibling(p *Task, prev, target cpumask.CPU) cpumask.CP
 	var taskUtil uint64
 	if k.asymCPUCapacity() {
 		syncEntityLoadAvg(&p.SE)
-		taskUtil = taskUtilEst(p)
+		taskUtil = k.taskUtilEst(p)
 	}
 
 	if k.idleOrSchedIdle(target) && k.asymFitsCPU(taskUtil, target) {
@@ -549,7 +549,7 @@ func (k *Kernel) selectIdleSMT(p *Task, sd *SchedDomain, target cpumask.CPU) cpu
 // fits, else the idle CPU with the largest capacity_of.
 func (k *Kernel) selectIdleCapacity(p *Task, sd *topology.Domain, target cpumask.CPU) cpumask.CPU {
 	cpus := sd.Span.And(p.CPUsAllowed)
-	taskUtil := taskUtilEst(p)
+	taskUtil := k.taskUtilEst(p)
 	bestCPU, bestFits := cpumask.None, 0
 	var bestCap uint64
 	res := cpumask.None

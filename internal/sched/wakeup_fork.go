@@ -131,18 +131,22 @@ func (k *Kernel) schedBalanceFindDstGroupCPU(g *topology.Group, p *Task, thisCPU
 
 // updateSgWakeupStats mirrors fair.c:update_sg_wakeup_stats (v6.19): the
 // group's statistics as if p were not on its CPU, over the CPUs p may use.
-// (v6.0 summed every CPU of the group and tested misfit against the
-// group's max capacity; the two agree for tasks allowed everywhere on
-// symmetric machines.)
+// With !SgWakeupStatsAllowedOnly it is v6.0's and v5.12's: every CPU of
+// the group counts, and misfit is tested against the group's max
+// capacity.
 func (k *Kernel) updateSgWakeupStats(sd *SchedDomain, g *topology.Group, sgs *SgLbStats, p *Task) {
 	*sgs = SgLbStats{}
 	asym := sd.T.Flags&topology.SDAsymCPUCapacity != 0
+	allowedOnly := k.S.SgWakeupStatsAllowedOnly
 	// Assume the task fits no CPU of the group until one proves otherwise.
-	if asym {
+	if asym && allowedOnly {
+		sgs.GroupMisfitTaskLoad = 1
+	}
+	if asym && !allowedOnly && !fitsCapacity(k.taskUtilEst(p), k.SGC(g).MaxCapacity) {
 		sgs.GroupMisfitTaskLoad = 1
 	}
 	g.Span.ForEach(func(i cpumask.CPU) bool {
-		if !p.CPUsAllowed.Test(i) {
+		if allowedOnly && !p.CPUsAllowed.Test(i) {
 			return true
 		}
 		rq := k.Rqs[i]
@@ -156,7 +160,7 @@ func (k *Kernel) updateSgWakeupStats(sd *SchedDomain, g *topology.Group, sgs *Sg
 		if nrRunning == 0 && k.idleCPUWithout(i, p) {
 			sgs.IdleCPUs++
 		}
-		if asym && sgs.GroupMisfitTaskLoad != 0 && k.taskFitsCPU(p, i) {
+		if asym && allowedOnly && sgs.GroupMisfitTaskLoad != 0 && k.taskFitsCPU(p, i) {
 			sgs.GroupMisfitTaskLoad = 0
 		}
 		return true

@@ -76,9 +76,9 @@ func (k *Kernel) cpuUtil(cpu cpumask.CPU, p *Task, dstCPU cpumask.CPU, boost boo
 	if k.S.UtilEst {
 		utilEst := uint64(c.Avg.UtilEst)
 		if dstCPU == cpu {
-			utilEst += taskUtilEstRaw(p)
+			utilEst += k.taskUtilEstRaw(p)
 		} else if p != nil && (p.OnRq == taskOnRqQueued || k.Current() == p) {
-			lsubPositive(&utilEst, taskUtilEstRaw(p))
+			lsubPositive(&utilEst, k.taskUtilEstRaw(p))
 		}
 		if utilEst > util {
 			util = utilEst

@@ -260,7 +260,7 @@ func TestSelectIdleCapacity(t *testing.T) {
 			}
 			r.run(engine.Millisecond)
 			r.unpin(p)
-			util := taskUtilEst(p)
+			util := r.k.taskUtilEst(p)
 			big := tc.run > 10*engine.Millisecond
 			if fitsLittle := util*1280 < 592*1024; fitsLittle == big {
 				t.Fatalf("util_est %d: fits a little CPU = %v, the test assumes %v", util, fitsLittle, !big)
