@@ -906,3 +906,30 @@ func TestTgLoadAvgRatelimit(t *testing.T) {
 		}
 	}
 }
+
+// TestMigratedTaskIsCold: a queued task moved to another CPU (the
+// balancer's and the stopper's detach/attach, MigrateTask here) starts
+// there with exec_start 0, so task_hot calls it cold.
+//
+// Reference: core.c:activate_task and fair.c:enqueue_entity, v6.19
+// (TASK_ON_RQ_MIGRATING sets ENQUEUE_MIGRATED, which zeroes exec_start);
+// fair.c:migrate_task_rq_fair, v6.0 and v5.12 (zeroes it on every
+// set_task_cpu).
+func TestMigratedTaskIsCold(t *testing.T) {
+	for _, kern := range kernels.Names() {
+		k, a, b := twoOnCPU0(t, MustBaseline(kern), true, 30*engine.Millisecond)
+		if b.OnCPU {
+			b = a
+		}
+		if b.SE.ExecStart == 0 || b.OnRq != taskOnRqQueued {
+			t.Fatalf("%s: b waits with exec_start %d", kern, b.SE.ExecStart)
+		}
+		k.thisCPU = 0
+		if err := k.MigrateTask(b, 1); err != nil {
+			t.Fatal(err)
+		}
+		if b.CPU() != 1 || b.SE.ExecStart != 0 {
+			t.Errorf("%s: after the move b is on cpu%d with exec_start %d, want cpu1 and 0", kern, b.CPU(), b.SE.ExecStart)
+		}
+	}
+}

@@ -92,10 +92,15 @@ func (k *Kernel) dequeueTask(rq *Rq, p *Task, flags int) bool {
 	return k.dequeueTaskFair(rq, p, flags)
 }
 
-// activateTask mirrors core.c:activate_task (v6.19).
+// activateTask mirrors core.c:activate_task (v6.19): a task that is being
+// moved (TASK_ON_RQ_MIGRATING: the balancer's detach/attach, the stopper,
+// sched_exec) is enqueued with ENQUEUE_MIGRATED, so that enqueue_entity
+// zeroes its exec_start and task_hot sees it cold on its new CPU. v6.0 and
+// v5.12 do not set the flag here; their migrate_task_rq_fair zeroes
+// exec_start on every set_task_cpu instead, with the same result.
 func (k *Kernel) activateTask(rq *Rq, p *Task, flags int) {
-	if p.OnRq == taskOnRqMigrating {
-		flags |= enqueueMigrating
+	if k.S.EEVDF && p.OnRq == taskOnRqMigrating {
+		flags |= enqueueMigrated
 	}
 	k.enqueueTask(rq, p, flags)
 	p.OnRq = taskOnRqQueued
@@ -104,7 +109,7 @@ func (k *Kernel) activateTask(rq *Rq, p *Task, flags int) {
 // deactivateTask mirrors core.c:deactivate_task (v6.19; a move, not a sleep).
 func (k *Kernel) deactivateTask(rq *Rq, p *Task, flags int) {
 	p.OnRq = taskOnRqMigrating
-	k.dequeueTask(rq, p, flags|dequeueMigrating)
+	k.dequeueTask(rq, p, flags)
 }
 
 // blockTask mirrors core.c:__block_task (v6.19).
