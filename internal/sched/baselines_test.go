@@ -933,3 +933,32 @@ func TestMigratedTaskIsCold(t *testing.T) {
 		}
 	}
 }
+
+// TestSchedutilRunnableBoost: the utilisation schedutil asks a frequency
+// for.
+//
+// Reference: cpufreq_schedutil.c:sugov_get_util, v6.19
+// (cpu_util_cfs_boost: util raised to runnable_avg, "runnable boosting",
+// 7d0583cf9ec7, v6.5) and v6.0 (cpu_util_cfs).
+//
+// HiKey CPU 0's root cfs_rq has util_avg 300 and runnable_avg 700 (its
+// tasks waited); every other CPU of the frequency domain is empty.
+// get_next_freq maps util × 1.25 to capacity 1024: v6.19 asks for
+// 700 × 1.25 = 875, v6.0 for 300 × 1.25 = 375.
+func TestSchedutilRunnableBoost(t *testing.T) {
+	for _, tc := range []struct {
+		kern string
+		want uint64
+	}{{kernels.V619, 875}, {kernels.V60, 375}} {
+		k := newTestKernel(t, "hikey", tc.kern)
+		withCosts(t, k)
+		c := k.Rqs[0].CFS
+		c.Avg.UtilAvg, c.Avg.RunnableAvg, c.Avg.UtilEst = 300, 700, 0
+		k.thisCPU = 0
+		k.cpufreqUpdateUtil(k.Rqs[0])
+		k.Eng.RunUntil(k.Now() + engine.Microsecond)
+		if got := k.Rqs[0].FreqScale; got != tc.want {
+			t.Errorf("%s: frequency %d/1024, want %d", tc.kern, got, tc.want)
+		}
+	}
+}

@@ -89,9 +89,10 @@ func (k *Kernel) cpufreqUpdateUtil(rq *Rq) {
 	fd.updated, fd.lastUpdate = true, now
 	var next uint64
 	for _, c := range fd.cpus {
-		// sugov_get_util: cpu_util_cfs_boost, util_est included; no
-		// RT, DL or IRQ utilisation to add.
-		util := k.cpuUtil(c, nil, cpumask.None, true)
+		// sugov_get_util: cpu_util_cfs_boost (v6.5+; cpu_util_cfs in
+		// v6.0 and v5.12), util_est included; no RT, DL or IRQ
+		// utilisation to add.
+		util := k.cpuUtil(c, nil, cpumask.None, k.S.LBUtilBoost)
 		capOrig := k.Rqs[c].CPUCapacityOrig
 		util += util >> 2 // map_util_perf
 		f := util * SchedCapacityScale / capOrig

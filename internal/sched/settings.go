@@ -194,8 +194,11 @@ type Settings struct {
 	// LBLocalAboveAvg: calculate_imbalance gives up when the local group
 	// is already above the domain's average load (v6.6+; v6.19: on).
 	LBLocalAboveAvg bool `sysctl:"model_lb_local_above_avg"`
-	// LBUtilBoost: find_busiest_queue compares cpu_util_cfs_boost
-	// (utilisation raised to runnable) for migrate_util (v6.6+; v6.19: on).
+	// LBUtilBoost is runnable boosting ("sched/fair, cpufreq: Introduce
+	// 'runnable boosting'", 7d0583cf9ec7, v6.5): find_busiest_queue
+	// compares cpu_util_cfs_boost (utilisation raised to runnable) for
+	// migrate_util, and schedutil asks for it too (v6.19: on; v6.0 and
+	// v5.12 read cpu_util_cfs in both).
 	LBUtilBoost bool `sysctl:"model_lb_util_boost"`
 	// LBMisfitNoFailCount: misfit migrations neither count balance
 	// failures nor back the interval off (v6.14+; v6.19: on).
