@@ -934,6 +934,52 @@ func TestMigratedTaskIsCold(t *testing.T) {
 	}
 }
 
+// TestBlockedUpdateAsksCpufreq: update_blocked_averages on an idle CPU
+// whose cfs_rqs have nothing left to decay.
+//
+// Reference: fair.c:sched_balance_update_blocked_averages and
+// __update_blocked_others, pelt.c:update_rt_rq_load_avg and
+// ___update_load_sum (v6.19; the same in v6.0 and v5.12): the RT and DL
+// signals are decayed on every call and report "decayed" whenever a
+// 1024 µs PELT period passed since the last call, all zero as they are;
+// any decay makes it call cpufreq_update_util.
+//
+// HiKey CPU 3 never ran a task, so its leaf cfs_rq list is empty. The
+// first call decays the RT/DL signals from time 0: one cpufreq update; a
+// second at the same time crosses no period: none; one 3 ms later: one
+// more. With BlockedOthersDecay off (the root cfs_rq alone decides, as
+// schedlab had it): none at all.
+func TestBlockedUpdateAsksCpufreq(t *testing.T) {
+	for _, kern := range kernels.Names() {
+		for _, others := range []bool{true, false} {
+			s := MustBaseline(kern)
+			s.BlockedOthersDecay = others
+			k := lbKernel(t, "hikey", s, false)
+			k.Eng.RunUntil(10 * engine.Millisecond)
+			rq := k.Rqs[3]
+			if len(rq.leafCfsRqs) != 0 {
+				t.Fatalf("%s: cpu3 has leaf cfs_rqs", kern)
+			}
+			var got []uint64
+			for _, at := range []engine.Time{10 * engine.Millisecond, 10 * engine.Millisecond, 13 * engine.Millisecond} {
+				k.Eng.RunUntil(at)
+				k.SchedBalanceUpdateBlockedAverages(3)
+				got = append(got, rq.CpufreqUpdates)
+			}
+			want := []uint64{1, 1, 2}
+			if !others {
+				want = []uint64{0, 0, 0}
+			}
+			for i := range want {
+				if got[i] != want[i] {
+					t.Errorf("%s, others decay %v: cpufreq updates after each call %v, want %v", kern, others, got, want)
+					break
+				}
+			}
+		}
+	}
+}
+
 // TestSchedutilRunnableBoost: the utilisation schedutil asks a frequency
 // for.
 //

@@ -271,6 +271,15 @@ type Settings struct {
 	// it accepts the hot task, and detach_tasks counts nothing when it
 	// skips one.
 	LBHotInDetach bool `sysctl:"model_lb_hot_in_detach"`
+	// BlockedOthersDecay models __update_blocked_others: the RT and
+	// deadline PELT signals of the CPU, all zero here, are decayed at
+	// every update_blocked_averages and report "decayed" whenever a
+	// 1024 µs PELT period passed since their last update, which makes
+	// update_blocked_averages call cpufreq_update_util almost every time
+	// (every baseline; the IRQ and thermal/HW pressure signals, which
+	// cross periods at nearly the same times, are not modelled). Off:
+	// cpufreq_update_util only when the root cfs_rq decayed.
+	BlockedOthersDecay bool `sysctl:"model_blocked_others_decay"`
 	// UtilEstForm selects util_est's form: 0 (v6.8+, v6.19) one word, the
 	// EWMA, kept also when within 1% of the dequeued util or when the task
 	// did not get the CPU it wanted (runnable above util); 1 (v5.13–v6.7,
@@ -365,6 +374,7 @@ func Baseline(kernel string) (Settings, error) {
 		NohzNextKick:               true,
 		DetachTasksEarlyExit:       true,
 		MigrateSEPeltLag:           true,
+		BlockedOthersDecay:         true,
 		// wakeup path (issue 3)
 		SISScanCost:           25,
 		ShortTaskDurAvgFactor: 8,

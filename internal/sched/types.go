@@ -328,6 +328,10 @@ type Rq struct {
 
 	// CpufreqUpdates counts cpufreq_update_util calls from the fair class.
 	CpufreqUpdates uint64
+	// avgOthers stands for rq->avg_rt and rq->avg_dl, the PELT signals of
+	// the RT and deadline classes: always zero here, but
+	// __update_blocked_others decays them (Settings.BlockedOthersDecay).
+	avgOthers SchedAvg
 	// BlockedUpdates counts sched_balance_update_blocked_averages calls
 	// and BlockedCfsRqsWalked the leaf cfs_rqs they visited.
 	BlockedUpdates      uint64
