@@ -1008,3 +1008,66 @@ func TestSchedutilRunnableBoost(t *testing.T) {
 		}
 	}
 }
+
+// TestIdleTickRetained: a CPU whose idle periods are short keeps its tick.
+//
+// Reference: idle.c:cpuidle_idle_call (stop the tick only if the
+// governor says so or it is already stopped), menu.c:menu_select (keep
+// the tick when the predicted idle time is below TICK_NSEC) and
+// menu_update (a tick wakeup counts as 9/10 × 50 ms) and
+// get_typical_interval (at most two such outliers discarded), fair.c:
+// nohz_balance_enter_idle (reached only from a tick stop), v6.19; the
+// same in v6.0 and v5.12.
+//
+// A task on HiKey CPU 2 runs 1.5 ms and sleeps 0.7 ms: the CPU's average
+// idle period falls to about 0.7 ms, below the 4 ms tick, and its sleep
+// timer is due within a tick, so while the task sleeps CPU 2 is idle with
+// its tick running, outside nohz.idle_cpus_mask (it left at its first busy
+// tick) and counted in LLC0's nr_busy_cpus. Once the task stops for good
+// no timer is due; each idle tick counts as a 45 ms idle period, and by
+// the third the governor's short prediction is gone and the tick stops
+// (20 ms later it has). With IdleTickRetain off every idle entry stops it.
+func TestIdleTickRetained(t *testing.T) {
+	for _, kern := range kernels.Names() {
+		for _, retain := range []bool{true, false} {
+			s := MustBaseline(kern)
+			s.IdleTickRetain = retain
+			k := lbKernel(t, "hikey", s, false)
+			stop := false
+			n := 0
+			lbFork(t, k, "p", 2, cpumask.Of(8, 2), ProgramFunc(func(k *Kernel, t *Task) Op {
+				if stop {
+					return Block()
+				}
+				n++
+				if n%2 == 1 {
+					return Run(1500 * engine.Microsecond)
+				}
+				return Sleep(700 * engine.Microsecond)
+			}))
+			rq := k.Rqs[2]
+			found := false
+			for at := 100 * engine.Millisecond; at < 104*engine.Millisecond; at += 200 * engine.Microsecond {
+				k.Eng.RunUntil(at)
+				if rq.Curr.IsIdleTask() {
+					found = true
+					break
+				}
+			}
+			if !found {
+				t.Fatalf("%s: CPU 2 never idle", kern)
+			}
+			inNohz := rq.NohzTickStopped || rq.NohzIdle || k.NohzIdleCPUs().Test(2)
+			busy := k.SdLLCShared(2).NrBusyCPUs
+			if retain && (inNohz || busy != 1) || !retain && (!inNohz || busy != 0) {
+				t.Errorf("%s retain %v: idle CPU 2 tick stopped %v, NOHZ %v, in mask %v, LLC nr_busy_cpus %d", kern, retain,
+					rq.NohzTickStopped, rq.NohzIdle, k.NohzIdleCPUs().Test(2), busy)
+			}
+			stop = true
+			k.Eng.RunUntil(k.Now() + 20*engine.Millisecond)
+			if !rq.Curr.IsIdleTask() || !rq.NohzTickStopped || !k.NohzIdleCPUs().Test(2) {
+				t.Errorf("%s retain %v: long idle: tick stopped %v, in mask %v", kern, retain, rq.NohzTickStopped, k.NohzIdleCPUs().Test(2))
+			}
+		}
+	}
+}

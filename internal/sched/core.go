@@ -240,17 +240,89 @@ func (k *Kernel) updateDurAvg(p *Task) {
 }
 
 // enterIdle models the switch to the idle task: set_next_task_idle
-// (update_idle_core, the PELT idle clock) and the NOHZ tick stop.
+// (update_idle_core, the PELT idle clock) and the idle loop's first pass:
+// the governor picks a state and says whether to stop the tick
+// (idle.c:cpuidle_idle_call, v6.19; v6.0 and v5.12 the same).
 func (k *Kernel) enterIdle(rq *Rq) {
 	updateIdleRqClockPelt(rq)
 	k.costsEnterIdle(rq)
+	rq.idleTicks = 0
 	k.updateIdleCore(rq)
 	k.nohzRunIdleBalance(rq) // load balancing (issue 4): do_idle's blocked-load refresh
-	if !rq.NohzTickStopped {
-		k.nohzBalanceEnterIdle(rq)
-		rq.NohzTickStopped = true
-		k.Eng.Cancel(rq.tickTimer)
+	if !rq.NohzTickStopped && k.idleStopsTick(rq) {
+		k.stopIdleTick(rq)
 	}
+}
+
+// menuIdleTicksToStop is how many consecutive tick wakeups, with no timer
+// due within a tick, an idle CPU that kept its tick takes before its
+// governor stops the tick: menu_update records each as 9/10 × 50 ms, and
+// get_typical_interval discards at most two upside outliers of its eight
+// intervals before it gives up its short prediction.
+const menuIdleTicksToStop = 3
+
+// idleStopsTick says whether rq's idle CPU stops its tick now: the
+// governor's stop_tick (menu_select and teo_select keep the tick when the
+// predicted idle time is shorter than TICK_NSEC; without a cpuidle
+// driver, a machine that lists no idle states, cpuidle_idle_call asks to
+// stop it) and tick_nohz_idle_stop_tick, which keeps the tick anyway when
+// the CPU's next timer is due within a tick. The prediction is the
+// governor model's average idle period (idleGovernorSelect's input),
+// capped by the time to the next timer (menu: the lowest expected
+// interval). Simplified: menu's and teo's predictors (correction factors,
+// intercepts) are that average, polling states are not modelled, and the
+// timers looked at are the sleep timers armed on this CPU. Without
+// Settings.IdleTickRetain the tick is always stopped.
+func (k *Kernel) idleStopsTick(rq *Rq) bool {
+	if !k.S.IdleTickRetain {
+		return true
+	}
+	if len(k.Topo.Spec.IdleStatesOf(rq.CPU)) > 0 && rq.idleAvg < k.tickNsec {
+		return false
+	}
+	next, ok := k.nextSleepTimer(rq.CPU)
+	return !ok || uint64(next-k.Eng.Now()) > k.tickNsec
+}
+
+// nextSleepTimer is the earliest sleep timer armed on cpu (hrtimers fire
+// where they were armed), the next timer event tick_nohz_next_event and
+// the governors look at.
+func (k *Kernel) nextSleepTimer(cpu cpumask.CPU) (engine.Time, bool) {
+	var next engine.Time
+	found := false
+	for _, t := range k.Tasks {
+		if t.sleepCPU == cpu && t.sleepTimer.Armed() && (!found || t.sleepTimer.When() < next) {
+			next, found = t.sleepTimer.When(), true
+		}
+	}
+	return next, found
+}
+
+// idleTickGovernor is the idle loop's next pass after a tick woke rq's
+// idle CPU (menu_reflect/menu_update, then cpuidle_select again). A tick
+// wakeup with no timer due within a tick counts as a long idle period;
+// after menuIdleTicksToStop of them in a row the prediction is long and
+// the tick stops (unless a timer is now due within a tick). Simplified:
+// the governor model's average and its state choice are left alone (menu
+// discards such outliers from its typical interval), and teo is taken to
+// behave alike.
+func (k *Kernel) idleTickGovernor(rq *Rq) {
+	if next, ok := k.nextSleepTimer(rq.CPU); ok && uint64(next-k.Eng.Now()) <= k.tickNsec {
+		rq.idleTicks = 0
+		return
+	}
+	rq.idleTicks++
+	if rq.idleTicks >= menuIdleTicksToStop {
+		k.stopIdleTick(rq)
+	}
+}
+
+// stopIdleTick mirrors tick_nohz_idle_stop_tick for an idle CPU: the tick
+// stops and the CPU joins the NOHZ idle set (nohz_balance_enter_idle).
+func (k *Kernel) stopIdleTick(rq *Rq) {
+	k.nohzBalanceEnterIdle(rq)
+	rq.NohzTickStopped = true
+	k.Eng.Cancel(rq.tickTimer)
 }
 
 // exitIdle restarts the tick on the next jiffy boundary (tick_nohz_idle_exit).
@@ -266,7 +338,11 @@ func (k *Kernel) exitIdle(rq *Rq) {
 	}
 }
 
-// schedTick mirrors core.c:sched_tick (v6.19) for a CPU whose tick runs.
+// schedTick mirrors core.c:sched_tick (v6.19) for a CPU whose tick runs:
+// a busy CPU, or an idle one whose governor kept the tick, which then
+// balances its own domains as an idle CPU and, back in the idle loop,
+// asks the governor again (menu_update counts a tick wakeup as a long
+// idle period, so the tick is usually stopped then).
 func (k *Kernel) schedTick(rq *Rq) {
 	k.thisCPU = rq.CPU
 	k.updateRqClock(rq)
@@ -276,6 +352,9 @@ func (k *Kernel) schedTick(rq *Rq) {
 	}
 	rq.IdleBalance = rq.IdleCPU()
 	k.schedBalanceTrigger(rq)
+	if k.S.IdleTickRetain && curr.IsIdleTask() && !rq.NohzTickStopped && rq.IdleCPU() && !rq.needResched {
+		k.idleTickGovernor(rq)
+	}
 	if !rq.NohzTickStopped {
 		k.Eng.Schedule(rq.tickTimer, k.Eng.Now()+engine.Time(k.tickNsec))
 	}

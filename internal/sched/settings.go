@@ -271,6 +271,13 @@ type Settings struct {
 	// it accepts the hot task, and detach_tasks counts nothing when it
 	// skips one.
 	LBHotInDetach bool `sysctl:"model_lb_hot_in_detach"`
+	// IdleTickRetain models the idle governors' stop_tick: a CPU going
+	// idle with a predicted idle period shorter than a tick keeps its
+	// tick, stays out of nohz.idle_cpus_mask and in its LLC's
+	// nr_busy_cpus, and balances itself from its tick (every baseline:
+	// menu and teo, read in v5.12, v6.0 and v6.19). Off: every idle
+	// entry stops the tick, as schedlab did before.
+	IdleTickRetain bool `sysctl:"model_idle_tick_retain"`
 	// BlockedOthersDecay models __update_blocked_others: the RT and
 	// deadline PELT signals of the CPU, all zero here, are decayed at
 	// every update_blocked_averages and report "decayed" whenever a
@@ -375,6 +382,7 @@ func Baseline(kernel string) (Settings, error) {
 		DetachTasksEarlyExit:       true,
 		MigrateSEPeltLag:           true,
 		BlockedOthersDecay:         true,
+		IdleTickRetain:             true,
 		// wakeup path (issue 3)
 		SISScanCost:           25,
 		ShortTaskDurAvgFactor: 8,

@@ -314,6 +314,9 @@ type Rq struct {
 	idleState int
 	idleAvg   uint64
 	idleSince engine.Time
+	// idleTicks counts the tick wakeups of the current idle period of a
+	// CPU that kept its tick (core.go: idleTickGovernor).
+	idleTicks int
 	// Costs counts what the cost model charged on this CPU.
 	Costs CostCounters
 
