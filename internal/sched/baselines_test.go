@@ -1071,3 +1071,60 @@ func TestIdleTickRetained(t *testing.T) {
 		}
 	}
 }
+
+// TestShortTaskRFC2Metric: is_short_task as the RFC v2 posting computes
+// it, on its baseline (v6.0, HiKey: sysctl_sched_min_granularity 3 ms).
+//
+// Reference: "[RFC PATCH v2 1/2] sched/fair: Introduce short duration task
+// check" (Chen Yu, 23 Oct 2022), the code only: is_short_task is
+// dur_avg <= sysctl_sched_min_granularity; put_prev_task_fair, for a prev
+// no longer on the runqueue, takes the run time since its last update as
+// the sample and folds it in with update_avg only when it differs from
+// dur_avg by at least min_granularity. With CONFIG_FAIR_GROUP_SCHED,
+// pick_next_task_fair's own path does not call put_prev_task_fair, so the
+// update happens when the CPU goes idle after the task slept
+// (__pick_next_task's put_prev_task).
+//
+// (a) A task alone on CPU 1 runs 5 ms and sleeps 10 ms, ten times: the
+// samples are 5 ms, and dur_avg goes 0 → 625000 → 1171875 → 1650390 →
+// 2069091 ns; the next difference, 2930909 ns, is under 3 ms, so it stays
+// there: the task counts as short although it runs 5 ms at a time (the
+// lifetime metric of the RFC says 50 ms over 10 sleeps is not short).
+// (b) The same task sharing CPU 2 with a hog never leaves its CPU idle:
+// dur_avg stays 0, short.
+func TestShortTaskRFC2Metric(t *testing.T) {
+	s := MustBaseline(kernels.V60)
+	if err := ApplyVariant(&s, "short-task-rfc2"); err != nil || s.ShortTaskMetric != ShortDurAvgRFC2 {
+		t.Fatalf("short-task-rfc2: %v, metric %s", err, s.ShortTaskMetric)
+	}
+	k := lbKernel(t, "hikey", s, false)
+	cycles := func() Program {
+		n := 0
+		return ProgramFunc(func(k *Kernel, t *Task) Op {
+			n++
+			switch {
+			case n > 20:
+				return Block()
+			case n%2 == 1:
+				return Run(5 * engine.Millisecond)
+			}
+			return Sleep(10 * engine.Millisecond)
+		})
+	}
+	alone := lbFork(t, k, "alone", 1, cpumask.Of(8, 1), cycles())
+	lbFork(t, k, "hog", 2, cpumask.Of(8, 2), loop(engine.Second, 0))
+	shared := lbFork(t, k, "shared", 2, cpumask.Of(8, 2), cycles())
+	k.Eng.RunUntil(400 * engine.Millisecond)
+	if alone.Nvcsw < 10 || alone.SE.SumExecRuntime != 50*uint64(engine.Millisecond) {
+		t.Fatalf("alone: %d sleeps, %d ns run", alone.Nvcsw, alone.SE.SumExecRuntime)
+	}
+	if alone.SE.durAvgRFC2 != 2069091 || !k.isShortTask(alone) {
+		t.Errorf("alone: dur_avg %d (want 2069091), short %v (want true)", alone.SE.durAvgRFC2, k.isShortTask(alone))
+	}
+	if k.isShortTaskAs(alone, ShortLifetime) {
+		t.Errorf("alone: the RFC's lifetime metric calls it short")
+	}
+	if shared.Nvcsw == 0 || shared.SE.durAvgRFC2 != 0 || !k.isShortTask(shared) {
+		t.Errorf("shared: %d sleeps, dur_avg %d (want 0, short)", shared.Nvcsw, shared.SE.durAvgRFC2)
+	}
+}

@@ -781,8 +781,12 @@ again:
 	return p
 }
 
-// putPrevTaskFair mirrors fair.c:put_prev_task_fair (v6.19).
+// putPrevTaskFair mirrors fair.c:put_prev_task_fair (v6.19), plus the
+// short-task RFC v2's dur_avg update for a prev that slept.
 func (k *Kernel) putPrevTaskFair(rq *Rq, prev *Task) {
+	if k.S.ShortTaskMetric == ShortDurAvgRFC2 && prev.OnRq == 0 {
+		k.updateDurAvgRFC2(prev)
+	}
 	for se := &prev.SE; se != nil; se = se.Parent {
 		k.putPrevEntity(cfsRqOf(se), se)
 	}

@@ -122,12 +122,13 @@ type Settings struct {
 	// ShortTaskAffine, ShortTaskScan and ShortTaskMetric select the
 	// short-task wakeup patches (patches.md §1, variants short-task-*):
 	// where wake_affine_idle and select_idle_cpu consult is_short_task, and
-	// how is_short_task decides. Off in both baselines.
+	// how is_short_task decides. Off in every baseline.
 	ShortTaskAffine ShortAffineMode
 	ShortTaskScan   ShortScanMode
 	ShortTaskMetric ShortTaskMetric
 	// ShortTaskDurAvgFactor is the k of "dur_avg * k <= min_granularity"
-	// when ShortTaskMetric is ShortDurAvg: 8 as in RFC v3 (RFC v2 used 1).
+	// when ShortTaskMetric is ShortDurAvg: 8 as from RFC v4 (whose
+	// changelog lowers the threshold to min_granularity / 8).
 	ShortTaskDurAvgFactor uint64
 
 	// SISIdleCoresV512 selects v5.12's layout of the idle-core search

@@ -138,6 +138,9 @@ type SchedEntity struct {
 	// dur_avg): dur_avg samples the run time between two sleeps, across
 	// any preemptions in between.
 	PrevSleepSumRuntime uint64
+	// durAvgRFC2 and prevSumRuntimeVol are the RFC v2 posting's
+	// se.dur_avg and se.prev_sum_runtime_vol (ShortDurAvgRFC2).
+	durAvgRFC2, prevSumRuntimeVol uint64
 
 	task *Task
 	// rq->cfs_tasks membership (group_node).
