@@ -105,6 +105,29 @@ func TestResolveErrors(t *testing.T) {
 	}
 }
 
+// A variant that applies to any baseline (no-tg-propagate) runs on its
+// default kernel alone, on the other variants' kernel with them, and on
+// any kernel the experiment names.
+func TestResolveAnyBaselineVariant(t *testing.T) {
+	for _, tc := range []struct{ file, want string }{
+		{"machines: [hikey]\nvariants: [no-tg-propagate]\nworkloads: [hackbench]\n", "v6.19"},
+		{"machines: [hikey]\nvariants: [no-tg-propagate, short-task-v3]\nworkloads: [hackbench]\n", "v6.0"},
+		{"machines: [hikey]\nkernel: v5.12\nvariants: [no-tg-propagate]\nworkloads: [hackbench]\n", "v5.12"},
+	} {
+		s, err := Parse("e.yaml", []byte(tc.file))
+		if err != nil {
+			t.Fatalf("%q: parse: %v", tc.file, err)
+		}
+		s.Dir = t.TempDir()
+		p, err := Resolve(s, ResolveOptions{})
+		if err != nil {
+			t.Errorf("%q: %v", tc.file, err)
+		} else if len(p.Kernels) != 1 || p.Kernels[0] != tc.want {
+			t.Errorf("%q: kernels %v, want [%s]", tc.file, p.Kernels, tc.want)
+		}
+	}
+}
+
 // Every built-in experiment parses, resolves, has a paper profile, and
 // skips only what this schedlab lacks.
 func TestBuiltins(t *testing.T) {

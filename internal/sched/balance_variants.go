@@ -29,10 +29,11 @@ var balanceVariants = []variant{
 
 // tgVariants is patches.md §4: before v4.10 a sched_entity's attach or
 // detach reached its task group's entity (and the root cfs_rq) only
-// through PELT convergence.
+// through PELT convergence. Every baseline has the propagation, so the
+// variant applies to any of them (v6.19 by default).
 var tgVariants = []variant{
 	{
-		info: VariantInfo{Name: "no-tg-propagate", Baseline: kernels.V619,
+		info: VariantInfo{Name: "no-tg-propagate", Baseline: kernels.V619, AnyBaseline: true,
 			Touches:     []string{"add_tg_cfs_propagate", "propagate_entity_load_avg", "update_tg_cfs_util", "update_tg_cfs_runnable", "update_tg_cfs_load"},
 			Description: "turns off the propagation of an entity's attach/detach into its task group's entity (Vincent Guittot's v4.10 series, reverted): the root cfs_rq follows a migration only through PELT"},
 		apply: func(s *Settings) { s.TgPropagate = false },

@@ -16,8 +16,11 @@ import (
 // VariantInfo describes one variant.
 type VariantInfo struct {
 	Name string
-	// Baseline is the kernel baseline the variant applies to.
-	Baseline string
+	// Baseline is the kernel baseline the variant applies to: the kernel
+	// its patch was written against. With AnyBaseline it is only the
+	// default, and the variant applies to every baseline.
+	Baseline    string
+	AnyBaseline bool
 	// Description says in one line what the patch changes.
 	Description string
 	// Touches lists the kernel functions the patch changes.
@@ -139,6 +142,18 @@ func ApplyVariantBase(s *Settings, name string) error {
 		v.base(s)
 	}
 	return s.Validate()
+}
+
+// AppliesTo reports whether the variant can be applied to the baseline.
+func (v VariantInfo) AppliesTo(kernel string) bool { return v.AnyBaseline || v.Baseline == kernel }
+
+// BaselineText is the variant's baseline as listings print it: "v6.0",
+// or "any (default v6.19)".
+func (v VariantInfo) BaselineText() string {
+	if v.AnyBaseline {
+		return "any (default " + v.Baseline + ")"
+	}
+	return v.Baseline
 }
 
 // LookupVariant returns the named variant's description.

@@ -52,7 +52,7 @@ func TestResolveErrors(t *testing.T) {
 	}{
 		{Config{Tool: "hackbench", Variants: []string{"nope"}}, `--variant: unknown variant "nope"`},
 		{Config{Tool: "hackbench", Kernel: "v6.19", Variants: []string{"short-task-v3"}}, "--kernel: variant short-task-v3 applies to kernel v6.0, not v6.19"},
-		{Config{Tool: "hackbench", Variants: []string{"short-task-v3", "no-tg-propagate"}}, "--variant: no-tg-propagate applies to kernel v6.19, the other variants to v6.0"},
+		{Config{Tool: "hackbench", Variants: []string{"short-task-v3", "blocked-avg-ratelimit"}}, "--variant: blocked-avg-ratelimit applies to kernel v5.12, the other variants to v6.0"},
 		{Config{Tool: "hackbench", Sysctls: []string{"migration_cost_ns"}}, "--sysctl migration_cost_ns: write NAME=VALUE"},
 		{Config{Tool: "hackbench", Sysctls: []string{"hz=7"}}, "--sysctl hz=7: hz must be 100, 250, 300 or 1000, not 7"},
 		{Config{Tool: "hackbench", Features: []string{"NO_SUCH"}}, `--feature NO_SUCH: unknown sched feature "NO_SUCH"`},
@@ -67,6 +67,23 @@ func TestResolveErrors(t *testing.T) {
 	c := Config{Tool: "hackbench", Variants: []string{"base:short-task-v3"}}
 	if err := c.Resolve(); err != nil || c.Kernel != kernels.V60 || c.Machine != DefaultMachine {
 		t.Errorf("base:short-task-v3 resolves to %s on %s: %v", c.Kernel, c.Machine, err)
+	}
+	// no-tg-propagate applies to any baseline: alone it takes its default,
+	// with another variant that variant's kernel, and any --kernel.
+	for _, tc := range []struct {
+		kernel   string
+		variants []string
+		want     string
+	}{
+		{"", []string{"no-tg-propagate"}, kernels.V619},
+		{"", []string{"short-task-v3", "no-tg-propagate"}, kernels.V60},
+		{"", []string{"no-tg-propagate", "blocked-avg-ratelimit"}, kernels.V512},
+		{kernels.V512, []string{"no-tg-propagate"}, kernels.V512},
+	} {
+		c := Config{Tool: "hackbench", Kernel: tc.kernel, Variants: tc.variants}
+		if err := c.Resolve(); err != nil || c.Kernel != tc.want {
+			t.Errorf("--kernel %q %v resolves to %s (%v), want %s", tc.kernel, tc.variants, c.Kernel, err, tc.want)
+		}
 	}
 }
 
