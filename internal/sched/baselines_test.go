@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/schedlab/schedlab/internal/cpumask"
@@ -1126,5 +1127,232 @@ func TestShortTaskRFC2Metric(t *testing.T) {
 	}
 	if shared.Nvcsw == 0 || shared.SE.durAvgRFC2 != 0 || !k.isShortTask(shared) {
 		t.Errorf("shared: %d sleeps, dur_avg %d (want 0, short)", shared.Nvcsw, shared.SE.durAvgRFC2)
+	}
+}
+
+// TestBaselineFeatures: the sched_features each baseline starts with.
+//
+// Reference: kernel/sched/features.h of v5.12, v6.0 and v6.19 (the
+// features schedlab models; HRTICK, DOUBLE_TICK, RT_*, LB_MIN,
+// WARN_DOUBLE_CLOCK and LATENCY_WARN are not). v5.12 is the release: the
+// ALT_PERIOD and BASE_SLICE lines of 5.12.y's features.h are the stable
+// backport of v5.13's "sched,fair: Alternative sched_slice()". TG_PROPAGATE
+// is schedlab's own switch (no-tg-propagate), on in every baseline.
+func TestBaselineFeatures(t *testing.T) {
+	for _, tc := range []struct{ kern, want string }{
+		{kernels.V512, "ATTACH_AGE_LOAD CACHE_HOT_BUDDY GENTLE_FAIR_SLEEPERS LAST_BUDDY NONTASK_CAPACITY SIS_PROP START_DEBIT TG_PROPAGATE TTWU_QUEUE UTIL_EST UTIL_EST_FASTUP WAKEUP_PREEMPTION WA_BIAS WA_IDLE WA_WEIGHT | NEXT_BUDDY"},
+		{kernels.V60, "ALT_PERIOD ATTACH_AGE_LOAD BASE_SLICE CACHE_HOT_BUDDY GENTLE_FAIR_SLEEPERS LAST_BUDDY NONTASK_CAPACITY SIS_UTIL START_DEBIT TG_PROPAGATE TTWU_QUEUE UTIL_EST UTIL_EST_FASTUP WAKEUP_PREEMPTION WA_BIAS WA_IDLE WA_WEIGHT | NEXT_BUDDY SIS_PROP"},
+		{kernels.V619, "ATTACH_AGE_LOAD CACHE_HOT_BUDDY DELAY_DEQUEUE DELAY_ZERO NI_RANDOM NONTASK_CAPACITY PICK_BUDDY PLACE_DEADLINE_INITIAL PLACE_LAG PLACE_REL_DEADLINE PREEMPT_SHORT RUN_TO_PARITY SIS_UTIL TG_PROPAGATE TTWU_QUEUE UTIL_EST WAKEUP_PREEMPTION WA_BIAS WA_IDLE WA_WEIGHT | NEXT_BUDDY"},
+	} {
+		s := MustBaseline(tc.kern)
+		var on, off []string
+		for _, f := range s.Features() {
+			if f.Enabled {
+				on = append(on, f.Name)
+			} else {
+				off = append(off, f.Name)
+			}
+		}
+		if got := strings.Join(on, " ") + " | " + strings.Join(off, " "); got != tc.want {
+			t.Errorf("%s features (on | off):\n got %s\nwant %s", tc.kern, got, tc.want)
+		}
+	}
+}
+
+// TestNewidleTTWUPendingV512: a newly idle CPU with a wakeup queued on it.
+//
+// Reference: fair.c:newidle_balance, v5.12 (no ttwu_pending test) and
+// v6.0 ("if (this_rq->ttwu_pending) return 0;" before anything else,
+// e5e678e4fea2, v5.14).
+//
+// HiKey CPU 0 runs two tasks (the root domain is overloaded); CPU 1, idle
+// with avg_idle 4 ms (above both gates), has a wakeup pending: v5.12
+// passes the gate and balances, v6.0 returns at once.
+func TestNewidleTTWUPendingV512(t *testing.T) {
+	for _, tc := range []struct {
+		kern   string
+		passed bool
+	}{{kernels.V512, true}, {kernels.V60, false}} {
+		k, _, _ := twoOnCPU0(t, MustBaseline(tc.kern), true, 5*engine.Millisecond)
+		rq := k.Rqs[1]
+		rq.AvgIdle = uint64(4 * engine.Millisecond)
+		rq.TTWUPending = 1
+		before := k.BalanceStats.NewidleGatePassed
+		k.thisCPU = 1
+		k.schedBalanceNewidle(rq)
+		rq.TTWUPending = 0
+		if got := k.BalanceStats.NewidleGatePassed > before; got != tc.passed {
+			t.Errorf("%s: newly idle balance with a wakeup pending passed the gate: %v, want %v", tc.kern, got, tc.passed)
+		}
+	}
+}
+
+// TestMisfitFailCount: a misfit balance that moves nothing.
+//
+// Reference: fair.c:load_balance, v6.0 (every failure of a busy or idle
+// pass counts in nr_balance_failed) and fair.c:sched_balance_rq, v6.19
+// (a migrate_misfit failure counts neither nr_balance_failed nor backs
+// the interval off, v6.14).
+//
+// HiKey960: a CPU-bound task that ran 300 ms pinned to little CPU 0
+// (util about 580 > 80% of 592) may then run anywhere, which makes it
+// misfit. Big CPU 4's DIE pass (CPU_IDLE) classifies CPUs 0–3 as
+// group_misfit_task: migrate_misfit, imbalance 1. CPU 0 runs only that
+// task, so nothing is detached; need_active_balance starts the stopper.
+// v6.0 counts the failure (nr_balance_failed 1), v6.19 does not (0).
+func TestMisfitFailCount(t *testing.T) {
+	for _, tc := range []struct {
+		kern   string
+		failed int
+	}{{kernels.V60, 1}, {kernels.V619, 0}} {
+		k := lbKernel(t, "hikey960", MustBaseline(tc.kern), false)
+		n := k.NrCPUs()
+		m := lbFork(t, k, "m", 0, cpumask.Of(n, 0), loop(engine.Second, 0))
+		k.Eng.RunUntil(300 * engine.Millisecond)
+		m.CPUsAllowed, m.NrCPUsAllowed = cpumask.Of(n, 0, 1, 2, 3, 4, 5, 6, 7), n
+		k.updateMisfitStatus(m, k.Rqs[0])
+		if k.Rqs[0].MisfitTaskLoad == 0 {
+			t.Fatalf("%s: the task (util_est %d) is not misfit on CPU 0", tc.kern, k.taskUtilEst(m))
+		}
+		sd := k.Domains(4)[1]
+		sd.NrBalanceFailed = 0
+		k.thisCPU = 4
+		cont := true
+		if moved := k.schedBalanceRq(4, k.Rqs[4], sd, CPUIdle, &cont); moved != 0 || !k.Rqs[0].ActiveBalance {
+			t.Fatalf("%s: moved %d, active balance %v", tc.kern, moved, k.Rqs[0].ActiveBalance)
+		}
+		if sd.NrBalanceFailed != tc.failed || sd.Stats.LbFailed[CPUIdle] != 1 {
+			t.Errorf("%s: nr_balance_failed %d (want %d), lb_failed %d (want 1)", tc.kern, sd.NrBalanceFailed, tc.failed, sd.Stats.LbFailed[CPUIdle])
+		}
+	}
+}
+
+// TestLocalAboveAverage: calculate_imbalance when the local group is
+// busier than the domain's average but less than the busiest group.
+//
+// Reference: fair.c:calculate_imbalance, v6.0 (no test of local against
+// sds->avg_load: min((1000 − 800) × 1024, (800 − 900) × 1024, wrapped) /
+// 1024 = 200) and v6.19 ("if (local->avg_load >= sds->avg_load)
+// imbalance = 0", v6.6).
+//
+// Local fully busy with load 900 on capacity 1024; busiest overloaded at
+// avg_load 1000; the domain at 2400 over 3072, avg_load 800.
+func TestLocalAboveAverage(t *testing.T) {
+	for _, tc := range []struct {
+		kern string
+		want int64
+	}{{kernels.V60, 200}, {kernels.V512, 200}, {kernels.V619, 0}} {
+		k := newTestKernel(t, "hikey", tc.kern)
+		env := &lbEnv{sd: k.Domains(0)[1], idle: CPUNotIdle}
+		sds := &sdLbStats{totalLoad: 2400, totalCapacity: 3072}
+		sds.localStat = SgLbStats{GroupType: GroupFullyBusy, GroupLoad: 900, GroupCapacity: 1024, GroupWeight: 1}
+		sds.busiestStat = SgLbStats{GroupType: GroupOverloaded, AvgLoad: 1000, GroupCapacity: 1024, GroupWeight: 1}
+		k.calculateImbalance(env, sds)
+		if env.imbalance != tc.want {
+			t.Errorf("%s: imbalance %d (%v), want %d", tc.kern, env.imbalance, env.migrationType, tc.want)
+		}
+	}
+}
+
+// TestSerializeToken: where the SD_SERIALIZE token is taken.
+//
+// Reference: fair.c:rebalance_domains, v6.0 (need_serialize: the token is
+// taken before the interval test and, when busy, the domain is skipped
+// without calling load_balance) and fair.c:sched_balance_rq, v6.19 (taken
+// after should_we_balance; a busy token is "balanced", v6.6).
+//
+// Zen3 2S NPS1, idle, CPU 0's interval has passed at every level and the
+// token is held elsewhere: v6.19 enters the NUMA pass (lb_count and
+// lb_balanced + 1), v6.0 and v5.12 skip it (both unchanged).
+func TestSerializeToken(t *testing.T) {
+	for _, tc := range []struct {
+		kern    string
+		entered bool
+	}{{kernels.V60, false}, {kernels.V512, false}, {kernels.V619, true}} {
+		k := newTestKernel(t, "zen3-2s-nps1", tc.kern)
+		k.Eng.RunUntil(100 * engine.Millisecond)
+		var numa *SchedDomain
+		for _, sd := range k.Domains(0) {
+			sd.LastBalance = k.Jiffies() - 1000
+			if sd.T.Flags&topology.SDSerialize != 0 {
+				numa = sd
+			}
+		}
+		if numa == nil {
+			t.Fatalf("%s: no SD_SERIALIZE level", tc.kern)
+		}
+		k.thisCPU = 0
+		k.bal.serializeHeld = true // another CPU balances a NUMA level
+		count, balanced := numa.Stats.LbCount[CPUIdle], numa.Stats.LbBalanced[CPUIdle]
+		k.schedBalanceDomains(k.Rqs[0], CPUIdle)
+		k.bal.serializeHeld = false
+		entered := numa.Stats.LbCount[CPUIdle] == count+1 && numa.Stats.LbBalanced[CPUIdle] == balanced+1
+		if entered != tc.entered || (!entered && numa.Stats.LbCount[CPUIdle] != count) {
+			t.Errorf("%s: NUMA lb_count %d→%d, lb_balanced %d→%d; want the pass entered: %v", tc.kern,
+				count, numa.Stats.LbCount[CPUIdle], balanced, numa.Stats.LbBalanced[CPUIdle], tc.entered)
+		}
+	}
+}
+
+// TestShouldWeBalanceIdleCore: which idle CPU of a group balances above
+// the SMT level.
+//
+// Reference: fair.c:should_we_balance, v6.0 (the first idle CPU of the
+// group's balance mask) and v6.19 (the first idle CPU on a fully idle
+// core, else the first idle SMT sibling, v6.6).
+//
+// Zen3 2S NPS1: CPU 128, CPU 0's sibling, runs a task; everything else
+// is idle. At DIE/PKG (the socket) the local group is CPU 0's LLC:
+// v6.0's first idle CPU is 0, so CPU 0 balances; v6.19 skips core 0
+// (busy sibling) and picks CPU 1 on the idle core 1, so CPU 0 does not.
+func TestShouldWeBalanceIdleCore(t *testing.T) {
+	for _, tc := range []struct {
+		kern string
+		want bool
+	}{{kernels.V60, true}, {kernels.V512, true}, {kernels.V619, false}} {
+		k := lbKernel(t, "zen3-2s-nps1", MustBaseline(tc.kern), false)
+		lbFork(t, k, "s", 128, cpumask.Of(k.NrCPUs(), 128), loop(engine.Second, 0))
+		k.Eng.RunUntil(10 * engine.Millisecond)
+		sd := k.Domains(0)[2]
+		if !k.Rqs[0].IdleCPU() || k.Rqs[128].IdleCPU() || sd.T.Flags&topology.SDShareLLC != 0 {
+			t.Fatalf("%s: set-up: cpu0 idle %v, cpu128 idle %v, level %s", tc.kern, k.Rqs[0].IdleCPU(), k.Rqs[128].IdleCPU(), sd.T.Name)
+		}
+		env := &lbEnv{sd: sd, dstCPU: 0, dstRq: k.Rqs[0], idle: CPUIdle, cpus: sd.T.Span.Clone()}
+		if got := k.shouldWeBalance(env); got != tc.want {
+			t.Errorf("%s: should_we_balance(cpu0, %s) = %v, want %v", tc.kern, sd.T.Name, got, tc.want)
+		}
+	}
+}
+
+// TestNIRandom: a newly idle pass at a domain whose newidle_ratio is 0.
+//
+// Reference: fair.c:sched_balance_newidle, v6.19 (NI_RANDOM: the domain
+// is balanced only when sched_rng() % 1024 <= 1 + newidle_ratio, else it
+// counts a call without success) and fair.c:newidle_balance, v6.0 (no
+// such feature: every domain within the cost budget is balanced).
+//
+// HiKey, CPU 0 overloaded, CPU 1 newly idle with avg_idle 4 ms; the MC
+// domain's newidle_ratio is 0, a chance of 2 in 1024 which this seed does
+// not draw: v6.19 skips MC (lb_count unchanged, newidle_call + 1), v6.0
+// balances it (lb_count + 1).
+func TestNIRandom(t *testing.T) {
+	for _, tc := range []struct {
+		kern     string
+		balanced bool
+	}{{kernels.V60, true}, {kernels.V619, false}} {
+		k, _, _ := twoOnCPU0(t, MustBaseline(tc.kern), true, 5*engine.Millisecond)
+		rq := k.Rqs[1]
+		rq.AvgIdle = uint64(4 * engine.Millisecond)
+		mc := k.Domains(1)[0]
+		mc.NewidleRatio, mc.MaxNewidleLbCost = 0, 0
+		count, calls := mc.Stats.LbCount[CPUNewlyIdle], mc.NewidleCall
+		k.thisCPU = 1
+		k.schedBalanceNewidle(rq)
+		if got := mc.Stats.LbCount[CPUNewlyIdle] == count+1; got != tc.balanced {
+			t.Errorf("%s: MC newly idle lb_count %d→%d, want balanced %v", tc.kern, count, mc.Stats.LbCount[CPUNewlyIdle], tc.balanced)
+		}
+		if tc.kern == kernels.V619 && mc.NewidleCall != calls+1 {
+			t.Errorf("%s: newidle_call %d→%d, want one more", tc.kern, calls, mc.NewidleCall)
+		}
 	}
 }
