@@ -1159,6 +1159,43 @@ func TestBaselineFeatures(t *testing.T) {
 	}
 }
 
+// TestBaselineSysctls: the kernel tunables each baseline has.
+//
+// Reference: the sysctl_sched_* and debugfs tunables of fair.c, v5.12
+// (latency, min_granularity, wakeup_granularity, child_runs_first), v6.0
+// (and idle_min_granularity, v5.15) and v6.19 (base_slice only, of these).
+// Setting one a baseline lacks fails, as writing a missing file would;
+// listing it is omitted.
+func TestBaselineSysctls(t *testing.T) {
+	for _, tc := range []struct {
+		kern         string
+		have, absent []string
+	}{
+		{kernels.V512, []string{"latency_ns", "min_granularity_ns", "wakeup_granularity_ns", "child_runs_first"}, []string{"base_slice_ns", "idle_min_granularity_ns"}},
+		{kernels.V60, []string{"latency_ns", "min_granularity_ns", "idle_min_granularity_ns", "wakeup_granularity_ns", "child_runs_first"}, []string{"base_slice_ns"}},
+		{kernels.V619, []string{"base_slice_ns", "migration_cost_ns"}, []string{"latency_ns", "min_granularity_ns", "idle_min_granularity_ns", "wakeup_granularity_ns", "sched_nr_latency", "child_runs_first"}},
+	} {
+		s := MustBaseline(tc.kern)
+		listed := map[string]bool{}
+		for _, c := range s.Sysctls() {
+			listed[c.Name] = true
+		}
+		for _, n := range tc.have {
+			if !listed[n] {
+				t.Errorf("%s: %s not listed", tc.kern, n)
+			}
+		}
+		for _, n := range tc.absent {
+			if listed[n] {
+				t.Errorf("%s: %s listed", tc.kern, n)
+			}
+			if err := s.SetSysctl(n, "1000000"); err == nil || err.Error() != "sysctl "+n+" is not in "+tc.kern {
+				t.Errorf("%s: setting %s: %v", tc.kern, n, err)
+			}
+		}
+	}
+}
+
 // TestNewidleTTWUPendingV512: a newly idle CPU with a wakeup queued on it.
 //
 // Reference: fair.c:newidle_balance, v5.12 (no ttwu_pending test) and

@@ -476,6 +476,53 @@ var featuresNotIn = map[string][]string{
 	kernels.V512: {"PLACE_LAG", "PLACE_DEADLINE_INITIAL", "PLACE_REL_DEADLINE", "RUN_TO_PARITY", "PREEMPT_SHORT", "PICK_BUDDY", "DELAY_DEQUEUE", "DELAY_ZERO", "NI_RANDOM", "SIS_UTIL", "ALT_PERIOD", "BASE_SLICE"},
 }
 
+// sysctlsNotIn lists, per baseline, the kernel tunables (sysctl or
+// debugfs files) its fair.c lacks, so that setting one is an error, as
+// writing a missing file would be: EEVDF (v6.6) replaced latency,
+// min_granularity and wakeup_granularity with base_slice, and v6.8 dropped
+// child_runs_first; idle_min_granularity arrived in v5.15 ("sched: reduce
+// sched slice for SCHED_IDLE entities"). sched_nr_latency is a variable,
+// not a file, but goes with them.
+var sysctlsNotIn = map[string][]string{
+	kernels.V619: {"latency_ns", "min_granularity_ns", "idle_min_granularity_ns", "wakeup_granularity_ns", "sched_nr_latency", "child_runs_first"},
+	kernels.V60:  {"base_slice_ns"},
+	kernels.V512: {"base_slice_ns", "idle_min_granularity_ns"},
+}
+
+// Sysctl is one sysctl-tagged setting with its current value, as
+// --sysctl NAME=VALUE takes it. Model switches are named model_*.
+type Sysctl struct {
+	Name, Value string
+}
+
+// Sysctls lists the baseline's sysctls and model switches in name order,
+// without the kernel tunables its version lacks.
+func (s *Settings) Sysctls() []Sysctl {
+	v := reflect.ValueOf(s).Elem()
+	t := v.Type()
+	absent := map[string]bool{}
+	for _, n := range sysctlsNotIn[s.Kernel] {
+		absent[n] = true
+	}
+	var out []Sysctl
+	for i := 0; i < t.NumField(); i++ {
+		name := t.Field(i).Tag.Get("sysctl")
+		if name == "" || absent[name] {
+			continue
+		}
+		out = append(out, Sysctl{name, fmt.Sprint(v.Field(i).Interface())})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// AbsentFeatures and AbsentSysctls list the features.h entries and kernel
+// tunables schedlab models that the baseline does not have.
+func (s *Settings) AbsentFeatures() []string {
+	return append([]string(nil), featuresNotIn[s.Kernel]...)
+}
+func (s *Settings) AbsentSysctls() []string { return append([]string(nil), sysctlsNotIn[s.Kernel]...) }
+
 // UnsupportedFeatureError reports a feature a baseline does not have.
 type UnsupportedFeatureError struct {
 	Feature, Kernel string
@@ -538,8 +585,14 @@ func (s *Settings) SetFeature(spec string) error {
 	return fmt.Errorf("unknown sched feature %q (%s has %s; NO_X clears X)", spec, s.Kernel, strings.Join(known, " "))
 }
 
-// SetSysctl sets a sysctl-tagged field by name from its text value.
+// SetSysctl sets a sysctl-tagged field by name from its text value; a
+// kernel tunable the baseline lacks is an error.
 func (s *Settings) SetSysctl(name, value string) error {
+	for _, n := range sysctlsNotIn[s.Kernel] {
+		if n == name {
+			return fmt.Errorf("sysctl %s is not in %s", name, s.Kernel)
+		}
+	}
 	v := reflect.ValueOf(s).Elem()
 	t := v.Type()
 	for i := 0; i < t.NumField(); i++ {
