@@ -848,6 +848,33 @@ func TestUtilEstForms(t *testing.T) {
 	}
 }
 
+// TestUtilEstFilterV512: util_est_update when the EWMA is within 1% of
+// the task's util but its enqueued value moved.
+//
+// Reference: fair.c:util_est_dequeue, v5.12 (within_margin(last_ewma_diff)
+// returns, nothing stored) and fair.c:util_est_update, v6.0 (stores the
+// new enqueued when it moved by 1% or more, b89997aa88f0, v5.13).
+//
+// HiKey: enqueued 300, ewma 500, util 495 at a sleeping dequeue (no
+// FASTUP: 500 > 495; 495 − 500 is within the margin; 300 → 495 is not):
+// v6.0 stores enqueued 495, v5.12 keeps 300.
+func TestUtilEstFilterV512(t *testing.T) {
+	for _, tc := range []struct {
+		kern string
+		want uint32
+	}{{kernels.V60, 495}, {kernels.V512, 300}} {
+		k := newTestKernel(t, "hikey", tc.kern)
+		p := &Task{}
+		p.SE.task = p
+		p.SE.Avg.UtilEst, p.SE.Avg.UtilEstEwma = 300, 500
+		p.SE.Avg.UtilAvg, p.SE.Avg.RunnableAvg = 495, 495
+		k.utilEstUpdate(k.Rqs[0].CFS, p, true)
+		if got := p.SE.Avg.UtilEst &^ utilAvgUnchanged &^ utilAvgUnchangedV512; got != tc.want&^utilAvgUnchangedV512 {
+			t.Errorf("%s: enqueued %d after the update, want %d", tc.kern, got, tc.want)
+		}
+	}
+}
+
 // TestSgWakeupStatsAffinity: fork placement of a task whose affinity
 // covers only part of each group.
 //

@@ -500,8 +500,10 @@ func withinMargin(value, margin int64) bool {
 // EWMA at once; an EWMA within 1% of it is kept, stored only if enqueued
 // moved by 1% or more; a task whose util exceeds the CPU's original
 // capacity keeps its estimate; otherwise ewma += (enqueued − ewma) / 4.
-// Simplified: v5.12.0's filter may have lacked the "enqueued moved"
-// clause (b89997aa88f0, 5.12.y has it); schedlab follows the tree read.
+// v5.12 (the release) returns when the EWMA is within 1%, storing
+// nothing: "sched/pelt: Fix task util_est update filtering"
+// (b89997aa88f0, v5.13; 5.12.y has it as a stable backport) added the
+// "enqueued moved" store.
 func (k *Kernel) utilEstUpdateTwoField(c *CfsRq, p *Task) {
 	a := &p.SE.Avg
 	if a.UtilEst&utilAvgUnchanged != 0 {
@@ -518,7 +520,7 @@ func (k *Kernel) utilEstUpdateTwoField(c *CfsRq, p *Task) {
 		lastEwmaDiff := int64(enqueued) - int64(ewma)
 		lastEnqueuedDiff := lastEnqueued - int64(enqueued)
 		if withinMargin(lastEwmaDiff, utilEstMargin) {
-			if withinMargin(lastEnqueuedDiff, utilEstMargin) {
+			if k.S.UtilEstForm == 2 || withinMargin(lastEnqueuedDiff, utilEstMargin) {
 				return
 			}
 		} else {
