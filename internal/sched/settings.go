@@ -37,7 +37,7 @@ type Settings struct {
 	Latency uint64 `sysctl:"latency_ns"`
 	// MinGranularity is normalized_sysctl_sched_min_granularity: 0.75 ms (CFS).
 	MinGranularity uint64 `sysctl:"min_granularity_ns"`
-	// IdleMinGranularity is sysctl_sched_idle_min_granularity: 0.75 ms, not scaled (CFS v5.15+).
+	// IdleMinGranularity is sysctl_sched_idle_min_granularity: 0.75 ms, not scaled (CFS, after v5.15: absent in 5.15.55, present in 5.17-rc5).
 	IdleMinGranularity uint64 `sysctl:"idle_min_granularity_ns"`
 	// WakeupGranularity is normalized_sysctl_sched_wakeup_granularity: 1 ms (CFS).
 	WakeupGranularity uint64 `sysctl:"wakeup_granularity_ns"`
@@ -193,7 +193,8 @@ type Settings struct {
 	// domain's SD_PREFER_SIBLING (v6.0).
 	LBSMTAware bool `sysctl:"model_lb_smt_aware"`
 	// LBLocalAboveAvg: calculate_imbalance gives up when the local group
-	// is already above the domain's average load (v6.6+; v6.19: on).
+	// is already above the domain's average load (v6.2–v6.5: absent in
+	// 6.1-rc7, present in 6.5; v6.19: on).
 	LBLocalAboveAvg bool `sysctl:"model_lb_local_above_avg"`
 	// LBUtilBoost is runnable boosting ("sched/fair, cpufreq: Introduce
 	// 'runnable boosting'", 7d0583cf9ec7, v6.5): find_busiest_queue
@@ -202,7 +203,7 @@ type Settings struct {
 	// v5.12 read cpu_util_cfs in both).
 	LBUtilBoost bool `sysctl:"model_lb_util_boost"`
 	// LBMisfitNoFailCount: misfit migrations neither count balance
-	// failures nor back the interval off (v6.14+; v6.19: on).
+	// failures nor back the interval off (after v6.9; v6.19: on).
 	LBMisfitNoFailCount bool `sysctl:"model_lb_misfit_no_fail_count"`
 	// NewidleStopOnNoContinue: newidle balance stops walking up when
 	// should_we_balance cleared continue_balancing (v6.19: on; v6.0
@@ -317,8 +318,9 @@ type Settings struct {
 	CFSClearBuddiesInPick bool `sysctl:"model_cfs_clear_buddies_in_pick"`
 	// CFSIdlePlacement: CFS's place_entity gives a waking SCHED_IDLE
 	// entity the scaled sysctl_sched_min_granularity as its sleeper
-	// credit instead of sched_latency (v5.16, the idle-entity branch of
-	// "sched: ... SCHED_IDLE" rework). v6.0: on; v5.12: off.
+	// credit instead of sched_latency (after v5.15: absent in 5.15.55,
+	// present in 5.17-rc5, with idle_min_granularity; the commit is not
+	// identified). v6.0: on; v5.12: off.
 	CFSIdlePlacement bool `sysctl:"model_cfs_idle_placement"`
 	// MigrateSEPeltLag: a waking task migrated away from an idle CPU has
 	// its PELT averages decayed to an estimate of that CPU's current PELT
@@ -479,10 +481,10 @@ var featuresNotIn = map[string][]string{
 // sysctlsNotIn lists, per baseline, the kernel tunables (sysctl or
 // debugfs files) its fair.c lacks, so that setting one is an error, as
 // writing a missing file would be: EEVDF (v6.6) replaced latency,
-// min_granularity and wakeup_granularity with base_slice, and v6.8 dropped
-// child_runs_first; idle_min_granularity arrived in v5.15 ("sched: reduce
-// sched slice for SCHED_IDLE entities"). sched_nr_latency is a variable,
-// not a file, but goes with them.
+// min_granularity and wakeup_granularity with base_slice, and
+// child_runs_first is gone by 6.8.1; idle_min_granularity arrived after
+// v5.15 (absent in 5.15.55, present in 5.17-rc5). sched_nr_latency is a
+// variable, not a file, but goes with them.
 var sysctlsNotIn = map[string][]string{
 	kernels.V619: {"latency_ns", "min_granularity_ns", "idle_min_granularity_ns", "wakeup_granularity_ns", "sched_nr_latency", "child_runs_first"},
 	kernels.V60:  {"base_slice_ns"},
@@ -522,6 +524,62 @@ func (s *Settings) AbsentFeatures() []string {
 	return append([]string(nil), featuresNotIn[s.Kernel]...)
 }
 func (s *Settings) AbsentSysctls() []string { return append([]string(nil), sysctlsNotIn[s.Kernel]...) }
+
+// Absent is the value Settings.Value gives a feature or kernel tunable
+// the baseline does not have.
+const Absent = "absent"
+
+// Value returns a setting by the name a kernels.Difference gives it: a
+// sched_feature ("SIS_PROP": "on", "off" or Absent), a sysctl or model
+// switch ("migration_cost_ns": its value, or Absent), or an exported
+// field without a tag ("EEVDF").
+func (s *Settings) Value(name string) (string, error) {
+	v := reflect.ValueOf(s).Elem()
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		switch {
+		case f.Tag.Get("feature") == name:
+			for _, n := range featuresNotIn[s.Kernel] {
+				if n == name {
+					return Absent, nil
+				}
+			}
+			if v.Field(i).Bool() {
+				return "on", nil
+			}
+			return "off", nil
+		case f.Tag.Get("sysctl") == name:
+			for _, n := range sysctlsNotIn[s.Kernel] {
+				if n == name {
+					return Absent, nil
+				}
+			}
+			return fmt.Sprint(v.Field(i).Interface()), nil
+		case f.Name == name && f.IsExported() && f.Tag == "" && name != "Kernel":
+			return fmt.Sprint(v.Field(i).Interface()), nil
+		}
+	}
+	return "", fmt.Errorf("unknown setting %q", name)
+}
+
+// SettingNames lists every name Value takes, in field order.
+func SettingNames() []string {
+	t := reflect.TypeOf(Settings{})
+	var out []string
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		switch {
+		case f.Tag.Get("feature") != "":
+			out = append(out, f.Tag.Get("feature"))
+		case f.Tag.Get("sysctl") != "":
+			out = append(out, f.Tag.Get("sysctl"))
+		case f.IsExported() && f.Tag == "" && f.Name != "Kernel":
+			out = append(out, f.Name)
+		}
+	}
+	return out
+}
 
 // UnsupportedFeatureError reports a feature a baseline does not have.
 type UnsupportedFeatureError struct {
