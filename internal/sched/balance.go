@@ -87,8 +87,9 @@ const (
 	schedNrMigrateBreak = 32
 	// loadAvgPeriodMs is LOAD_AVG_PERIOD, used in ms by nohz.next_blocked.
 	loadAvgPeriodMs = 32
-	// configPreemption mirrors CONFIG_PREEMPTION: the core models the full
-	// preemption model, where newidle balance stops after one task.
+	// configPreemption mirrors CONFIG_PREEMPTION=y: the core models the full
+	// preemption model, where newidle balance stops after one task
+	// (detach_tasks, v6.19; the same in v6.0 and v5.12).
 	configPreemption = true
 )
 
@@ -185,7 +186,8 @@ type BalanceStats struct {
 	Migrations uint64
 }
 
-// nohzState mirrors fair.c's global "nohz" structure.
+// nohzState mirrors fair.c's global "nohz" structure (v6.19; v5.12 has
+// no needs_update, which NohzNextKick gates).
 type nohzState struct {
 	idleCPUsMask cpumask.Mask
 	nrCPUs       int
@@ -198,9 +200,11 @@ type nohzState struct {
 // balanceState is the balancer's machine-wide state.
 type balanceState struct {
 	nohz nohzState
-	// rdOverloaded mirrors rq->rd->overloaded (one root domain).
+	// rdOverloaded mirrors rq->rd->overloaded (one root domain; v6.19,
+	// rd->overload in v6.0 and v5.12).
 	rdOverloaded bool
-	// maxLoadBalanceInterval mirrors max_load_balance_interval (jiffies).
+	// maxLoadBalanceInterval mirrors max_load_balance_interval (jiffies;
+	// v6.19, the same in v6.0 and v5.12).
 	maxLoadBalanceInterval uint64
 	// serializeUntil is when the SD_SERIALIZE token
 	// (sched_balance_running) is free again: a NUMA-level pass holds it
@@ -263,8 +267,9 @@ func (k *Kernel) updateMaxInterval() {
 	k.bal.maxLoadBalanceInterval = max(uint64(k.S.HZ)*uint64(k.NrCPUs())/10, 1)
 }
 
-// schedRng mirrors sched_rng() on cpu: a deterministic stream per CPU
-// derived from the run's seed (the kernel uses a per-CPU prandom state).
+// schedRng mirrors sched_rng() on cpu (v6.19, NI_RANDOM only): a
+// deterministic stream per CPU derived from the run's seed (the kernel
+// uses a per-CPU prandom state).
 func (k *Kernel) schedRng(cpu cpumask.CPU) uint32 {
 	if k.bal.niRand[cpu] == nil {
 		r := k.Eng.Rand(fmt.Sprintf("sched_rng/%d", cpu))
@@ -284,7 +289,7 @@ func timeAfter(a, b uint64) bool   { return int64(b-a) < 0 }
 func timeAfterEq(a, b uint64) bool { return int64(a-b) >= 0 }
 func timeBefore(a, b uint64) bool  { return timeAfter(b, a) }
 
-// msecsToJiffies mirrors msecs_to_jiffies: rounded up.
+// msecsToJiffies mirrors msecs_to_jiffies: rounded up (every baseline).
 func (k *Kernel) msecsToJiffies(ms uint64) uint64 {
 	hz := uint64(k.S.HZ)
 	return (ms*hz + 999) / 1000

@@ -80,8 +80,9 @@ func (k *Kernel) NohzIdleCPUs() cpumask.Mask { return k.bal.nohz.idleCPUsMask.Cl
 // NOHZ_KICK_MASK, the same two bits); NEXT is added when needed.
 const nohzKickFull = nohzStatsKick | nohzBalanceKick
 
-// maxAllowedCapacity mirrors p->max_allowed_capacity: the largest
-// capacity among the CPUs p may run on.
+// maxAllowedCapacity mirrors p->max_allowed_capacity (v6.19): the largest
+// capacity among the CPUs p may run on. Simplified: the kernel caches it
+// at set_cpus_allowed; schedlab computes it when asked.
 func (k *Kernel) maxAllowedCapacity(p *Task) uint64 {
 	var m uint64
 	p.CPUsAllowed.ForEach(func(c cpumask.CPU) bool {

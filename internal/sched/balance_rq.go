@@ -22,7 +22,8 @@ const (
 	lbfNohzAgain = 0x40
 )
 
-// migrationType mirrors enum migration_type.
+// migrationType mirrors enum migration_type (v6.19; the same in v6.0 and
+// v5.12).
 type migrationType int
 
 const (
@@ -32,7 +33,8 @@ const (
 	migrateMisfit
 )
 
-// lbEnv mirrors struct lb_env.
+// lbEnv mirrors struct lb_env (v6.19; the fields schedlab uses, which v6.0
+// and v5.12 have too).
 type lbEnv struct {
 	sd         *SchedDomain
 	srcRq      *Rq
@@ -748,8 +750,8 @@ func (k *Kernel) attachTasks(env *lbEnv) {
 // --- Active balance -----------------------------------------------------------
 
 // stopOneCPUNowait mirrors stop_one_cpu_nowait(busiest,
-// active_load_balance_cpu_stop): the busiest CPU's stopper is woken (an IPI
-// away if remote) and runs there.
+// active_load_balance_cpu_stop) (v6.19, v6.0, v5.12): the busiest CPU's
+// stopper is woken (an IPI away if remote) and runs there.
 func (k *Kernel) stopOneCPUNowait(busiest *Rq) {
 	at := k.lbNow()
 	if busiest.CPU != k.thisCPU {

@@ -317,8 +317,9 @@ func (k *Kernel) idleTickGovernor(rq *Rq) {
 	}
 }
 
-// stopIdleTick mirrors tick_nohz_idle_stop_tick for an idle CPU: the tick
-// stops and the CPU joins the NOHZ idle set (nohz_balance_enter_idle).
+// stopIdleTick mirrors tick_nohz_idle_stop_tick for an idle CPU (v6.19;
+// the same in v6.0 and v5.12): the tick stops and the CPU joins the NOHZ
+// idle set (nohz_balance_enter_idle).
 func (k *Kernel) stopIdleTick(rq *Rq) {
 	k.nohzBalanceEnterIdle(rq)
 	rq.NohzTickStopped = true
@@ -762,8 +763,8 @@ func (k *Kernel) ttwuStat(p *Task, cpu cpumask.CPU, wakeFlags int) {
 	}
 }
 
-// doExit mirrors the scheduler's part of do_exit: the task is marked dead
-// and schedules away for the last time.
+// doExit mirrors the scheduler's part of do_exit (v6.19; the same in v6.0
+// and v5.12): the task is marked dead and schedules away for the last time.
 func (k *Kernel) doExit(rq *Rq, p *Task) {
 	if k.Hooks.Exit != nil {
 		k.Hooks.Exit(p)
@@ -774,7 +775,7 @@ func (k *Kernel) doExit(rq *Rq, p *Task) {
 }
 
 // finishTaskDead mirrors finish_task_switch's put of a dead task:
-// task_dead_fair.
+// task_dead_fair (v6.19; the same in v6.0 and v5.12).
 func (k *Kernel) finishTaskDead(rq *Rq, p *Task) {
 	se := &p.SE
 	if se.SchedDelayed {

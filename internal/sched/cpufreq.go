@@ -72,10 +72,12 @@ func (k *Kernel) initCpufreq() {
 }
 
 // cpufreqUpdateUtil mirrors cpufreq_update_util → sugov_update_shared
-// (and _single, the same with one CPU): rate-limited, it takes the highest
-// utilisation of the policy's CPUs, adds 25% headroom (map_util_perf) and
-// sets the frequency that would run it at max(util)·1.25 of the capacity
-// (get_next_freq), between the policy's limits.
+// (and _single, the same with one CPU; cpufreq_schedutil.c, v6.19, and
+// v6.0 and v5.12 without runnable boosting): rate-limited, it takes the
+// highest utilisation of the policy's CPUs, adds 25% headroom
+// (map_util_perf) and sets the frequency that would run it at
+// max(util)·1.25 of the capacity (get_next_freq), between the policy's
+// limits.
 func (k *Kernel) cpufreqUpdateUtil(rq *Rq) {
 	if !k.costsOn || k.governor() != GovernorSchedutil || k.freqDomOf == nil {
 		return

@@ -36,7 +36,8 @@ func addPositive32(v *uint32, d int64) {
 	*v = uint32(r)
 }
 
-// maxU32 mirrors max_t(u32, a, b): both operands truncated to 32 bits.
+// maxU32 mirrors max_t(u32, a, b) (every version): both operands truncated
+// to 32 bits.
 func maxU32(a, b uint64) uint64 {
 	x, y := uint32(a), uint32(b)
 	if x > y {

@@ -6,10 +6,11 @@ import (
 	"github.com/schedlab/schedlab/internal/cpumask"
 )
 
-// llcID mirrors per_cpu(sd_llc_id, cpu).
+// llcID mirrors per_cpu(sd_llc_id, cpu) (every baseline).
 func (k *Kernel) llcID(cpu cpumask.CPU) cpumask.CPU { return k.Topo.SdLLCID[cpu] }
 
-// asymCPUCapacity mirrors the sched_asym_cpucapacity static key.
+// asymCPUCapacity mirrors the sched_asym_cpucapacity static key (every
+// baseline).
 func (k *Kernel) asymCPUCapacity() bool { return k.Topo.AsymCPUCapacity }
 
 // taskFitsCPU mirrors fair.c:task_fits_cpu (v6.19) without uclamp: the task's
@@ -279,8 +280,9 @@ func (k *Kernel) Group(path string) *TaskGroup {
 	return nil
 }
 
-// SetGroupWeight mirrors a write of cpu.weight: sched_group_set_shares with
-// the cgroup v2 mapping weight*1024/100 (rounded).
+// SetGroupWeight mirrors a write of cpu.weight (v6.19; the same in v6.0 and
+// v5.12): sched_group_set_shares with the cgroup v2 mapping weight*1024/100
+// (rounded).
 func (k *Kernel) SetGroupWeight(tg *TaskGroup, weight int) error {
 	if tg.IsRoot() {
 		return fmt.Errorf("the root cgroup has no cpu.weight")

@@ -26,7 +26,8 @@ var runnableAvgYNInv = [32]uint32{
 	0x85aac367, 0x82cd8698,
 }
 
-// SchedAvg mirrors struct sched_avg.
+// SchedAvg mirrors struct sched_avg (v6.19; UtilEstEwma holds the second
+// util_est field of v6.0 and v5.12).
 type SchedAvg struct {
 	LastUpdateTime uint64
 	LoadSum        uint64

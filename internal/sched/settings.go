@@ -10,10 +10,11 @@ import (
 )
 
 // Settings holds every scheduler feature, sysctl and model constant of a run.
-// Fields tagged `feature:"NAME"` mirror kernel/sched/features.h and can be
-// changed by name like /sys/kernel/debug/sched/features ("NO_PLACE_LAG");
-// fields tagged `sysctl:"name"` mirror the debugfs/sysctl knobs. Each field's
-// comment gives its default per baseline.
+// Fields tagged `feature:"NAME"` mirror kernel/sched/features.h of the
+// baseline (v6.19, v6.0 or v5.12; featuresNotIn lists what each lacks) and
+// can be changed by name like /sys/kernel/debug/sched/features
+// ("NO_PLACE_LAG"); fields tagged `sysctl:"name"` mirror the debugfs/sysctl
+// knobs. Each field's comment gives its default per baseline.
 type Settings struct {
 	// Kernel is the baseline these settings started from.
 	Kernel string

@@ -216,7 +216,8 @@ func (k *Kernel) wakeAffineWeight(sd *SchedDomain, p *Task, thisCPU, prevCPU cpu
 	return cpumask.None
 }
 
-// sdLLC mirrors per_cpu(sd_llc, cpu) as the runtime domain (nil if none).
+// sdLLC mirrors per_cpu(sd_llc, cpu) as the runtime domain (nil if none;
+// every baseline).
 func (k *Kernel) sdLLC(cpu cpumask.CPU) *SchedDomain {
 	d := k.Topo.SdLLC[cpu]
 	if d == nil {
@@ -225,7 +226,8 @@ func (k *Kernel) sdLLC(cpu cpumask.CPU) *SchedDomain {
 	return k.dom.byID[d.ID]
 }
 
-// smtActive mirrors sched_smt_active(): some core has several threads.
+// smtActive mirrors sched_smt_active() (every baseline): some core has
+// several threads.
 func (k *Kernel) smtActive() bool { return k.Topo.SMTPresent }
 
 // asymFitsCPU mirrors fair.c:asym_fits_cpu (v6.19) (no uclamp): on asymmetric

@@ -109,7 +109,7 @@ func (k *Kernel) groupClassify(imbalancePct int, g *topology.Group, sgs *SgLbSta
 	return GroupHasSpare
 }
 
-// numaImbalanceMin mirrors NUMA_IMBALANCE_MIN.
+// numaImbalanceMin mirrors NUMA_IMBALANCE_MIN (2 in v5.12, v6.0 and v6.19).
 const numaImbalanceMin = 2
 
 // adjustNumaImbalance mirrors fair.c:adjust_numa_imbalance (v6.19): while

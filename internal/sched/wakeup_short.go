@@ -101,7 +101,8 @@ func (k *Kernel) shortTaskGranularity() uint64 {
 	return k.minGranularity
 }
 
-// isShortTask mirrors the patches' is_short_task(p).
+// isShortTask mirrors the patches' is_short_task(p) (each posting's, on
+// v6.0; Settings.ShortTaskMetric picks the posting's form).
 func (k *Kernel) isShortTask(p *Task) bool {
 	gran := k.shortTaskGranularity()
 	switch k.S.ShortTaskMetric {
