@@ -17,9 +17,10 @@ type Commit struct {
 	// the commit is not identified, the range that comparing release
 	// trees gives ("v6.10–v6.19").
 	Release string
-	// Verified: the ID was checked against a record of the commit (the
-	// tip tree's commit notification or the merged patch); otherwise the
-	// ID and title are from memory.
+	// Verified: the ID and its release were checked against a record of
+	// the commit (the tip tree's commit notification or the merged
+	// patch); the titles of some members of a series are as recalled.
+	// Otherwise the ID and title are from memory.
 	Verified bool
 	// Trees is the release-tree evidence for Release, when that is how
 	// it was found: "absent in 6.9, present in 6.19".
