@@ -171,11 +171,11 @@ func TestRunTraceAndSchedstat(t *testing.T) {
 }
 
 // schedstat diff of runs of two kernels (/proc/schedstat version 17 from
-// v6.19, 15 from v5.19) prints the comparison and one warning line that
+// v6.19, 15 from v6.0) prints the comparison and one warning line that
 // names both files and both versions; runs of one kernel print none.
 func TestSchedstatDiffVersions(t *testing.T) {
 	dir := t.TempDir()
-	runs := map[string][]string{"tip": nil, "old": {"--kernel", "v5.19"}, "old2": {"--kernel", "v5.19", "--seed", "2"}}
+	runs := map[string][]string{"tip": nil, "old": {"--kernel", "v6.0"}, "old2": {"--kernel", "v6.0", "--seed", "2"}}
 	for name, flags := range runs {
 		args := append([]string{"run", "--machine", "hikey", "--schedstat", filepath.Join(dir, name)}, flags...)
 		if _, stderr, code := run(append(args, "hackbench", "-l", "5", "-g", "1")...); code != 0 {

@@ -46,7 +46,7 @@ func TestCompare(t *testing.T) {
 			t.Errorf("row %q", r)
 		}
 	}
-	for _, want := range []string{"Test          : hackbench -p -T -l 30 -g N", "Machine       : hikey (8 CPUs), kernel v5.19", "Interpretation: Lower is better"} {
+	for _, want := range []string{"Test          : hackbench -p -T -l 30 -g N", "Machine       : hikey (8 CPUs), kernel v6.0", "Interpretation: Lower is better"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %q in\n%s", want, out)
 		}

@@ -50,7 +50,7 @@ func TestMachineShowYAMLRoundTrip(t *testing.T) {
 			if err := os.WriteFile(file, []byte(out), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			for _, kernel := range []string{kernels.V619, kernels.V519} {
+			for _, kernel := range kernels.Names() {
 				want, wantName := showJSON(t, p.Name, kernel)
 				got, gotName := showJSON(t, file, kernel)
 				if gotName != wantName {
@@ -158,7 +158,7 @@ func TestMachineShowYAMLErrors(t *testing.T) {
 	}{
 		{[]string{"machine", "show", "--yaml", "--json", "hikey"}, "schedlab: --yaml writes the whole machine, for every kernel: drop --json\n"},
 		{[]string{"machine", "show", "--yaml", "--cpu", "0", "hikey"}, "schedlab: --yaml writes the whole machine, for every kernel: drop --cpu\n"},
-		{[]string{"machine", "show", "--yaml", "--kernel", "v5.19", "hikey"}, "schedlab: --yaml writes the whole machine, for every kernel: drop --kernel\n"},
+		{[]string{"machine", "show", "--yaml", "--kernel", "v6.0", "hikey"}, "schedlab: --yaml writes the whole machine, for every kernel: drop --kernel\n"},
 		{[]string{"machine", "show", "--yaml", "nosuch"}, "schedlab: unknown machine \"nosuch\" (see 'schedlab machines')\n"},
 		// A machine-file key put into the costs section is not a cost.
 		{[]string{"machine", "show", "--yaml", misplaced}, "schedlab: " + misplaced + ":4: unknown cost parameter \"reclaim_distance\" ('schedlab costs' lists them all)\n"},

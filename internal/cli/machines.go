@@ -2,13 +2,14 @@ package cli
 
 import (
 	"fmt"
-	"github.com/schedlab/schedlab/internal/kernels"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/schedlab/schedlab/internal/costmodel"
 	"github.com/schedlab/schedlab/internal/cpumask"
+	"github.com/schedlab/schedlab/internal/kernels"
 	"github.com/schedlab/schedlab/internal/topology"
 )
 
@@ -92,7 +93,7 @@ with its source), a starting point for a machine of your own.`,
 				return topology.FormatTextCPUs(env.Stdout, topo, mask)
 			},
 		}
-		show.Flags().StringVar(&kernel, "kernel", kernels.V619, "kernel baseline: v6.19 or v5.19")
+		show.Flags().StringVar(&kernel, "kernel", kernels.V619, "kernel baseline: "+strings.Join(kernels.Names(), ", "))
 		show.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of text")
 		show.Flags().BoolVar(&asYAML, "yaml", false, "write the machine as a YAML machine file that loads back as the same machine")
 		show.Flags().StringVar(&cpus, "cpu", "", "only these CPUs (a cpu list such as 0-3,128)")

@@ -62,10 +62,10 @@ func TestMachineShowText(t *testing.T) {
 			t.Errorf("output lacks %q", want)
 		}
 	}
-	code, out, _ = runMachinesCLI("machine", "show", "zen3-2s-nps1", "--kernel", "v5.19", "--cpu", "128")
+	code, out, _ = runMachinesCLI("machine", "show", "zen3-2s-nps1", "--kernel", "v6.0", "--cpu", "128")
 	if code != 0 || !strings.Contains(out, "level=DIE") || !strings.Contains(out, "SD_SHARE_PKG_RESOURCES") ||
 		strings.Count(out, "attaching sched-domain") != 1 || !strings.Contains(out, "CPU128 attaching") {
-		t.Errorf("--kernel v5.19 --cpu 128: exit %d\n%s", code, out)
+		t.Errorf("--kernel v6.0 --cpu 128: exit %d\n%s", code, out)
 	}
 }
 
@@ -122,7 +122,7 @@ func TestMachineShowErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"machine", "show", "nosuch"}, "schedlab: unknown machine \"nosuch\" (see 'schedlab machines')\n"},
-		{[]string{"machine", "show", "hikey", "--kernel", "v4.19"}, "schedlab: unknown kernel \"v4.19\" (known: v6.19, v5.19)\n"},
+		{[]string{"machine", "show", "hikey", "--kernel", "v4.19"}, "schedlab: unknown kernel \"v4.19\" (known: v6.19, v6.0, v5.12)\n"},
 		{[]string{"machine", "show", "hikey", "--cpu", "9"}, "schedlab: --cpu: CPU 9 out of range in cpu list \"9\" (machine has 8 CPUs)\n"},
 	} {
 		code, out, errs := runMachinesCLI(tc.args...)

@@ -133,7 +133,7 @@ func snapshotPair(arg string) (*runSnapshots, error) {
 // versionWarnings are one line for each snapshot of run r whose
 // /proc/schedstat version differs from the one it is compared with: r's
 // after file against its before file, and r against the first run.
-// Different versions come from different kernels (15 is v5.19's, 17
+// Different versions come from different kernels (15 is v6.0's and v5.12's, 17
 // v6.19's), whose counters do not mean the same things (version 17 splits
 // lb_imbalance four ways, and the kernels balance differently), so such a
 // comparison is rarely the one meant; it is still printed.

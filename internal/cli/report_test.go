@@ -68,7 +68,7 @@ func TestReport(t *testing.T) {
 	if !strings.Contains(page, "<td class=") && !strings.Contains(page, "~</td>") {
 		t.Error("no comparison cells")
 	}
-	if !strings.Contains(page, "<summary>hackbench groups=2 on hikey, kernel v5.19</summary>") {
+	if !strings.Contains(page, "<summary>hackbench groups=2 on hikey, kernel v6.0</summary>") {
 		t.Error("no schedstat comparison")
 	}
 	files, _ := filepath.Glob(filepath.Join(plots, "*"))

@@ -23,7 +23,7 @@ func TestRunOptionsEverywhere(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("compare: exit %d: %s", code, errOut)
 	}
-	if !strings.Contains(out, "short-task-v3") || !strings.Contains(out, "kernel v5.19") {
+	if !strings.Contains(out, "short-task-v3") || !strings.Contains(out, "kernel v6.0") {
 		t.Fatalf("compare table:\n%s", out)
 	}
 	var doc struct {

@@ -160,7 +160,9 @@ func Resolve(s *Spec, opt ResolveOptions) (*Plan, error) {
 			}
 		}
 		p.Variants = append(p.Variants, v)
-		baselines[info.Baseline] = true
+		if !info.AnyBaseline {
+			baselines[info.Baseline] = true
+		}
 		if info.Base != "" {
 			p.TipBase = append(p.TipBase, v)
 		}
@@ -169,7 +171,12 @@ func Resolve(s *Spec, opt ResolveOptions) (*Plan, error) {
 	if len(p.Kernels) == 0 {
 		switch len(baselines) {
 		case 0:
+			// No variant or only variants for any baseline: their
+			// default, else the default kernel.
 			p.Kernels = []string{kernels.Default}
+			if len(p.Variants) > 1 {
+				p.Kernels = []string{infos[p.Variants[1]].Baseline}
+			}
 		case 1:
 			for k := range baselines {
 				p.Kernels = []string{k}
@@ -177,7 +184,9 @@ func Resolve(s *Spec, opt ResolveOptions) (*Plan, error) {
 		default:
 			var parts []string
 			for _, v := range p.Variants[1:] {
-				parts = append(parts, v+": "+infos[v].Baseline)
+				if !infos[v].AnyBaseline {
+					parts = append(parts, v+": "+infos[v].Baseline)
+				}
 			}
 			return nil, s.errAt("variants", "the variants apply to different kernels (%s): compare them in separate experiments", strings.Join(parts, ", "))
 		}
@@ -193,8 +202,8 @@ func Resolve(s *Spec, opt ResolveOptions) (*Plan, error) {
 			}
 		}
 		for _, v := range p.Variants[1:] {
-			if b := infos[v].Baseline; b != k {
-				return nil, s.errAt("variants", "variant %s applies to kernel %s, not %s", v, b, k)
+			if !infos[v].AppliesTo(k) {
+				return nil, s.errAt("variants", "variant %s applies to kernel %s, not %s", v, infos[v].Baseline, k)
 			}
 		}
 		for _, f := range p.Features {

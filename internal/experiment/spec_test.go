@@ -86,7 +86,7 @@ func TestResolveErrors(t *testing.T) {
 		{"machines: [nosuch]\nworkloads: [hackbench]\n", "e.yaml:1: unknown machine \"nosuch\""},
 		{"machines: [hikey]\nvariants: [nosuch]\nworkloads: [hackbench]\n", "e.yaml:2: unknown variant \"nosuch\""},
 		{"machines: [hikey]\nvariants: [tip]\nworkloads: [hackbench]\n", "e.yaml:2: \"tip\" is the baseline"},
-		{"machines: [hikey]\nkernel: v6.19\nvariants: [short-task-v3]\nworkloads: [hackbench]\n", "e.yaml:3: variant short-task-v3 applies to kernel v5.19, not v6.19"},
+		{"machines: [hikey]\nkernel: v6.19\nvariants: [short-task-v3]\nworkloads: [hackbench]\n", "e.yaml:3: variant short-task-v3 applies to kernel v6.0, not v6.19"},
 		{"machines: [hikey]\nkernel: v9\nworkloads: [hackbench]\n", "e.yaml:2: unknown kernel"},
 		{"machines: [hikey]\nworkloads:\n  - nosuchtool 1,2\n", "e.yaml:3: unknown workload \"nosuchtool\""},
 		{"machines: [hikey]\nworkloads:\n  - hackbench -g 1,x -l 5\n", "e.yaml:3: hackbench with groups=x:"},
@@ -102,6 +102,29 @@ func TestResolveErrors(t *testing.T) {
 		_, err = Resolve(s, ResolveOptions{})
 		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
 			t.Errorf("%q:\n got %v\nwant %s...", tc.file, err, tc.want)
+		}
+	}
+}
+
+// A variant that applies to any baseline (no-tg-propagate) runs on its
+// default kernel alone, on the other variants' kernel with them, and on
+// any kernel the experiment names.
+func TestResolveAnyBaselineVariant(t *testing.T) {
+	for _, tc := range []struct{ file, want string }{
+		{"machines: [hikey]\nvariants: [no-tg-propagate]\nworkloads: [hackbench]\n", "v6.19"},
+		{"machines: [hikey]\nvariants: [no-tg-propagate, short-task-v3]\nworkloads: [hackbench]\n", "v6.0"},
+		{"machines: [hikey]\nkernel: v5.12\nvariants: [no-tg-propagate]\nworkloads: [hackbench]\n", "v5.12"},
+	} {
+		s, err := Parse("e.yaml", []byte(tc.file))
+		if err != nil {
+			t.Fatalf("%q: parse: %v", tc.file, err)
+		}
+		s.Dir = t.TempDir()
+		p, err := Resolve(s, ResolveOptions{})
+		if err != nil {
+			t.Errorf("%q: %v", tc.file, err)
+		} else if len(p.Kernels) != 1 || p.Kernels[0] != tc.want {
+			t.Errorf("%q: kernels %v, want [%s]", tc.file, p.Kernels, tc.want)
 		}
 	}
 }
@@ -177,7 +200,7 @@ func TestSeedsPaired(t *testing.T) {
 	if DeriveSeed(7, 0) == DeriveSeed(8, 0) || DeriveSeed(7, 0) == DeriveSeed(7, 1) {
 		t.Error("seeds collide")
 	}
-	if got := p.Points()[0].Key; got != "hikey__v5.19__hackbench__groups=1__tip__run000" {
+	if got := p.Points()[0].Key; got != "hikey__v6.0__hackbench__groups=1__tip__run000" {
 		t.Errorf("first key %s", got)
 	}
 	// Shards partition the points.

@@ -73,7 +73,7 @@ func TestParseErrors(t *testing.T) {
 		{"host", "preset: hikey", "preset: host", 11, "machine.preset host"},
 		{"preset and file", "  preset: hikey\n", "  preset: hikey\n  file: box.yaml\n", 12, "both a preset and a file"},
 		{"machine file path", "  preset: hikey\n", "  file: ../box.yaml\n", 11, "no directories"},
-		{"kernel", "baseline: v5.19", "baseline: v5.10", 14, `kernel.baseline "v5.10" is not a schedlab kernel`},
+		{"kernel", "baseline: v5.12", "baseline: v5.10", 14, `kernel.baseline "v5.10" is not a schedlab kernel`},
 		{"statistic", "statistic: mean", "statistic: average", 19, `aggregation.statistic "average"`},
 		{"runs", "runs: 5", "runs: five", 18, "aggregation.runs must be an integer"},
 		{"direction", "better: lower", "better: smaller", 23, `metric.better "smaller": lower or higher`},
@@ -89,8 +89,8 @@ func TestParseErrors(t *testing.T) {
 		{"quick twice", "quick: [1]", "quick: [1, 1]", 29, `simulate.quick lists load "1" twice`},
 		{"cpus", "  quick: [1]\n", "  quick: [1]\n  cpus: 0-8\n", 30, `simulate.cpus "0-8" on hikey (8 CPUs)`},
 		{"variant", "variant: blocked-load-outside-newidle", "variant: sis-util", 33, `variant "sis-util" is not a schedlab variant`},
-		{"variant of another kernel", "baseline: v5.19", "baseline: v6.19", 33, "variant blocked-load-outside-newidle applies to kernel v5.19"},
-		{"held-out variant", "variant: blocked-load-outside-newidle", "variant: short-task-v3", 33, "is a held-out patch"},
+		{"variant of another kernel", "baseline: v5.12", "baseline: v6.19", 33, "variant blocked-load-outside-newidle applies to kernel v5.12"},
+		{"held-out variant", "variant: blocked-load-outside-newidle", "variant: blocked-avg-ratelimit", 33, "is a held-out patch"},
 		{"tip with variant", "  - name: tip\n", "  - name: tip\n    variant: blocked-load-outside-newidle\n", 32, "the first column is tip"},
 		{"column twice", "  - name: other\n", "  - name: outside\n", 34, `column "outside" is declared twice (first at line 32)`},
 		{"column name", "  - name: other\n", "  - name: \"o t\"\n", 34, `column name "o t"`},
@@ -106,11 +106,11 @@ func TestParseErrors(t *testing.T) {
 		{"empty", "", "", 0, ""}, // replaced below
 		{"alias", "  unit: s\n", "  unit: &u s\n", 22, "anchors and aliases are not supported"},
 		{"empty string", `author: "schedlab tests"`, `author: ""`, 9, "source.author is empty"},
-		{"not a mapping", "kernel:\n  baseline: v5.19\n  published: \"synthetic: no kernel ran\"\n", "kernel: v5.19\n", 13, "kernel must be a mapping"},
+		{"not a mapping", "kernel:\n  baseline: v5.12\n  published: \"synthetic: no kernel ran\"\n", "kernel: v5.12\n", 13, "kernel must be a mapping"},
 		// Columns as kernel configurations: each setting is checked as
 		// schedlab run --feature/--sysctl checks it, at its own line.
-		{"unknown feature", "  - name: other\n", "  - name: other\n    features:\n      - NO_TTWU_QUEUE\n      - NO_SUCH_FEATURE\n", 37, `--feature NO_SUCH_FEATURE: unknown sched feature "NO_SUCH_FEATURE" (v5.19 has`},
-		{"feature not in the kernel", "  - name: other\n", "  - name: other\n    features: [PLACE_LAG]\n", 35, "--feature PLACE_LAG: feature PLACE_LAG is not in v5.19"},
+		{"unknown feature", "  - name: other\n", "  - name: other\n    features:\n      - NO_TTWU_QUEUE\n      - NO_SUCH_FEATURE\n", 37, `--feature NO_SUCH_FEATURE: unknown sched feature "NO_SUCH_FEATURE" (v5.12 has`},
+		{"feature not in the kernel", "  - name: other\n", "  - name: other\n    features: [PLACE_LAG]\n", 35, "--feature PLACE_LAG: feature PLACE_LAG is not in v5.12"},
 		{"unknown sysctl", "  - name: other\n", "  - name: other\n    sysctls: [migration_cost=1]\n", 35, `--sysctl migration_cost=1: unknown sysctl "migration_cost"`},
 		{"sysctl value", "  - name: other\n", "  - name: other\n    sysctls: [migration_cost_ns=fast]\n", 35, `--sysctl migration_cost_ns=fast: migration_cost_ns: "fast" is not a non-negative integer`},
 		{"sysctl without value", "  - name: other\n", "  - name: other\n    sysctls: [migration_cost_ns]\n", 35, "--sysctl migration_cost_ns: write NAME=VALUE"},
@@ -119,10 +119,10 @@ func TestParseErrors(t *testing.T) {
 		{"case-wide feature in another kernel", "  quick: [1]\n", "  quick: [1]\n  features: [SIS_PROP]\n", 30, "--feature SIS_PROP: feature SIS_PROP is not in v6.19 (for column other, kernel v6.19)"},
 		{"empty features", "  - name: other\n", "  - name: other\n    features: []\n", 35, "columns.2.features must be a non-empty list"},
 		{"not one word", "  - name: other\n", "  - name: other\n    features: [\"NO_A NO_B\"]\n", 35, `"NO_A NO_B" is not one word`},
-		{"tip with kernel", "  - name: tip\n", "  - name: tip\n    kernel: v6.19\n", 32, "the first column is tip, which runs kernel.baseline (v5.19)"},
+		{"tip with kernel", "  - name: tip\n", "  - name: tip\n    kernel: v6.19\n", 32, "the first column is tip, which runs kernel.baseline (v5.12)"},
 		{"column kernel", "  - name: other\n", "  - name: other\n    kernel: v5.10\n", 35, `column other: kernel "v5.10" is not a schedlab kernel`},
-		{"variant of the column's kernel", "    variant: blocked-load-outside-newidle\n", "    variant: blocked-load-outside-newidle\n    kernel: v6.19\n", 33, "variant blocked-load-outside-newidle applies to kernel v5.19, and the column's kernel is v6.19"},
-		{"no-op column", "  - name: other\n", "  - name: other\n    features: [SIS_UTIL, TTWU_QUEUE]\n", 34, "column other runs the same kernel as tip (--kernel v5.19 --variant base:blocked-load-outside-newidle --feature SIS_UTIL --feature TTWU_QUEUE): its settings change nothing"},
+		{"variant of the column's kernel", "    variant: blocked-load-outside-newidle\n", "    variant: blocked-load-outside-newidle\n    kernel: v6.19\n", 33, "variant blocked-load-outside-newidle applies to kernel v5.12, and the column's kernel is v6.19"},
+		{"no-op column", "  - name: other\n", "  - name: other\n    features: [SIS_PROP, TTWU_QUEUE]\n", 34, "column other runs the same kernel as tip (--kernel v5.12 --feature SIS_PROP --feature TTWU_QUEUE): its settings change nothing"},
 		{"same kernel twice", "  - name: other\n", "  - name: other\n    sysctls: [migration_cost_ns=100000]\n  - name: again\n    sysctls: [nr_migrate=32, migration_cost_ns=100000]\n", 36, "column again runs the same kernel as column other"},
 	} {
 		data := good

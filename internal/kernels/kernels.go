@@ -17,7 +17,8 @@ import (
 // The baselines' names, as --kernel takes them.
 const (
 	V619 = "v6.19"
-	V519 = "v5.19"
+	V60  = "v6.0"
+	V512 = "v5.12"
 )
 
 // Default is the baseline used when none is named.
@@ -31,9 +32,14 @@ const (
 	// FlagsV619: SD_CLUSTER at 0x100, SD_SHARE_LLC at 0x200, no
 	// SD_OVERLAP, as in v6.19.
 	FlagsV619 FlagLayout = iota
-	// FlagsV519: no SD_CLUSTER, SD_SHARE_PKG_RESOURCES at 0x100, and
-	// SD_OVERLAP (0x1000) on the NUMA levels, as in v5.19.
-	FlagsV519
+	// FlagsV60: no SD_CLUSTER, SD_SHARE_PKG_RESOURCES at 0x100, and
+	// SD_OVERLAP (0x1000) on the NUMA levels, as from v5.14 until SD_CLUSTER
+	// (absent in 6.5, present in 6.8.1).
+	FlagsV60
+	// FlagsV512: as FlagsV60 without SD_ASYM_CPUCAPACITY_FULL (v5.14),
+	// so every later bit is one lower: SD_SHARE_PKG_RESOURCES at 0x80,
+	// SD_OVERLAP at 0x800, SD_NUMA at 0x1000.
+	FlagsV512
 )
 
 // Baseline is one kernel release schedlab models.
@@ -44,6 +50,9 @@ type Baseline struct {
 	Class string
 	// Summary is one line for listings.
 	Summary string
+	// Definition says which kernel the baseline is: the release, the
+	// tree read, and what of neighbouring trees it leaves out.
+	Definition string
 	// SchedstatVersion is the version line of its /proc/schedstat.
 	SchedstatVersion int
 	// PkgLevel is the name of the package level of the default
@@ -52,27 +61,60 @@ type Baseline struct {
 	// Flags is its sd_flags.h.
 	Flags FlagLayout
 	// ClusterFlag: cpu_cluster_flags() returns SD_CLUSTER|SD_SHARE_LLC,
-	// as in v6.19; v5.19's CLS level had cpu_core_flags().
+	// as in v6.19; v6.0's CLS level had cpu_core_flags().
 	ClusterFlag bool
 	// HighestFlagPastGaps: highest_flag_domain() looks past a level
 	// without the flag for flags that are not SDF_SHARED_CHILD, as in
-	// v6.19; v5.19's stopped at the first level without it.
+	// v6.19 (and 6.5; not 6.1-rc7); v6.0's stopped at the first level
+	// without it.
 	HighestFlagPastGaps bool
 	// NewidleRatio: sched_domain carries newidle_call, newidle_success
 	// and newidle_ratio (v6.19's newidle balance rate control).
 	NewidleRatio bool
+	// ClusterLevel: the default topology tables of x86 and arm64 have a
+	// CLS level between SMT and MC (v5.16, "sched: Add cluster scheduler
+	// level for x86" and "... in core and related Kconfig for ARM64"),
+	// and arm64's cpu_coregroup_mask widens MC to the cluster when no
+	// cache is shared beyond it. v5.12 has neither.
+	ClusterLevel bool
+	// ImbNumaNr: sched_domain has imb_numa_nr, computed in
+	// build_sched_domains (v5.18); v5.12 has no such field.
+	ImbNumaNr bool
+	// AsymCapacityPerDomain: each domain is classified by the capacities
+	// its span holds (asym_cpu_capacity_classify, v5.14: SD_ASYM_CPUCAPACITY
+	// where it holds two or more, _FULL where it holds all).
+	// v5.12 sets SD_ASYM_CPUCAPACITY on the one level
+	// asym_cpu_capacity_level finds (the lowest at which every CPU sees a
+	// CPU of the largest capacity), and sd_asym_cpucapacity is that level.
+	AsymCapacityPerDomain bool
 }
 
 // all lists the baselines, default first.
 var all = []Baseline{
 	{
 		Name: V619, Class: "EEVDF", Summary: "Linux 6.19: EEVDF with delayed dequeue, SIS_UTIL, the current balancer (the default)",
+		Definition: "The v6.19 release, read from a 6.19 tree (matankalina/linux-6.19.10-fork). The default baseline, and the one " +
+			"every other baseline's differences are stated against.",
 		SchedstatVersion: 17, PkgLevel: "PKG", Flags: FlagsV619,
 		ClusterFlag: true, HighestFlagPastGaps: true, NewidleRatio: true,
+		ClusterLevel: true, ImbNumaNr: true, AsymCapacityPerDomain: true,
 	},
 	{
-		Name: V519, Class: "CFS", Summary: "a v5.19-era CFS kernel (vruntime, latency and granularities, buddies, SIS_UTIL)",
-		SchedstatVersion: 15, PkgLevel: "DIE", Flags: FlagsV519,
+		Name: V60, Class: "CFS", Summary: "Linux 6.0: CFS (vruntime, latency and granularities, buddies), SIS_UTIL, the v6.0 balancer",
+		Definition: "The v6.0 release (6.0.0; its fair class is identical to 6.0-rc1's), read from Dima-diep/linux-6.0: CFS, SIS_UTIL " +
+			"on and SIS_PROP off. Without tip/sched/core of late September 2022, whose \"detach at least one movable task\" rule " +
+			"is in v6.1–v6.9. The base of the short-task-* variants.",
+		SchedstatVersion: 15, PkgLevel: "DIE", Flags: FlagsV60,
+		ClusterLevel: true, ImbNumaNr: true, AsymCapacityPerDomain: true,
+	},
+	{
+		Name: V512, Class: "CFS", Summary: "Linux 5.12: CFS, SIS_PROP, blocked load refreshed by newly idle balance (LBF_NOHZ_STATS), no CLS level",
+		Definition: "The v5.12 release (25 April 2021), reconstructed from the 5.12.9 tree (zhangyinjun/linux-5.12.9) without " +
+			"its stable backports of v5.13 changes (ALT_PERIOD and BASE_SLICE, the util_est filter fix, select_idle_smt and " +
+			"the has_idle_cores fix). Not tip/sched/core of March 2021, which already had parts of v5.13's blocked-load " +
+			"series: the patches measured on that tip run here on the release. The base of idle-cores-nosmt and " +
+			"blocked-avg-ratelimit; blocked-load-outside-newidle is what v5.13 changed, applied to v5.12.",
+		SchedstatVersion: 15, PkgLevel: "DIE", Flags: FlagsV512,
 	},
 }
 

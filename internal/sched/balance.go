@@ -88,8 +88,9 @@ const (
 	schedNrMigrateBreak = 32
 	// loadAvgPeriodMs is LOAD_AVG_PERIOD, used in ms by nohz.next_blocked.
 	loadAvgPeriodMs = 32
-	// configPreemption mirrors CONFIG_PREEMPTION: the core models the full
-	// preemption model, where newidle balance stops after one task.
+	// configPreemption mirrors CONFIG_PREEMPTION=y: the core models the full
+	// preemption model, where newidle balance stops after one task
+	// (detach_tasks, v6.19; the same in v6.0 and v5.12).
 	configPreemption = true
 )
 
@@ -186,7 +187,8 @@ type BalanceStats struct {
 	Migrations uint64
 }
 
-// nohzState mirrors fair.c's global "nohz" structure.
+// nohzState mirrors fair.c's global "nohz" structure (v6.19; v5.12 has
+// no needs_update, which NohzNextKick gates).
 type nohzState struct {
 	idleCPUsMask cpumask.Mask
 	nrCPUs       int
@@ -199,9 +201,11 @@ type nohzState struct {
 // balanceState is the balancer's machine-wide state.
 type balanceState struct {
 	nohz nohzState
-	// rdOverloaded mirrors rq->rd->overloaded (one root domain).
+	// rdOverloaded mirrors rq->rd->overloaded (one root domain; v6.19,
+	// rd->overload in v6.0 and v5.12).
 	rdOverloaded bool
-	// maxLoadBalanceInterval mirrors max_load_balance_interval (jiffies).
+	// maxLoadBalanceInterval mirrors max_load_balance_interval (jiffies;
+	// v6.19, the same in v6.0 and v5.12).
 	maxLoadBalanceInterval uint64
 	// serializeUntil is when the SD_SERIALIZE token
 	// (sched_balance_running) is free again: a NUMA-level pass holds it
@@ -264,8 +268,9 @@ func (k *Kernel) updateMaxInterval() {
 	k.bal.maxLoadBalanceInterval = max(uint64(k.S.HZ)*uint64(k.NrCPUs())/10, 1)
 }
 
-// schedRng mirrors sched_rng() on cpu: a deterministic stream per CPU
-// derived from the run's seed (the kernel uses a per-CPU prandom state).
+// schedRng mirrors sched_rng() on cpu (v6.19, NI_RANDOM only): a
+// deterministic stream per CPU derived from the run's seed (the kernel
+// uses a per-CPU prandom state).
 func (k *Kernel) schedRng(cpu cpumask.CPU) uint32 {
 	if k.bal.niRand[cpu] == nil {
 		r := k.Eng.Rand(fmt.Sprintf("sched_rng/%d", cpu))
@@ -285,7 +290,7 @@ func timeAfter(a, b uint64) bool   { return int64(b-a) < 0 }
 func timeAfterEq(a, b uint64) bool { return int64(a-b) >= 0 }
 func timeBefore(a, b uint64) bool  { return timeAfter(b, a) }
 
-// msecsToJiffies mirrors msecs_to_jiffies: rounded up.
+// msecsToJiffies mirrors msecs_to_jiffies: rounded up (every baseline).
 func (k *Kernel) msecsToJiffies(ms uint64) uint64 {
 	hz := uint64(k.S.HZ)
 	return (ms*hz + 999) / 1000
@@ -532,10 +537,11 @@ func (k *Kernel) cpuBusyForBalance(cpu cpumask.CPU, idle int) bool {
 }
 
 // schedBalanceDomains mirrors fair.c:sched_balance_domains (v6.19; with
-// !LBSerializeInBalanceRq the v5.19 rebalance_domains, which takes the
-// SD_SERIALIZE token here and skips the domain when it is busy): walk rq's
-// domains bottom-up, balance those whose interval has passed, decay
-// max_newidle_lb_cost, and set rq.next_balance.
+// !LBSerializeInBalanceRq the v6.0 rebalance_domains, which takes the
+// SD_SERIALIZE token here and skips the domain when it is busy; v5.12's
+// decay with NewidleV512 and its nohz.next_balance update without
+// NohzNextKick): walk rq's domains bottom-up, balance those whose interval
+// has passed, decay max_newidle_lb_cost, and set rq.next_balance.
 func (k *Kernel) schedBalanceDomains(rq *Rq, idle int) {
 	continueBalancing := true
 	cpu := rq.CPU
@@ -546,7 +552,18 @@ func (k *Kernel) schedBalanceDomains(rq *Rq, idle int) {
 	needDecay := false
 	var maxCost uint64
 	for _, sd := range k.dom.SD[cpu] {
-		needDecay = k.updateNewidleCost(sd, 0, 0)
+		if k.S.NewidleV512 {
+			// v5.12 decays once a second whatever happened, and
+			// need_decay stays set. LastDecayMaxLbCost holds v5.12's
+			// next_decay_max_lb_cost here (both start at jiffies).
+			if timeAfter(jiff, sd.LastDecayMaxLbCost) {
+				sd.MaxNewidleLbCost = sd.MaxNewidleLbCost * 253 / 256
+				sd.LastDecayMaxLbCost = jiff + uint64(k.S.HZ)
+				needDecay = true
+			}
+		} else {
+			needDecay = k.updateNewidleCost(sd, 0, 0)
+		}
 		maxCost += sd.MaxNewidleLbCost
 		if !continueBalancing {
 			if needDecay {
@@ -586,11 +603,16 @@ func (k *Kernel) schedBalanceDomains(rq *Rq, idle int) {
 	}
 	if updateNextBalance {
 		rq.NextBalance = nextBalance
+		// Before NOHZ_NEXT_KICK (v5.16) an idle CPU balanced here pulls
+		// nohz.next_balance to its own next balance.
+		if !k.S.NohzNextKick && idle == CPUIdle && timeAfter(k.bal.nohz.nextBalance, rq.NextBalance) {
+			k.bal.nohz.nextBalance = rq.NextBalance
+		}
 	}
 }
 
 // serializeTryLock takes the SD_SERIALIZE token (sched_balance_running, or
-// v5.19's "balancing" spinlock) for the pass in progress. The token is busy
+// v6.0's "balancing" spinlock) for the pass in progress. The token is busy
 // while another CPU's NUMA-level pass is still doing its work; the CPU that
 // released it last may take it again at once (an idle load balancer
 // balancing one idle CPU after another).

@@ -120,19 +120,20 @@ func (r blockedRun) log(t *testing.T) {
 
 // TestBlockedAveragesBackgroundCgroups measures, on chromebook-7c with 200
 // sleeping cgroups, how many update_blocked_averages calls each idle CPU
-// gets per second and how long newly idle balance takes, for the v5.19
-// baseline, the pre-v5.13 blocked-load paths Joel Fernandes' patch was
-// written against, his rate limit on each, and v6.19. The figures are in
-// the test log (go test -v -run BackgroundCgroups).
+// gets per second and how long newly idle balance takes, for the v5.12
+// baseline (the pre-v5.13 blocked-load paths Joel Fernandes' patch was
+// written against), v5.12 with v5.13's blocked-load series
+// (blocked-load-outside-newidle), his rate limit on each, and v6.19. The
+// figures are in the test log (go test -v -run BackgroundCgroups).
 //
-// Reference: fair.c:update_nohz_stats, update_sg_lb_stats (LBF_NOHZ_STATS,
-// v5.10), _nohz_idle_balance, nohz_newidle_balance,
-// sched_balance_newidle, v6.19 and v5.10; patches.md §3.
+// Reference: fair.c:update_nohz_stats, update_sg_lb_stats (LBF_NOHZ_STATS),
+// _nohz_idle_balance, nohz_newidle_balance, newidle_balance, v5.12 and
+// v5.13 (sched_balance_newidle, v6.19); patches.md §3.
 //
 // Relations that must hold:
 //   - update_nohz_stats refreshes a CPU at most once per jiffy unless
-//     forced, and with the rate limit at most once per HZ/20 + 1 = 13
-//     jiffies, i.e. 250/13 ≈ 19.2 per second: so the rate-limited callers
+//     forced, and with the rate limit at most once per HZ/20 + 1 = 51
+//     jiffies, i.e. 1000/51 ≈ 19.6 per second: so the rate-limited callers
 //     (newly idle balance's LBF_NOHZ_STATS before v5.13; every
 //     update_nohz_stats from v5.13, which has no forced call) stay under
 //     20/s per CPU;
@@ -142,17 +143,26 @@ func (r blockedRun) log(t *testing.T) {
 //   - newly idle balance takes longer on average, and at worst, when it
 //     refreshes the idle CPUs than once the rate limit stops it (Joel's
 //     schedule-latency observation) or the work moved out of it (v5.13).
+//
+// The kernels run at HZ=1000: CPUs 0-3 idle about 3 ms between background
+// wakeups, which at HZ=250 is shorter than a tick, so their idle governor
+// would keep the tick and keep them out of nohz.idle_cpus_mask, whose
+// CPUs alone update_nohz_stats refreshes (TestIdleTickRetained).
 func TestBlockedAveragesBackgroundCgroups(t *testing.T) {
-	cfg := func(kern string, inNewidle, ratelimit bool) Settings {
+	cfg := func(kern string, variants ...string) Settings {
 		s := MustBaseline(kern)
-		s.NewidleNohzStats = inNewidle
-		s.BlockedAvgRatelimit = ratelimit
+		s.HZ = 1000
+		for _, v := range variants {
+			if err := ApplyVariant(&s, v); err != nil {
+				t.Fatal(err)
+			}
+		}
 		return s
 	}
-	base := chromebookBlocked(t, "v5.19 (blocked load outside newidle, v5.13+)", cfg(kernels.V519, false, false))
-	baseRL := chromebookBlocked(t, "v5.19 + blocked-avg-ratelimit", cfg(kernels.V519, false, true))
-	pre := chromebookBlocked(t, "v5.19 with pre-v5.13 blocked-load paths", cfg(kernels.V519, true, false))
-	preRL := chromebookBlocked(t, "v5.19 with pre-v5.13 paths + blocked-avg-ratelimit (the patch as posted)", cfg(kernels.V519, true, true))
+	base := chromebookBlocked(t, "v5.12 + blocked-load-outside-newidle (v5.13)", cfg(kernels.V512, "blocked-load-outside-newidle"))
+	baseRL := chromebookBlocked(t, "v5.13 + blocked-avg-ratelimit", cfg(kernels.V512, "blocked-load-outside-newidle", "blocked-avg-ratelimit"))
+	pre := chromebookBlocked(t, "v5.12 (pre-v5.13 blocked-load paths)", cfg(kernels.V512))
+	preRL := chromebookBlocked(t, "v5.12 + blocked-avg-ratelimit (the patch as posted)", cfg(kernels.V512, "blocked-avg-ratelimit"))
 	all := []blockedRun{base, baseRL, pre, preRL}
 	outside := []blockedRun{base, baseRL} // blocked load refreshed outside newly idle balance
 	if invariantsEnabled {
@@ -160,7 +170,7 @@ func TestBlockedAveragesBackgroundCgroups(t *testing.T) {
 		// rather than stood in for by another.
 		t.Log("v6.19 run left out under the invariants tag")
 	} else {
-		v619 := chromebookBlocked(t, "v6.19", cfg(kernels.V619, false, false))
+		v619 := chromebookBlocked(t, "v6.19", cfg(kernels.V619))
 		all = append(all, v619)
 		outside = append(outside, v619)
 	}
@@ -174,7 +184,7 @@ func TestBlockedAveragesBackgroundCgroups(t *testing.T) {
 			t.Errorf("ratelimit (pre-v5.13): cpu%d gets %.1f/s refreshes from newly idle balance, want ≤ 20", cpu, v)
 		}
 		if v := baseRL.bySec[cpu][BlockedByNohzStats]; v > limit {
-			t.Errorf("ratelimit (v5.19): cpu%d gets %.1f/s update_nohz_stats refreshes, want ≤ 20", cpu, v)
+			t.Errorf("ratelimit (v5.13): cpu%d gets %.1f/s update_nohz_stats refreshes, want ≤ 20", cpu, v)
 		}
 		for _, r := range outside {
 			if v := r.bySec[cpu][BlockedByNewidleStats]; v != 0 {
@@ -182,7 +192,7 @@ func TestBlockedAveragesBackgroundCgroups(t *testing.T) {
 			}
 		}
 		for _, r := range all {
-			if v := r.bySec[cpu][BlockedByNewidleStats]; v > 250 {
+			if v := r.bySec[cpu][BlockedByNewidleStats]; v > 1000 {
 				t.Errorf("%s: cpu%d refreshed %.1f/s by newly idle balance, above one per jiffy", r.name, cpu, v)
 			}
 		}
@@ -209,31 +219,39 @@ func TestBlockedAveragesBackgroundCgroups(t *testing.T) {
 	}
 }
 
-// TestBalanceVariants checks the two patches' settings.
+// TestBalanceVariants checks the two patches' settings: each applies to
+// v5.12, whose own blocked-load paths are the pre-v5.13 ones, so each
+// compares with the plain baseline.
 //
 // Reference: shared/reference/patches.md §3.
 func TestBalanceVariants(t *testing.T) {
-	s := MustBaseline(kernels.V519)
-	if !applyBalanceVariant(&s, "blocked-avg-ratelimit", true) || !s.NewidleNohzStats || !s.BlockedAvgRatelimit {
-		t.Errorf("blocked-avg-ratelimit: %+v", s)
+	base := MustBaseline(kernels.V512)
+	if !base.NewidleNohzStats || base.BlockedAvgRatelimit {
+		t.Fatalf("v5.12 must have LBF_NOHZ_STATS and no rate limit")
 	}
-	s = MustBaseline(kernels.V519)
-	applyBalanceVariant(&s, "blocked-avg-ratelimit", false)
-	if !s.NewidleNohzStats || s.BlockedAvgRatelimit {
-		t.Errorf("blocked-avg-ratelimit base: %v %v", s.NewidleNohzStats, s.BlockedAvgRatelimit)
-	}
-	s = MustBaseline(kernels.V519)
-	applyBalanceVariant(&s, "blocked-load-outside-newidle", true)
-	if s != MustBaseline(kernels.V519) {
-		t.Errorf("blocked-load-outside-newidle is not the v5.19 baseline")
-	}
-	s = MustBaseline(kernels.V519)
-	applyBalanceVariant(&s, "blocked-load-outside-newidle", false)
-	if !s.NewidleNohzStats {
-		t.Errorf("blocked-load-outside-newidle base lacks the pre-v5.13 paths")
-	}
-	if applyBalanceVariant(&s, "no-such", true) {
-		t.Errorf("unknown variant applied")
+	for _, tc := range []struct {
+		name   string
+		change func(*Settings)
+	}{
+		{"blocked-avg-ratelimit", func(s *Settings) { s.BlockedAvgRatelimit = true }},
+		{"blocked-load-outside-newidle", func(s *Settings) { s.NewidleNohzStats = false }},
+	} {
+		info, _ := LookupVariant(tc.name)
+		if info.Baseline != kernels.V512 || info.Base != "" {
+			t.Errorf("%s: %+v", tc.name, info)
+		}
+		s, b := MustBaseline(kernels.V512), MustBaseline(kernels.V512)
+		if err := ApplyVariant(&s, tc.name); err != nil {
+			t.Fatal(err)
+		}
+		if err := ApplyVariantBase(&b, tc.name); err != nil || b != base {
+			t.Errorf("%s: its base is not v5.12 (%v)", tc.name, err)
+		}
+		want := base
+		tc.change(&want)
+		if s != want {
+			t.Errorf("%s changes more than its patch", tc.name)
+		}
 	}
 }
 

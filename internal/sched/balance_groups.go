@@ -10,7 +10,8 @@ import (
 // classification itself (group_classify, SgLbStats, GroupType) is shared
 // with fork placement and lives in wakeup_groups.go.
 
-// sdLbStats mirrors struct sd_lb_stats.
+// sdLbStats mirrors struct sd_lb_stats (v6.19; v6.0 and v5.12 have the same
+// fields schedlab uses).
 type sdLbStats struct {
 	busiest       *topology.Group
 	local         *topology.Group

@@ -3,13 +3,14 @@ package sched
 import "github.com/schedlab/schedlab/internal/topology"
 
 // schedBalanceNewidle mirrors fair.c:sched_balance_newidle (v6.19; the
-// v5.19 newidle_balance with !NewidleStopOnNoContinue and NI_RANDOM off),
+// v6.0 newidle_balance with !NewidleStopOnNoContinue and NI_RANDOM off;
+// v5.12's with NewidleV512, !NewidleTTWUPendingExit and NewidleNohzStats),
 // called by pick_next_task_fair when this CPU has nothing to run: pull a
 // task before going idle.
 //
 //   - Gate: nothing to do unless the root domain is overloaded and the CPU
 //     is expected to stay idle (avg_idle) longer than the lowest domain's
-//     max_newidle_lb_cost.
+//     max_newidle_lb_cost (v5.12: than sysctl_sched_migration_cost).
 //   - Otherwise refresh this CPU's blocked load, then balance each domain
 //     bottom-up with CPU_NEWLY_IDLE while the cost spent so far plus the
 //     domain's worst cost fits in avg_idle. The time each domain took (the
@@ -21,7 +22,10 @@ import "github.com/schedlab/schedlab/internal/topology"
 //     engine's per-CPU random stream, not the kernel's prandom), and
 //     weights a success by the inverse of that probability.
 //   - A CPU that pulled nothing may ask to refresh the idle CPUs' blocked
-//     load before it idles (nohz_newidle_balance).
+//     load before it idles (nohz_newidle_balance); v5.12 refreshes them at
+//     once, and only when the gate was shut.
+//   - Simplified: v6.0 also stops the domain walk when a task or a wakeup
+//     arrived meanwhile; the pass is atomic here, so none can.
 //
 // The whole call is charged to this CPU (balance.go): a task it pulls
 // starts running only when the balancing is done, and so does a task woken
@@ -35,7 +39,7 @@ func (k *Kernel) schedBalanceNewidle(rq *Rq) int {
 	var t0 uint64
 
 	k.updateMisfitStatus(nil, rq)
-	if rq.TTWUPending != 0 {
+	if k.S.NewidleTTWUPendingExit && rq.TTWUPending != 0 {
 		return 0
 	}
 	rq.IdleStamp = rq.Clock
@@ -44,7 +48,7 @@ func (k *Kernel) schedBalanceNewidle(rq *Rq) int {
 	if len(domains) == 0 {
 		goto out
 	}
-	if !k.bal.rdOverloaded || rq.AvgIdle < domains[0].MaxNewidleLbCost {
+	if !k.bal.rdOverloaded || k.newidleGateShut(rq, domains[0]) {
 		k.updateNextBalance(domains[0], &nextBalance)
 		if k.S.NewidleNohzStats {
 			// v5.10 refreshed the idle CPUs' blocked load only here.
@@ -55,6 +59,10 @@ func (k *Kernel) schedBalanceNewidle(rq *Rq) int {
 	k.BalanceStats.NewidleGatePassed++
 	t0 = uint64(k.bal.spent)
 	k.lbUpdateBlockedAverages(thisCPU, BlockedByNewidle)
+	if k.S.NewidleV512 {
+		// v5.12 times each domain's load_balance alone.
+		t0 = uint64(k.bal.spent)
+	}
 	for _, sd := range domains {
 		k.updateNextBalance(sd, &nextBalance)
 		if rq.AvgIdle < currCost+sd.MaxNewidleLbCost {
@@ -80,7 +88,11 @@ func (k *Kernel) schedBalanceNewidle(rq *Rq) int {
 			if pulled != 0 {
 				success = weight
 			}
-			k.updateNewidleCost(sd, domainCost, success)
+			if k.S.NewidleV512 {
+				sd.MaxNewidleLbCost = max(sd.MaxNewidleLbCost, domainCost)
+			} else {
+				k.updateNewidleCost(sd, domainCost, success)
+			}
 		}
 		if pulled != 0 || (k.S.NewidleStopOnNoContinue && !continueBalancing) {
 			break
@@ -105,6 +117,16 @@ out:
 	}
 	k.BalanceStats.NewidleBalance.add(k.lbEnd(mark))
 	return pulled
+}
+
+// newidleGateShut is the avg_idle half of newly idle balance's gate: the
+// CPU expects to be idle for less than the balance would cost (v5.16+:
+// the lowest domain's max_newidle_lb_cost; v5.12: migration_cost).
+func (k *Kernel) newidleGateShut(rq *Rq, lowest *SchedDomain) bool {
+	if k.S.NewidleV512 {
+		return rq.AvgIdle < k.S.MigrationCost
+	}
+	return rq.AvgIdle < lowest.MaxNewidleLbCost
 }
 
 // nohzNewidleBalance mirrors fair.c:nohz_newidle_balance (v6.19, since

@@ -37,7 +37,8 @@ func (k *Kernel) setCPUSdStateBusy(cpu cpumask.CPU) {
 	sds.NrBusyCPUs++
 }
 
-// nohzBalanceEnterIdle mirrors fair.c:nohz_balance_enter_idle (v6.19),
+// nohzBalanceEnterIdle mirrors fair.c:nohz_balance_enter_idle (v6.19;
+// v5.12 has no nohz.needs_update, Settings.NohzNextKick),
 // called when an idle CPU stops its tick: it has blocked load to decay,
 // and unless it is still registered from an earlier idle period, it joins
 // nohz.idle_cpus_mask and leaves its LLC's busy count.
@@ -51,7 +52,9 @@ func (k *Kernel) nohzBalanceEnterIdle(rq *Rq) {
 		k.bal.nohz.idleCPUsMask.Set(rq.CPU)
 		k.bal.nohz.nrCPUs++
 		k.setCPUSdStateIdle(rq.CPU)
-		k.bal.nohz.needsUpdate = true
+		if k.S.NohzNextKick {
+			k.bal.nohz.needsUpdate = true
+		}
 	}
 	k.bal.nohz.hasBlocked = true
 }
@@ -77,8 +80,9 @@ func (k *Kernel) NohzIdleCPUs() cpumask.Mask { return k.bal.nohz.idleCPUsMask.Cl
 // NOHZ_KICK_MASK, the same two bits); NEXT is added when needed.
 const nohzKickFull = nohzStatsKick | nohzBalanceKick
 
-// maxAllowedCapacity mirrors p->max_allowed_capacity: the largest
-// capacity among the CPUs p may run on.
+// maxAllowedCapacity mirrors p->max_allowed_capacity (v6.19): the largest
+// capacity among the CPUs p may run on. Simplified: the kernel caches it
+// at set_cpus_allowed; schedlab computes it when asked.
 func (k *Kernel) maxAllowedCapacity(p *Task) uint64 {
 	var m uint64
 	p.CPUsAllowed.ForEach(func(c cpumask.CPU) bool {
@@ -291,13 +295,14 @@ func (k *Kernel) nohzIdleBalanceV619(thisRq *Rq, flags int) {
 
 // nohzIdleBalanceV510 mirrors _nohz_idle_balance as it was before v5.13's
 // "move update blocked load outside newidle_balance" (Settings.
-// NewidleNohzStats): every NOHZ idle CPU but this one gets a forced
-// blocked-load update and, when due, a balance; then this CPU refreshes
-// itself (unless newly idle) and balances its own domains for a BALANCE
-// kick. The baselines' later changes are kept: v5.16's NOHZ_NEXT_KICK
-// exists, so the blocked-load work is gated by NOHZ_STATS_KICK as in
-// v5.16+ (otherwise every NEXT-only kick would refresh all idle CPUs,
-// which no kernel did). It reports whether the pass completed.
+// NewidleNohzStats; v5.12's): every NOHZ idle CPU but this one gets a
+// forced blocked-load update and, when due, a balance; then this CPU
+// refreshes itself (unless newly idle) and balances its own domains for a
+// BALANCE kick. v5.12 clears nohz.has_blocked unconditionally, as every
+// kick it sends carries NOHZ_STATS_KICK; with NohzNextKick (a later
+// baseline with the pre-v5.13 paths turned on) NEXT-only kicks exist, and
+// the blocked-load work is gated by NOHZ_STATS_KICK as in v5.16+. It
+// reports whether the pass completed.
 func (k *Kernel) nohzIdleBalanceV510(thisRq *Rq, flags, idle int) bool {
 	nohz := &k.bal.nohz
 	now := k.Jiffies()

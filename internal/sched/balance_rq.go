@@ -22,7 +22,8 @@ const (
 	lbfNohzAgain = 0x40
 )
 
-// migrationType mirrors enum migration_type.
+// migrationType mirrors enum migration_type (v6.19; the same in v6.0 and
+// v5.12).
 type migrationType int
 
 const (
@@ -32,7 +33,8 @@ const (
 	migrateMisfit
 )
 
-// lbEnv mirrors struct lb_env.
+// lbEnv mirrors struct lb_env (v6.19; the fields schedlab uses, which v6.0
+// and v5.12 have too).
 type lbEnv struct {
 	sd         *SchedDomain
 	srcRq      *Rq
@@ -70,7 +72,7 @@ func (k *Kernel) sdParentGroupSGC(sd *SchedDomain) *SchedGroupCapacity {
 // the domain's failure count and interval. It returns the number of tasks
 // moved. The SD_SERIALIZE token is taken here when
 // Settings.LBSerializeInBalanceRq (v6.19), in sched_balance_domains
-// otherwise (v5.19).
+// otherwise (v6.0).
 func (k *Kernel) schedBalanceRq(thisCPU cpumask.CPU, thisRq *Rq, sd *SchedDomain, idle int, continueBalancing *bool) int {
 	var ldMoved, curLdMoved int
 	activeBalance := false
@@ -178,6 +180,11 @@ redo:
 			if activeBalance {
 				k.stopOneCPUNowait(busiest)
 			}
+			if k.S.LBActiveBalanceV512 {
+				// v5.12: let the stopper (and the next passes)
+				// accept a cache-hot task.
+				sd.NrBalanceFailed = sd.T.CacheNiceTries + 1
+			}
 		}
 	} else {
 		sd.NrBalanceFailed = 0
@@ -231,12 +238,16 @@ func updateLbImbalanceStat(env *lbEnv, sd *SchedDomain, idle int) {
 // decides regardless of its SMT siblings): only one CPU per group balances
 // at each level — the first idle CPU (on a fully idle core, v6.6+), else
 // the group's balance CPU. Newly idle CPUs always may, unless they have
-// work or a wakeup pending.
+// work or a wakeup pending (v6.0+; v5.12 without
+// ShouldWeBalanceNewidleBail lets them regardless).
 func (k *Kernel) shouldWeBalance(env *lbEnv) bool {
 	if !env.cpus.Test(env.dstCPU) {
 		return false
 	}
 	if env.idle == CPUNewlyIdle {
+		if !k.S.ShouldWeBalanceNewidleBail {
+			return true // v5.12
+		}
 		return env.dstRq.NrRunning == 0 && env.dstRq.TTWUPending == 0
 	}
 	sg := env.sd.T.Groups[0]
@@ -334,8 +345,15 @@ outBalanced:
 
 // calculateImbalance mirrors fair.c:calculate_imbalance (v6.19; v6.0's
 // sibling count difference with !LBSMTAware, and without the "local above
-// the domain average" exit with !LBLocalAboveAvg): what to move and how
-// much.
+// the domain average" exit with !LBLocalAboveAvg; v5.12's halving before
+// the NUMA allowance of the busiest group with NumaImbalanceV512): what to
+// move and how much. Simplified: idle_cpus is unsigned in the kernel, so
+// local.idle_cpus − busiest.idle_cpus wraps to a huge imbalance when
+// busiest has more idle CPUs; schedlab clamps it at 0. find_busiest_group
+// rules that case out unless busiest is overloaded, and an overloaded
+// busiest reaches this branch only at an LLC-sharing level whose child
+// lacks SD_PREFER_SIBLING and whose groups hold several CPUs (asymmetric
+// machines).
 func (k *Kernel) calculateImbalance(env *lbEnv, sds *sdLbStats) {
 	local := &sds.localStat
 	busiest := &sds.busiestStat
@@ -379,6 +397,16 @@ func (k *Kernel) calculateImbalance(env *lbEnv, sds *sdLbStats) {
 		} else {
 			env.migrationType = migrateTask
 			imbalance = max(local.IdleCPUs-busiest.IdleCPUs, 0)
+		}
+		if k.S.NumaImbalanceV512 {
+			// v5.12: halve first, then the allowance of a busiest
+			// group running fewer than a quarter of its CPUs.
+			imbalance >>= 1
+			if env.sd.T.Flags&topology.SDNuma != 0 {
+				imbalance = adjustNumaImbalanceV512(imbalance, busiest.SumNrRunning, busiest.GroupWeight)
+			}
+			env.imbalance = int64(imbalance)
+			return
 		}
 		if env.sd.T.Flags&topology.SDNuma != 0 {
 			imbalance = adjustNumaImbalance(imbalance, local.SumNrRunning+1, env.sd.T.ImbNumaNr)
@@ -518,13 +546,16 @@ func (k *Kernel) taskIsIneligibleOnDstCPU(p *Task, dst cpumask.CPU) bool {
 }
 
 // canMigrateTask mirrors fair.c:can_migrate_task (v6.19): whether p may
-// move from env.srcRq to env.dstCPU, and whether it is cache hot (to count
-// lb_hot_gained when it is detached). Not modelled: throttled hierarchies,
-// per-CPU kthreads, proxy-execution blocked tasks, NUMA locality
-// (migrate_degrades_locality is 0). v5.19 tests the same things in a
-// different order, without the delayed and eligibility tests (which
-// cannot trigger without DELAY_DEQUEUE and PLACE_LAG), and counts
-// lb_hot_gained here rather than in detach_task; the counts agree.
+// move from env.srcRq to env.dstCPU, and whether it is an accepted
+// cache-hot task (p->sched_task_hot: counted in lb_hot_gained when
+// detach_task takes it, in nr_failed_migrations_hot when detach_tasks
+// skips it). v6.0 and v5.12 (!LBHotInDetach) count lb_hot_gained and
+// nr_forced_migrations here, on acceptance, and report hot as false;
+// their tests are v6.19's without the delayed and eligibility ones (which
+// cannot trigger without DELAY_DEQUEUE and PLACE_LAG). v5.12's stopper
+// (LBActiveBalanceV512) has no LBF_ACTIVE_LB shortcut. Not modelled:
+// throttled hierarchies, per-CPU kthreads, proxy-execution blocked tasks,
+// NUMA locality (migrate_degrades_locality is 0).
 func (k *Kernel) canMigrateTask(p *Task, env *lbEnv) (ok, hot bool) {
 	if p.SE.SchedDelayed && env.migrationType != migrateLoad {
 		return false, false
@@ -555,11 +586,20 @@ func (k *Kernel) canMigrateTask(p *Task, env *lbEnv) (ok, hot bool) {
 		p.SE.Stats.NrFailedMigrationsRunning++
 		return false, false
 	}
-	if env.flags&lbfActiveLB != 0 {
+	// v6.0+: active balance moves whatever it may. v5.12's stopper runs
+	// the hot test, which the raised nr_balance_failed lets through.
+	if env.flags&lbfActiveLB != 0 && !k.S.LBActiveBalanceV512 {
 		return true, false
 	}
 	hot = k.taskHot(p, env)
 	if !hot || env.sd.NrBalanceFailed > env.sd.T.CacheNiceTries {
+		if hot && !k.S.LBHotInDetach {
+			// v6.0, v5.12: counted on acceptance, whether or not
+			// detach_tasks then takes it.
+			env.sd.Stats.LbHotGained[env.idle]++
+			p.SE.Stats.NrForcedMigrations++
+			hot = false
+		}
 		return true, hot
 	}
 	p.SE.Stats.NrFailedMigrationsHot++
@@ -592,10 +632,16 @@ func shrBound(v uint64, shift int) uint64 {
 // cfs_tasks from the tail (least recently run), detaching tasks until the
 // imbalance is met, loop_max tasks were looked at, or loop_break asks for
 // a breather. A newly idle pass stops after one task (CONFIG_PREEMPTION).
+// v6.0 and v5.12 compare migrate_util without shr_bound (!LBUtilShrBound);
+// v5.12 has no early return for a source with one task
+// (!DetachTasksEarlyExit). A skipped task counts as
+// nr_failed_migrations_hot only if can_migrate_task accepted it as hot
+// (v6.19's p->sched_task_hot; canMigrateTask reports no such task for the
+// CFS baselines, whose skip counts nothing).
 func (k *Kernel) detachTasks(env *lbEnv) int {
 	src := env.srcRq
 	detached := 0
-	if src.NrRunning <= 1 {
+	if k.S.DetachTasksEarlyExit && src.NrRunning <= 1 {
 		env.flags &^= lbfAllPinned
 		return 0
 	}
@@ -629,8 +675,12 @@ func (k *Kernel) detachTasks(env *lbEnv) int {
 				}
 				env.imbalance -= int64(load)
 			case migrateUtil:
-				util := taskUtilEst(p)
-				if shrBound(util, env.sd.NrBalanceFailed) > uint64(max(env.imbalance, 0)) {
+				util := k.taskUtilEst(p)
+				cmp := util
+				if k.S.LBUtilShrBound {
+					cmp = shrBound(util, env.sd.NrBalanceFailed)
+				}
+				if cmp > uint64(max(env.imbalance, 0)) {
 					ok = false
 					break
 				}
@@ -700,8 +750,8 @@ func (k *Kernel) attachTasks(env *lbEnv) {
 // --- Active balance -----------------------------------------------------------
 
 // stopOneCPUNowait mirrors stop_one_cpu_nowait(busiest,
-// active_load_balance_cpu_stop): the busiest CPU's stopper is woken (an IPI
-// away if remote) and runs there.
+// active_load_balance_cpu_stop) (v6.19, v6.0, v5.12): the busiest CPU's
+// stopper is woken (an IPI away if remote) and runs there.
 func (k *Kernel) stopOneCPUNowait(busiest *Rq) {
 	at := k.lbNow()
 	if busiest.CPU != k.thisCPU {

@@ -122,7 +122,7 @@ func TestGetSdBalanceInterval(t *testing.T) {
 //
 // Reference: fair.c:sched_balance_rq, sched_balance_find_src_group,
 // sibling_imbalance, calculate_imbalance, need_active_balance,
-// active_load_balance_cpu_stop and nohz_balancer_kick, v6.19 (v5.19: the
+// active_load_balance_cpu_stop and nohz_balancer_kick, v6.19 (v6.0: the
 // v6.0 forms, which give the same numbers here).
 //
 // Derivation. The busy CPUs of LLC 0 tick; nr_busy_cpus of their LLC is
@@ -213,7 +213,7 @@ func TestPeriodicBalanceEvensTwoLLCs(t *testing.T) {
 // is cache hot.
 //
 // Reference: fair.c:sched_balance_newidle, sched_balance_rq,
-// can_migrate_task and task_hot, v6.19 (v5.19: newidle_balance, same
+// can_migrate_task and task_hot, v6.19 (v6.0: newidle_balance, same
 // rules).
 //
 // Derivation. The root domain is overloaded (CPU 0 went to two tasks),
@@ -224,7 +224,7 @@ func TestPeriodicBalanceEvensTwoLLCs(t *testing.T) {
 // detach_tasks takes the tail of CPU 0's cfs_tasks, the waiting task W.
 // task_hot: W last ran rq_clock_task − exec_start ago. With EEVDF (v6.19)
 // the 2.8 ms slices end at ticks, so W ran until 4 ms and at T = 6 ms it
-// ran 2 ms ago; with CFS (v5.19) the two tasks get 12 ms each
+// ran 2 ms ago; with CFS (v6.0, v5.12) the two tasks get 12 ms each
 // (sched_latency 24 ms / 2), so at T = 14 ms W ran until 12 ms, 2 ms ago.
 // With migration_cost 0.5 ms W is cold and moves at T (lb_gained of the
 // newly idle type). With migration_cost 3 ms it is hot; newly idle
@@ -234,8 +234,8 @@ func TestPeriodicBalanceEvensTwoLLCs(t *testing.T) {
 func TestNewidleBalancePullsColdKeepsHot(t *testing.T) {
 	for _, kern := range kernels.Names() {
 		T := 6 * engine.Millisecond
-		if kern == kernels.V519 {
-			T = 14 * engine.Millisecond
+		if kern != kernels.V619 {
+			T = 14 * engine.Millisecond // CFS
 		}
 		for _, tc := range []struct {
 			name          string

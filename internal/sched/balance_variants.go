@@ -5,36 +5,35 @@ import "github.com/schedlab/schedlab/internal/kernels"
 // The variants of patches.md §3 and §4, appended to the variants table of
 // variants.go after the wakeup-path ones.
 //
-// Both patches changed code the v5.19 and v6.19 baselines no longer have
-// (the blocked-load refresh done by newly idle balancing, removed in v5.13
-// by the very fix listed here), so both compare against that older code:
-// their base turns NewidleNohzStats on. blocked-load-outside-newidle's
-// patched kernel is then the baseline itself.
+// Both blocked-load patches were written against kernels whose newly idle
+// balance still refreshed other idle CPUs' blocked load (LBF_NOHZ_STATS,
+// removed in v5.13 by the very fix listed here), which the v5.12 baseline
+// has (Settings.NewidleNohzStats). blocked-avg-ratelimit adds Joel
+// Fernandes' rate limit to it; blocked-load-outside-newidle is exactly
+// what Vincent Guittot's v5.13 series changed, applied on v5.12 (the rest
+// of v5.12 — its newly idle gate, NOHZ without NOHZ_NEXT_KICK — stays).
 var balanceVariants = []variant{
 	{
-		info: VariantInfo{Name: "blocked-avg-ratelimit", Baseline: kernels.V519,
+		info: VariantInfo{Name: "blocked-avg-ratelimit", Baseline: kernels.V512,
 			Touches:     []string{"update_nohz_stats"},
-			Description: "update_nohz_stats refreshes an idle CPU's blocked load at most once per HZ/20 jiffies (20/s) unless forced (Joel Fernandes, Jan 2021, not merged)",
-			Base:        "pre-v5.13 blocked-load paths: newly idle balance refreshes idle CPUs' blocked load (LBF_NOHZ_STATS, nohz_newidle_balance), the ILB forces its updates (NewidleNohzStats)"},
-		base:  func(s *Settings) { s.NewidleNohzStats = true },
+			Description: "update_nohz_stats refreshes an idle CPU's blocked load at most once per HZ/20 jiffies (20/s) unless forced (Joel Fernandes, Jan 2021, not merged)"},
 		apply: func(s *Settings) { s.BlockedAvgRatelimit = true },
 	},
 	{
-		info: VariantInfo{Name: "blocked-load-outside-newidle", Baseline: kernels.V519,
+		info: VariantInfo{Name: "blocked-load-outside-newidle", Baseline: kernels.V512,
 			Touches:     []string{"update_sd_lb_stats", "update_sg_lb_stats", "update_nohz_stats", "_nohz_idle_balance", "nohz_newidle_balance", "nohz_run_idle_balance"},
-			Description: "newly idle balance no longer refreshes other CPUs' blocked load; a CPU about to idle refreshes the idle CPUs' itself (Vincent Guittot, merged for v5.13; the baselines' own code)",
-			Base:        "pre-v5.13 blocked-load paths (NewidleNohzStats)"},
-		base:  func(s *Settings) { s.NewidleNohzStats = true },
+			Description: "newly idle balance no longer refreshes other CPUs' blocked load; a CPU about to idle refreshes the idle CPUs' itself (Vincent Guittot, merged for v5.13)"},
 		apply: func(s *Settings) { s.NewidleNohzStats = false },
 	},
 }
 
 // tgVariants is patches.md §4: before v4.10 a sched_entity's attach or
 // detach reached its task group's entity (and the root cfs_rq) only
-// through PELT convergence.
+// through PELT convergence. Every baseline has the propagation, so the
+// variant applies to any of them (v6.19 by default).
 var tgVariants = []variant{
 	{
-		info: VariantInfo{Name: "no-tg-propagate", Baseline: kernels.V619,
+		info: VariantInfo{Name: "no-tg-propagate", Baseline: kernels.V619, AnyBaseline: true,
 			Touches:     []string{"add_tg_cfs_propagate", "propagate_entity_load_avg", "update_tg_cfs_util", "update_tg_cfs_runnable", "update_tg_cfs_load"},
 			Description: "turns off the propagation of an entity's attach/detach into its task group's entity (Vincent Guittot's v4.10 series, reverted): the root cfs_rq follows a migration only through PELT"},
 		apply: func(s *Settings) { s.TgPropagate = false },
@@ -44,20 +43,4 @@ var tgVariants = []variant{
 func init() {
 	variants = append(variants, balanceVariants...)
 	variants = append(variants, tgVariants...)
-}
-
-// applyBalanceVariant applies one of balanceVariants (base, then patch;
-// only the base with patched false) until the table carries them.
-func applyBalanceVariant(s *Settings, name string, patched bool) bool {
-	for _, v := range balanceVariants {
-		if v.info.Name != name {
-			continue
-		}
-		v.base(s)
-		if patched {
-			v.apply(s)
-		}
-		return true
-	}
-	return false
 }

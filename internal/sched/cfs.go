@@ -1,11 +1,14 @@
 package sched
 
-// The CFS pick, placement and preemption of the v5.19 baseline
+// The CFS pick, placement and preemption of the v6.0 and v5.12 baselines
 // (kernel/sched/fair.c before EEVDF): vruntime ordered tree, min_vruntime,
 // sched_latency/min_granularity slices, wakeup granularity and buddies. In
-// CFS mode CfsRq.ZeroVruntime holds min_vruntime.
+// CFS mode CfsRq.ZeroVruntime holds min_vruntime. Where v5.12 differs,
+// Settings says so: no ALT_PERIOD or BASE_SLICE (features), buddies
+// cleared in pick_next_entity (CFSClearBuddiesInPick), no idle-entity
+// placement (CFSIdlePlacement).
 
-// updateMinVruntime mirrors fair.c:update_min_vruntime (v5.19).
+// updateMinVruntime mirrors fair.c:update_min_vruntime (v6.0).
 func (k *Kernel) updateMinVruntime(c *CfsRq) {
 	curr := c.Curr
 	leftmost := pickFirstEntity(c)
@@ -29,7 +32,7 @@ func (k *Kernel) updateMinVruntime(c *CfsRq) {
 	}
 }
 
-// schedPeriod mirrors fair.c:__sched_period (v5.19).
+// schedPeriod mirrors fair.c:__sched_period (v6.0).
 func (k *Kernel) schedPeriod(nrRunning uint64) uint64 {
 	if nrRunning > k.S.NrLatency {
 		return nrRunning * k.minGranularity
@@ -37,7 +40,8 @@ func (k *Kernel) schedPeriod(nrRunning uint64) uint64 {
 	return k.latency
 }
 
-// schedSlice mirrors fair.c:sched_slice (v5.19, ALT_PERIOD and BASE_SLICE).
+// schedSlice mirrors fair.c:sched_slice (v6.0, ALT_PERIOD and BASE_SLICE;
+// v5.12 has neither feature: the cfs_rq's own nr_running and no floor).
 func (k *Kernel) schedSlice(c *CfsRq, se *SchedEntity) uint64 {
 	nrRunning := uint64(c.NrQueued)
 	if k.S.AltPeriod {
@@ -71,15 +75,19 @@ func (k *Kernel) schedSlice(c *CfsRq, se *SchedEntity) uint64 {
 	return slice
 }
 
-// cfsRqIsIdle mirrors fair.c:cfs_rq_is_idle (v5.19; idle groups are not modelled).
+// cfsRqIsIdle mirrors fair.c:cfs_rq_is_idle (v6.0; idle groups are not modelled).
 func cfsRqIsIdle(c *CfsRq) bool { return false }
 
-// schedVslice mirrors fair.c:sched_vslice (v5.19).
+// schedVslice mirrors fair.c:sched_vslice (v6.0).
 func (k *Kernel) schedVslice(c *CfsRq, se *SchedEntity) uint64 {
 	return calcDeltaFair(k.schedSlice(c, se), se)
 }
 
-// placeEntityCFS mirrors fair.c:place_entity (v5.19).
+// placeEntityCFS mirrors fair.c:place_entity (v6.0; v5.12 without
+// CFSIdlePlacement): a new entity starts one vslice after min_vruntime
+// (START_DEBIT), a waking one at most half a sched_latency before it
+// (GENTLE_FAIR_SLEEPERS), an idle entity (SCHED_IDLE here) at most half
+// the scaled min_granularity before it.
 func (k *Kernel) placeEntityCFS(c *CfsRq, se *SchedEntity, initial bool) {
 	vruntime := c.ZeroVruntime
 	if initial && k.S.StartDebit {
@@ -87,8 +95,10 @@ func (k *Kernel) placeEntityCFS(c *CfsRq, se *SchedEntity, initial bool) {
 	}
 	if !initial {
 		thresh := k.latency
-		if seIsIdle(se) {
-			thresh = k.S.IdleMinGranularity
+		if k.S.CFSIdlePlacement && seIsIdle(se) {
+			// sysctl_sched_min_granularity, scaled like the other
+			// tunables (not the unscaled idle_min_granularity).
+			thresh = k.minGranularity
 		}
 		if k.S.GentleFairSleepers {
 			thresh >>= 1
@@ -101,7 +111,7 @@ func (k *Kernel) placeEntityCFS(c *CfsRq, se *SchedEntity, initial bool) {
 	se.Vruntime = vruntime
 }
 
-// enqueueEntityCFS mirrors fair.c:enqueue_entity (v5.19).
+// enqueueEntityCFS mirrors fair.c:enqueue_entity (v6.0).
 func (k *Kernel) enqueueEntityCFS(c *CfsRq, se *SchedEntity, flags int) {
 	renorm := flags&enqueueWakeup == 0 || flags&enqueueMigrated != 0
 	curr := c.Curr == se
@@ -129,7 +139,7 @@ func (k *Kernel) enqueueEntityCFS(c *CfsRq, se *SchedEntity, flags int) {
 	}
 }
 
-// dequeueEntityCFS mirrors fair.c:dequeue_entity (v5.19).
+// dequeueEntityCFS mirrors fair.c:dequeue_entity (v6.0).
 func (k *Kernel) dequeueEntityCFS(c *CfsRq, se *SchedEntity, flags int) {
 	k.updateCurr(c)
 	action := updateTG
@@ -154,12 +164,12 @@ func (k *Kernel) dequeueEntityCFS(c *CfsRq, se *SchedEntity, flags int) {
 	}
 }
 
-// wakeupGran mirrors fair.c:wakeup_gran (v5.19).
+// wakeupGran mirrors fair.c:wakeup_gran (v6.0).
 func (k *Kernel) wakeupGran(se *SchedEntity) uint64 {
 	return calcDeltaFair(k.wakeupGranularity, se)
 }
 
-// wakeupPreemptEntity mirrors fair.c:wakeup_preempt_entity (v5.19).
+// wakeupPreemptEntity mirrors fair.c:wakeup_preempt_entity (v6.0).
 func (k *Kernel) wakeupPreemptEntity(curr, se *SchedEntity) int {
 	vdiff := int64(curr.Vruntime - se.Vruntime)
 	if vdiff <= 0 {
@@ -171,7 +181,8 @@ func (k *Kernel) wakeupPreemptEntity(curr, se *SchedEntity) int {
 	return 0
 }
 
-// pickNextEntityCFS mirrors fair.c:pick_next_entity (v5.19) with buddies.
+// pickNextEntityCFS mirrors fair.c:pick_next_entity (v6.0) with buddies;
+// v5.12's also clears the picked entity's buddies (CFSClearBuddiesInPick).
 func (k *Kernel) pickNextEntityCFS(c *CfsRq) *SchedEntity {
 	curr := c.Curr
 	if curr != nil && !curr.OnRq {
@@ -201,11 +212,13 @@ func (k *Kernel) pickNextEntityCFS(c *CfsRq) *SchedEntity {
 	} else if c.Last != nil && k.wakeupPreemptEntity(c.Last, left) < 1 {
 		se = c.Last
 	}
-	k.clearBuddies(c, se)
+	if k.S.CFSClearBuddiesInPick {
+		k.clearBuddies(c, se) // v5.12; later kernels clear in set_next_entity
+	}
 	return se
 }
 
-// checkPreemptTick mirrors fair.c:check_preempt_tick (v5.19).
+// checkPreemptTick mirrors fair.c:check_preempt_tick (v6.0).
 func (k *Kernel) checkPreemptTick(c *CfsRq, curr *SchedEntity) {
 	idealRuntime := k.schedSlice(c, curr)
 	deltaExec := curr.SumExecRuntime - curr.PrevSumExecRuntime
@@ -227,7 +240,7 @@ func (k *Kernel) checkPreemptTick(c *CfsRq, curr *SchedEntity) {
 	}
 }
 
-// checkPreemptWakeupCFS mirrors fair.c:check_preempt_wakeup (v5.19).
+// checkPreemptWakeupCFS mirrors fair.c:check_preempt_wakeup (v6.0).
 func (k *Kernel) checkPreemptWakeupCFS(rq *Rq, p *Task, wakeFlags int) {
 	curr := rq.Curr
 	se, pse := &curr.SE, &p.SE
@@ -275,7 +288,7 @@ preempt:
 	}
 }
 
-// taskForkFairCFS mirrors fair.c:task_fork_fair (v5.19): the child starts at
+// taskForkFairCFS mirrors fair.c:task_fork_fair (v6.0): the child starts at
 // the parent's vruntime, is placed with START_DEBIT, and is stored relative
 // to min_vruntime until wake_up_new_task enqueues it.
 func (k *Kernel) taskForkFairCFS(p *Task) {

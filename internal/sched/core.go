@@ -92,10 +92,15 @@ func (k *Kernel) dequeueTask(rq *Rq, p *Task, flags int) bool {
 	return k.dequeueTaskFair(rq, p, flags)
 }
 
-// activateTask mirrors core.c:activate_task (v6.19).
+// activateTask mirrors core.c:activate_task (v6.19): a task that is being
+// moved (TASK_ON_RQ_MIGRATING: the balancer's detach/attach, the stopper,
+// sched_exec) is enqueued with ENQUEUE_MIGRATED, so that enqueue_entity
+// zeroes its exec_start and task_hot sees it cold on its new CPU. v6.0 and
+// v5.12 do not set the flag here; their migrate_task_rq_fair zeroes
+// exec_start on every set_task_cpu instead, with the same result.
 func (k *Kernel) activateTask(rq *Rq, p *Task, flags int) {
-	if p.OnRq == taskOnRqMigrating {
-		flags |= enqueueMigrating
+	if k.S.EEVDF && p.OnRq == taskOnRqMigrating {
+		flags |= enqueueMigrated
 	}
 	k.enqueueTask(rq, p, flags)
 	p.OnRq = taskOnRqQueued
@@ -104,7 +109,7 @@ func (k *Kernel) activateTask(rq *Rq, p *Task, flags int) {
 // deactivateTask mirrors core.c:deactivate_task (v6.19; a move, not a sleep).
 func (k *Kernel) deactivateTask(rq *Rq, p *Task, flags int) {
 	p.OnRq = taskOnRqMigrating
-	k.dequeueTask(rq, p, flags|dequeueMigrating)
+	k.dequeueTask(rq, p, flags)
 }
 
 // blockTask mirrors core.c:__block_task (v6.19).
@@ -235,18 +240,91 @@ func (k *Kernel) updateDurAvg(p *Task) {
 }
 
 // enterIdle models the switch to the idle task: set_next_task_idle
-// (update_idle_core, the PELT idle clock) and the NOHZ tick stop.
+// (update_idle_core, the PELT idle clock) and the idle loop's first pass:
+// the governor picks a state and says whether to stop the tick
+// (idle.c:cpuidle_idle_call, v6.19; v6.0 and v5.12 the same).
 func (k *Kernel) enterIdle(rq *Rq) {
 	updateIdleRqClockPelt(rq)
 	k.costsEnterIdle(rq)
 	rq.idleExiting = false
+	rq.idleTicks = 0
 	k.updateIdleCore(rq)
 	k.nohzRunIdleBalance(rq) // load balancing (issue 4): do_idle's blocked-load refresh
-	if !rq.NohzTickStopped {
-		k.nohzBalanceEnterIdle(rq)
-		rq.NohzTickStopped = true
-		k.Eng.Cancel(rq.tickTimer)
+	if !rq.NohzTickStopped && k.idleStopsTick(rq) {
+		k.stopIdleTick(rq)
 	}
+}
+
+// menuIdleTicksToStop is how many consecutive tick wakeups, with no timer
+// due within a tick, an idle CPU that kept its tick takes before its
+// governor stops the tick: menu_update records each as 9/10 × 50 ms, and
+// get_typical_interval discards at most two upside outliers of its eight
+// intervals before it gives up its short prediction.
+const menuIdleTicksToStop = 3
+
+// idleStopsTick says whether rq's idle CPU stops its tick now: the
+// governor's stop_tick (menu_select and teo_select keep the tick when the
+// predicted idle time is shorter than TICK_NSEC; without a cpuidle
+// driver, a machine that lists no idle states, cpuidle_idle_call asks to
+// stop it) and tick_nohz_idle_stop_tick, which keeps the tick anyway when
+// the CPU's next timer is due within a tick. The prediction is the
+// governor model's average idle period (idleGovernorSelect's input),
+// capped by the time to the next timer (menu: the lowest expected
+// interval). Simplified: menu's and teo's predictors (correction factors,
+// intercepts) are that average, polling states are not modelled, and the
+// timers looked at are the sleep timers armed on this CPU. Without
+// Settings.IdleTickRetain the tick is always stopped.
+func (k *Kernel) idleStopsTick(rq *Rq) bool {
+	if !k.S.IdleTickRetain {
+		return true
+	}
+	if len(k.Topo.Spec.IdleStatesOf(rq.CPU)) > 0 && rq.idleAvg < k.tickNsec {
+		return false
+	}
+	next, ok := k.nextSleepTimer(rq.CPU)
+	return !ok || uint64(next-k.Eng.Now()) > k.tickNsec
+}
+
+// nextSleepTimer is the earliest sleep timer armed on cpu (hrtimers fire
+// where they were armed), the next timer event tick_nohz_next_event and
+// the governors look at.
+func (k *Kernel) nextSleepTimer(cpu cpumask.CPU) (engine.Time, bool) {
+	var next engine.Time
+	found := false
+	for _, t := range k.Tasks {
+		if t.sleepCPU == cpu && t.sleepTimer.Armed() && (!found || t.sleepTimer.When() < next) {
+			next, found = t.sleepTimer.When(), true
+		}
+	}
+	return next, found
+}
+
+// idleTickGovernor is the idle loop's next pass after a tick woke rq's
+// idle CPU (menu_reflect/menu_update, then cpuidle_select again). A tick
+// wakeup with no timer due within a tick counts as a long idle period;
+// after menuIdleTicksToStop of them in a row the prediction is long and
+// the tick stops (unless a timer is now due within a tick). Simplified:
+// the governor model's average and its state choice are left alone (menu
+// discards such outliers from its typical interval), and teo is taken to
+// behave alike.
+func (k *Kernel) idleTickGovernor(rq *Rq) {
+	if next, ok := k.nextSleepTimer(rq.CPU); ok && uint64(next-k.Eng.Now()) <= k.tickNsec {
+		rq.idleTicks = 0
+		return
+	}
+	rq.idleTicks++
+	if rq.idleTicks >= menuIdleTicksToStop {
+		k.stopIdleTick(rq)
+	}
+}
+
+// stopIdleTick mirrors tick_nohz_idle_stop_tick for an idle CPU (v6.19;
+// the same in v6.0 and v5.12): the tick stops and the CPU joins the NOHZ
+// idle set (nohz_balance_enter_idle).
+func (k *Kernel) stopIdleTick(rq *Rq) {
+	k.nohzBalanceEnterIdle(rq)
+	rq.NohzTickStopped = true
+	k.Eng.Cancel(rq.tickTimer)
 }
 
 // exitIdle restarts the tick on the next jiffy boundary (tick_nohz_idle_exit).
@@ -262,7 +340,11 @@ func (k *Kernel) exitIdle(rq *Rq) {
 	}
 }
 
-// schedTick mirrors core.c:sched_tick (v6.19) for a CPU whose tick runs.
+// schedTick mirrors core.c:sched_tick (v6.19) for a CPU whose tick runs:
+// a busy CPU, or an idle one whose governor kept the tick, which then
+// balances its own domains as an idle CPU and, back in the idle loop,
+// asks the governor again (menu_update counts a tick wakeup as a long
+// idle period, so the tick is usually stopped then).
 func (k *Kernel) schedTick(rq *Rq) {
 	k.thisCPU = rq.CPU
 	k.updateRqClock(rq)
@@ -272,6 +354,9 @@ func (k *Kernel) schedTick(rq *Rq) {
 	}
 	rq.IdleBalance = rq.IdleCPU()
 	k.schedBalanceTrigger(rq)
+	if k.S.IdleTickRetain && curr.IsIdleTask() && !rq.NohzTickStopped && rq.IdleCPU() && !rq.needResched {
+		k.idleTickGovernor(rq)
+	}
 	if !rq.NohzTickStopped {
 		k.Eng.Schedule(rq.tickTimer, k.Eng.Now()+engine.Time(k.tickNsec))
 	}
@@ -427,7 +512,8 @@ func (k *Kernel) setTaskCPU(p *Task, newCPU cpumask.CPU) {
 }
 
 // migrateTaskRqFair mirrors fair.c:migrate_task_rq_fair (v6.19; the CFS
-// baseline also makes a waking task's vruntime relative).
+// baselines also make a waking task's vruntime relative and zero its
+// exec_start here, and v5.12 has no migrate_se_pelt_lag).
 func (k *Kernel) migrateTaskRqFair(p *Task, newCPU cpumask.CPU) {
 	se := &p.SE
 	if !k.S.EEVDF {
@@ -438,7 +524,9 @@ func (k *Kernel) migrateTaskRqFair(p *Task, newCPU cpumask.CPU) {
 	}
 	if p.OnRq != taskOnRqMigrating {
 		removeEntityLoadAvg(se)
-		k.migrateSEPeltLag(se)
+		if k.S.MigrateSEPeltLag {
+			k.migrateSEPeltLag(se)
+		}
 	}
 	se.Avg.LastUpdateTime = 0
 }
@@ -577,8 +665,14 @@ func (k *Kernel) TryToWakeUp(p *Task, wakeFlags int) bool {
 	return true
 }
 
-// ttwuQueueCond mirrors core.c:ttwu_queue_cond (v6.19).
+// ttwuQueueCond mirrors core.c:ttwu_queue_cond (v6.19, = v6.0 for the
+// fair class; without Settings.TTWUQueueIdleTarget v5.12's form, which
+// queues only wakeups across LLCs: its WF_ON_CPU case, a task still
+// switching out, cannot arise as a switch is atomic here).
 func (k *Kernel) ttwuQueueCond(p *Task, cpu cpumask.CPU) bool {
+	if !k.S.TTWUQueueIdleTarget {
+		return !k.cpusShareCache(k.thisCPU, cpu)
+	}
 	if !p.CPUsAllowed.Test(cpu) {
 		return false
 	}
@@ -678,8 +772,8 @@ func (k *Kernel) ttwuStat(p *Task, cpu cpumask.CPU, wakeFlags int) {
 	}
 }
 
-// doExit mirrors the scheduler's part of do_exit: the task is marked dead
-// and schedules away for the last time.
+// doExit mirrors the scheduler's part of do_exit (v6.19; the same in v6.0
+// and v5.12): the task is marked dead and schedules away for the last time.
 func (k *Kernel) doExit(rq *Rq, p *Task) {
 	if k.Hooks.Exit != nil {
 		k.Hooks.Exit(p)
@@ -690,7 +784,7 @@ func (k *Kernel) doExit(rq *Rq, p *Task) {
 }
 
 // finishTaskDead mirrors finish_task_switch's put of a dead task:
-// task_dead_fair.
+// task_dead_fair (v6.19; the same in v6.0 and v5.12).
 func (k *Kernel) finishTaskDead(rq *Rq, p *Task) {
 	se := &p.SE
 	if se.SchedDelayed {

@@ -72,10 +72,12 @@ func (k *Kernel) initCpufreq() {
 }
 
 // cpufreqUpdateUtil mirrors cpufreq_update_util → sugov_update_shared
-// (and _single, the same with one CPU): rate-limited, it takes the highest
-// utilisation of the policy's CPUs, adds 25% headroom (map_util_perf) and
-// sets the frequency that would run it at max(util)·1.25 of the capacity
-// (get_next_freq), between the policy's limits.
+// (and _single, the same with one CPU; cpufreq_schedutil.c, v6.19, and
+// v6.0 and v5.12 without runnable boosting): rate-limited, it takes the
+// highest utilisation of the policy's CPUs, adds 25% headroom
+// (map_util_perf) and sets the frequency that would run it at
+// max(util)·1.25 of the capacity (get_next_freq), between the policy's
+// limits.
 func (k *Kernel) cpufreqUpdateUtil(rq *Rq) {
 	if !k.costsOn || k.governor() != GovernorSchedutil || k.freqDomOf == nil {
 		return
@@ -89,9 +91,10 @@ func (k *Kernel) cpufreqUpdateUtil(rq *Rq) {
 	fd.updated, fd.lastUpdate = true, now
 	var next uint64
 	for _, c := range fd.cpus {
-		// sugov_get_util: cpu_util_cfs_boost, util_est included; no
-		// RT, DL or IRQ utilisation to add.
-		util := k.cpuUtil(c, nil, cpumask.None, true)
+		// sugov_get_util: cpu_util_cfs_boost (v6.5+; cpu_util_cfs in
+		// v6.0 and v5.12), util_est included; no RT, DL or IRQ
+		// utilisation to add.
+		util := k.cpuUtil(c, nil, cpumask.None, k.S.LBUtilBoost)
 		capOrig := k.Rqs[c].CPUCapacityOrig
 		util += util >> 2 // map_util_perf
 		f := util * SchedCapacityScale / capOrig

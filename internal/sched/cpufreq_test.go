@@ -80,9 +80,13 @@ func TestSchedutilFollowsUtilisation(t *testing.T) {
 //     its 700 µs exit latency.
 //  2. What PELT sees. The sleep timer's handler runs once the CPU is out of
 //     its idle state, so the task is enqueued only then, and it is alone:
-//     it is never runnable without running, so its runnable_sum equals its
-//     util_sum exactly (pelt.c:__update_load_avg_se passes se->on_rq as
-//     runnable and cfs_rq->curr == se as running). While it runs, clock_pelt
+//     it is runnable without running only while its CPU finishes work it
+//     was doing when the timer fired, the periodic balance of the tick an
+//     idle CPU keeps when its predicted idle (≈ 3 ms) is shorter than a
+//     tick (4 ms at HZ=250): a few µs a cycle, so runnable_sum stays
+//     within a few µs' worth of util_sum and runnable_avg within 1 of
+//     util_avg (pelt.c:__update_load_avg_se passes se->on_rq as runnable
+//     and cfs_rq->curr == se as running). While it runs, clock_pelt
 //     advances by wall time × freq/1024; at idle entry clock_pelt syncs with
 //     clock_task (pelt.h:update_rq_clock_pelt, _update_idle_rq_clock_pelt).
 //     So each cycle PELT counts 1 ms running in a wall-clock cycle of
@@ -107,6 +111,10 @@ func TestSchedutilFollowsUtilisation(t *testing.T) {
 // Reference: pelt.c:___update_load_sum, pelt.h:update_rq_clock_pelt,
 // fair.c:util_est_update, cpufreq_schedutil.c:get_next_freq (v6.19).
 func TestSchedutilShortDutyCycle(t *testing.T) {
+	// runnableSlack bounds runnable_sum − util_sum: the few µs a wakeup
+	// waits for the periodic balance its CPU's kept tick runs (step 2),
+	// far below the 700 µs exit wait that used to stop util_est decaying.
+	const runnableSlack = 20 * 1024
 	k := newTestKernel(t, "hikey", kernels.V619)
 	withCosts(t, k)
 	p, err := k.Fork(TaskSpec{Comm: "duty", CPU: 2, Allowed: cpumask.Of(8, 2), Prog: loop(engine.Millisecond, 3*engine.Millisecond)})
@@ -115,16 +123,17 @@ func TestSchedutilShortDutyCycle(t *testing.T) {
 	}
 	k.Eng.RunUntil(engine.Second)
 	const minFreq = SchedCapacityScale * MinFreqPct / 100 // 204
-	var maxUtil uint64
+	var maxUtil, maxGap uint64
 	minUtil := uint64(SchedCapacityScale)
 	exitBefore := k.Rqs[2].Costs.IdleExitNs
 	for i := 1; i <= 4000; i++ {
 		k.Eng.RunUntil(engine.Second + engine.Time(i)*engine.Millisecond/4)
 		a := p.SE.Avg
-		if a.RunnableSum != uint64(a.UtilSum) || a.RunnableAvg != a.UtilAvg {
-			t.Fatalf("at %v: runnable_sum %d, util_sum %d (avg %d, %d): a lone task must not be runnable without running",
+		if a.RunnableAvg > a.UtilAvg+1 || a.RunnableSum > uint64(a.UtilSum)+runnableSlack {
+			t.Fatalf("at %v: runnable_sum %d, util_sum %d (avg %d, %d): a lone task waits runnable only for its CPU's balancing",
 				k.Eng.Now(), a.RunnableSum, a.UtilSum, a.RunnableAvg, a.UtilAvg)
 		}
+		maxGap = max(maxGap, a.RunnableSum-uint64(a.UtilSum))
 		if s := k.Rqs[2].FreqScale; s != minFreq {
 			t.Fatalf("at %v: frequency %d/1024, want the minimum %d (1.25 × util ≈ 159 is below it)", k.Eng.Now(), s, minFreq)
 		}
@@ -142,5 +151,5 @@ func TestSchedutilShortDutyCycle(t *testing.T) {
 	if n := (k.Rqs[2].Costs.IdleExitNs - exitBefore) / 700000; n < 110 || n > 118 {
 		t.Errorf("%d cluster-sleep exits in a second, want ≈ 115", n)
 	}
-	t.Logf("1 ms every 4 ms: frequency %d/1024, util_avg %d..%d, util_est %d", k.Rqs[2].FreqScale, minUtil, maxUtil, p.SE.Avg.UtilEst&^utilAvgUnchanged)
+	t.Logf("1 ms every 4 ms: frequency %d/1024, util_avg %d..%d, util_est %d, runnable_sum above util_sum by at most %d", k.Rqs[2].FreqScale, minUtil, maxUtil, p.SE.Avg.UtilEst&^utilAvgUnchanged, maxGap)
 }

@@ -35,10 +35,15 @@
 //
 // # Baselines and variants
 //
-// Settings is one struct with every sched_feature and sysctl; a baseline
-// (v6.19 EEVDF, v5.19 CFS) is a set of defaults, and a variant is a named
-// difference from a baseline. CFS and EEVDF share the queue machinery; the
-// functions whose algorithm differs branch to their CFS versions in cfs.go.
+// Settings is one struct with every sched_feature, sysctl and model
+// switch; a baseline (v6.19 EEVDF; v6.0 and v5.12 CFS; package kernels
+// lists them) is a set of defaults (Baseline), and a variant is a named
+// difference from a baseline. Every field whose default differs between
+// baselines is named by one of kernels.Baseline.Differences, which
+// differences_test.go checks. CFS and EEVDF share the queue machinery; the
+// functions whose algorithm differs branch to their CFS versions in cfs.go,
+// and an older baseline's form of a function is a branch on its switch
+// (NewidleV512, SISPropV512, ...), documented in the function's comment.
 //
 // # What is not modelled
 //

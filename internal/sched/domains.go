@@ -13,7 +13,9 @@ const (
 	CPUMaxIdleTypes = 3
 )
 
-// SdSchedstat mirrors the schedstat counters of struct sched_domain.
+// SdSchedstat mirrors the schedstat counters of struct sched_domain (v6.19;
+// v6.0 and v5.12 lack the lb_imbalance split, which their version-15
+// schedstat does not print).
 type SdSchedstat struct {
 	LbCount           [CPUMaxIdleTypes]uint64
 	LbFailed          [CPUMaxIdleTypes]uint64
@@ -60,14 +62,16 @@ type SchedDomain struct {
 	AvgScanCost uint64
 }
 
-// SchedDomainShared mirrors struct sched_domain_shared (one per LLC).
+// SchedDomainShared mirrors struct sched_domain_shared (one per LLC; v6.19,
+// v6.0 and v5.12 alike in the fields used).
 type SchedDomainShared struct {
 	NrBusyCPUs   int
 	HasIdleCores bool
 	NrIdleScan   int
 }
 
-// SchedGroupCapacity mirrors struct sched_group_capacity.
+// SchedGroupCapacity mirrors struct sched_group_capacity (v6.19; the same
+// in v6.0 and v5.12).
 type SchedGroupCapacity struct {
 	Capacity, MinCapacity, MaxCapacity uint64
 	NextUpdate                         uint64
@@ -85,7 +89,8 @@ type domainState struct {
 
 // buildDomainState mirrors what build_sched_domains initialises at boot
 // (sd_init's balance_interval and last_balance, sched_domain_shared's
-// nr_busy_cpus = sd_weight, group capacities of 1024 per CPU).
+// nr_busy_cpus = sd_weight, group capacities of 1024 per CPU; v6.19, the
+// same in v6.0 and v5.12).
 func (k *Kernel) buildDomainState() {
 	t := k.Topo
 	ds := &k.dom
@@ -125,8 +130,8 @@ func (k *Kernel) Domains(cpu int) []*SchedDomain { return k.dom.SD[cpu] }
 // DomainByID returns the runtime domain of a topology domain.
 func (k *Kernel) DomainByID(id int) *SchedDomain { return k.dom.byID[id] }
 
-// SdLLCShared mirrors per_cpu(sd_llc_shared, cpu); nil if the CPU has no LLC
-// domain.
+// SdLLCShared mirrors per_cpu(sd_llc_shared, cpu) (every baseline); nil if
+// the CPU has no LLC domain.
 func (k *Kernel) SdLLCShared(cpu int) *SchedDomainShared {
 	i := k.Topo.SdLLCShared[cpu]
 	if i < 0 {

@@ -1,7 +1,7 @@
 package sched
 
 // The fair class's queue operations, mirroring kernel/sched/fair.c of v6.19
-// (EEVDF). Where the CFS baseline (v5.19) differs, the function branches on
+// (EEVDF). Where the CFS baseline (v6.0) differs, the function branches on
 // k.S.EEVDF and calls its CFS counterpart in cfs.go.
 
 const u64Max = ^uint64(0)
@@ -188,7 +188,7 @@ func (k *Kernel) updateDeadline(c *CfsRq, se *SchedEntity) bool {
 	return true
 }
 
-// updateCurr mirrors fair.c:update_curr (v6.19; CFS: v5.19).
+// updateCurr mirrors fair.c:update_curr (v6.19; CFS: v6.0).
 func (k *Kernel) updateCurr(c *CfsRq) {
 	curr := c.Curr
 	if curr == nil {
@@ -296,7 +296,7 @@ func seRunnable(se *SchedEntity) uint64 {
 	return se.RunnableWeight
 }
 
-// enqueueEntity mirrors fair.c:enqueue_entity (v6.19; CFS: v5.19).
+// enqueueEntity mirrors fair.c:enqueue_entity (v6.19; CFS: v6.0).
 func (k *Kernel) enqueueEntity(c *CfsRq, se *SchedEntity, flags int) {
 	if !k.S.EEVDF {
 		k.enqueueEntityCFS(c, se, flags)
@@ -357,7 +357,7 @@ func (k *Kernel) finishDelayedDequeueEntity(se *SchedEntity) {
 	}
 }
 
-// dequeueEntity mirrors fair.c:dequeue_entity (v6.19; CFS: v5.19). It
+// dequeueEntity mirrors fair.c:dequeue_entity (v6.19; CFS: v6.0). It
 // returns false when the entity was only marked delayed (DELAY_DEQUEUE).
 func (k *Kernel) dequeueEntity(c *CfsRq, se *SchedEntity, flags int) bool {
 	if !k.S.EEVDF {
@@ -700,10 +700,14 @@ func isSameGroup(se, pse *SchedEntity) *CfsRq {
 	return nil
 }
 
-// setNextEntity mirrors fair.c:set_next_entity (v6.19; CFS v5.19 differs
-// only in slice protection).
+// setNextEntity mirrors fair.c:set_next_entity (v6.19; CFS v6.0 differs
+// only in slice protection, v5.12 also in leaving the buddies to
+// pick_next_entity). The schedstat slice_max counts only while the CPU's
+// root cfs_rq holds at least twice the entity's weight.
 func (k *Kernel) setNextEntity(c *CfsRq, se *SchedEntity, first bool) {
-	k.clearBuddies(c, se)
+	if k.S.EEVDF || !k.S.CFSClearBuddiesInPick {
+		k.clearBuddies(c, se)
+	}
 	if se.OnRq {
 		k.updateStatsWaitEndFair(c, se)
 		k.dequeueEntityTree(c, se)
@@ -714,8 +718,10 @@ func (k *Kernel) setNextEntity(c *CfsRq, se *SchedEntity, first bool) {
 	}
 	se.ExecStart = rqClockTask(rqOf(c))
 	c.Curr = se
-	if run := se.SumExecRuntime - se.PrevSumExecRuntime; run > se.Stats.SliceMax {
-		se.Stats.SliceMax = run
+	if rqOf(c).CFS.Load.Weight >= 2*se.Load.Weight {
+		if run := se.SumExecRuntime - se.PrevSumExecRuntime; run > se.Stats.SliceMax {
+			se.Stats.SliceMax = run
+		}
 	}
 	se.PrevSumExecRuntime = se.SumExecRuntime
 }
@@ -775,8 +781,12 @@ again:
 	return p
 }
 
-// putPrevTaskFair mirrors fair.c:put_prev_task_fair (v6.19).
+// putPrevTaskFair mirrors fair.c:put_prev_task_fair (v6.19), plus the
+// short-task RFC v2's dur_avg update for a prev that slept.
 func (k *Kernel) putPrevTaskFair(rq *Rq, prev *Task) {
+	if k.S.ShortTaskMetric == ShortDurAvgRFC2 && prev.OnRq == 0 {
+		k.updateDurAvgRFC2(prev)
+	}
 	for se := &prev.SE; se != nil; se = se.Parent {
 		k.putPrevEntity(cfsRqOf(se), se)
 	}
@@ -865,20 +875,20 @@ func (k *Kernel) checkPreemptWakeupFair(rq *Rq, p *Task, wakeFlags int) {
 	if wakeFlags&WFFork != 0 || pse.SchedDelayed {
 		return
 	}
-	if k.S.NextBuddy {
-		if c.Next == nil || int64(pse.Deadline-c.Next.Deadline) < 0 {
-			k.setNextBuddy(pse)
+	if k.S.NextBuddy && k.setPreemptBuddy(c, pse) && wakeFlags&WFSync != 0 {
+		// preempt_sync, only when pse became the next buddy.
+		threshold := k.S.MigrationCost
+		if wakeFlags&WFRqSelected != 0 {
+			threshold >>= 2
 		}
-		if wakeFlags&WFSync != 0 {
-			threshold := k.S.MigrationCost
-			if wakeFlags&WFRqSelected != 0 {
-				threshold >>= 2
-			}
-			if int64(pse.Deadline-se.Deadline) < 0 && rqClockTask(rq)-se.ExecStart >= threshold {
-				goto preempt
-			}
-			return
+		delta := int64(rqClockTask(rq) - se.ExecStart)
+		if delta < 0 {
+			delta = 0
 		}
+		if k.entityBefore(pse, se) && uint64(delta) >= threshold {
+			goto preempt
+		}
+		return
 	}
 pick:
 	if k.pickEEVDF(c, !short) == pse {
@@ -893,6 +903,17 @@ preempt:
 		cancelProtectSlice(se)
 	}
 	k.reschedCurrLazy(rq)
+}
+
+// setPreemptBuddy mirrors fair.c:set_preempt_buddy (v6.19): keep an
+// existing next buddy whose deadline is before pse's; otherwise (ties
+// included) make pse the next buddy. It reports whether pse was made it.
+func (k *Kernel) setPreemptBuddy(c *CfsRq, pse *SchedEntity) bool {
+	if c.Next != nil && k.entityBefore(c.Next, pse) {
+		return false
+	}
+	k.setNextBuddy(pse)
+	return true
 }
 
 // wakeupPreempt mirrors core.c:wakeup_preempt (v6.19) for a fair task p: the idle

@@ -36,7 +36,8 @@ func addPositive32(v *uint32, d int64) {
 	*v = uint32(r)
 }
 
-// maxU32 mirrors max_t(u32, a, b): both operands truncated to 32 bits.
+// maxU32 mirrors max_t(u32, a, b) (every version): both operands truncated
+// to 32 bits.
 func maxU32(a, b uint64) uint64 {
 	x, y := uint32(a), uint32(b)
 	if x > y {
@@ -62,9 +63,13 @@ func updateLoadAvgSE(now uint64, c *CfsRq, se *SchedEntity) bool {
 	}
 	if updateLoadSum(now, &se.Avg, onRq, seRunnable(se), c.Curr == se) {
 		updateLoadAvg(&se.Avg, seWeight(se))
-		// cfs_se_util_change: PELT moved, so util_est may update at dequeue.
+		// cfs_se_util_change: PELT moved, so util_est may update at
+		// dequeue (v5.12 clears its flag, bit 0 of the value).
 		if se.IsTask() && se.Avg.UtilEst&utilAvgUnchanged != 0 {
 			se.Avg.UtilEst &^= utilAvgUnchanged
+			if se.Avg.utilEstBit0 {
+				se.Avg.UtilEst &^= utilAvgUnchangedV512
+			}
 		}
 		return true
 	}
@@ -269,14 +274,16 @@ func (k *Kernel) propagateEntityLoadAvg(se *SchedEntity) bool {
 }
 
 // updateTgLoadAvg mirrors fair.c:update_tg_load_avg (v6.19): publish this
-// cfs_rq's load into tg->load_avg, at most once per ms and only for changes
-// above 1/64 of the last published value.
+// cfs_rq's load into tg->load_avg, at most once per ms (v6.7+,
+// Settings.TgLoadAvgRatelimit) and only for changes above 1/64 of the last
+// published value. (v6.19's test of an inactive CPU never applies: every
+// CPU is active.)
 func (k *Kernel) updateTgLoadAvg(c *CfsRq) {
 	if c.tg.IsRoot() {
 		return
 	}
 	now := k.schedClock()
-	if now-c.LastUpdateTgLoadAvg < 1000000 {
+	if k.S.TgLoadAvgRatelimit && now-c.LastUpdateTgLoadAvg < 1000000 {
 		return
 	}
 	delta := int64(c.Avg.LoadAvg) - int64(c.TgLoadAvgContrib)
@@ -406,34 +413,48 @@ func (k *Kernel) setTaskRqFair(se *SchedEntity, prev, next *CfsRq) {
 	se.Avg.LastUpdateTime = next.Avg.LastUpdateTime
 }
 
-// taskUtil and friends mirror fair.c's util_est helpers (v6.19 single word).
+// taskUtil and friends mirror fair.c's util_est helpers (v6.19 single
+// word; v6.0's and v5.12's two fields with Settings.UtilEstForm).
 func taskUtil(p *Task) uint64 { return p.SE.Avg.UtilAvg }
 
-func taskUtilEstRaw(p *Task) uint64 { return uint64(p.SE.Avg.UtilEst &^ utilAvgUnchanged) }
-
-// taskUtilEst mirrors fair.c:task_util_est (v6.19).
-func taskUtilEst(p *Task) uint64 {
-	u, e := taskUtil(p), taskUtilEstRaw(p)
-	if e > u {
-		return e
+// taskUtilEstRaw mirrors fair.c:_task_util_est: v6.19's util_est less the
+// flag; v6.0's max(ewma, enqueued) less the flag; v5.12's max(ewma,
+// enqueued) | UTIL_AVG_UNCHANGED (bit 0), the flag included.
+func (k *Kernel) taskUtilEstRaw(p *Task) uint64 {
+	a := &p.SE.Avg
+	switch k.S.UtilEstForm {
+	case 1:
+		return max(uint64(a.UtilEstEwma), uint64(a.UtilEst&^utilAvgUnchanged))
+	case 2:
+		return max(uint64(a.UtilEstEwma), uint64(a.UtilEst&^utilAvgUnchanged)) | utilAvgUnchangedV512
 	}
-	return u
+	return uint64(a.UtilEst &^ utilAvgUnchanged)
 }
 
-// utilEstEnqueue mirrors fair.c:util_est_enqueue (v6.19).
+// taskUtilEst mirrors fair.c:task_util_est (v6.19, v6.0, v5.12).
+func (k *Kernel) taskUtilEst(p *Task) uint64 {
+	return max(taskUtil(p), k.taskUtilEstRaw(p))
+}
+
+// utilEstEnqueue mirrors fair.c:util_est_enqueue (v6.19; v6.0 and v5.12
+// add _task_util_est to util_est.enqueued the same way).
 func (k *Kernel) utilEstEnqueue(c *CfsRq, p *Task) {
 	if !k.S.UtilEst {
 		return
 	}
-	c.Avg.UtilEst += uint32(taskUtilEstRaw(p))
+	c.Avg.UtilEst += uint32(k.taskUtilEstRaw(p))
 }
 
-// utilEstDequeue mirrors fair.c:util_est_dequeue (v6.19).
+// utilEstDequeue mirrors fair.c:util_est_dequeue (v6.19, v6.0).
+// Simplified for v5.12: its single util_est_dequeue subtracted at the end
+// of dequeue_task_fair, after the dequeue's PELT updates; schedlab
+// subtracts first (0372e1cf70c2, v5.13), which only a cpufreq update
+// during that dequeue could see.
 func (k *Kernel) utilEstDequeue(c *CfsRq, p *Task) {
 	if !k.S.UtilEst {
 		return
 	}
-	e := uint32(taskUtilEstRaw(p))
+	e := uint32(k.taskUtilEstRaw(p))
 	if e > c.Avg.UtilEst {
 		c.Avg.UtilEst = 0
 	} else {
@@ -441,9 +462,14 @@ func (k *Kernel) utilEstDequeue(c *CfsRq, p *Task) {
 	}
 }
 
-// utilEstUpdate mirrors fair.c:util_est_update (v6.19).
+// utilEstUpdate mirrors fair.c:util_est_update (v6.19; v6.0 and v5.12
+// with Settings.UtilEstForm 1 and 2).
 func (k *Kernel) utilEstUpdate(c *CfsRq, p *Task, taskSleep bool) {
 	if !k.S.UtilEst || !taskSleep {
+		return
+	}
+	if k.S.UtilEstForm != 0 {
+		k.utilEstUpdateTwoField(c, p)
 		return
 	}
 	ewma := uint64(p.SE.Avg.UtilEst)
@@ -462,4 +488,51 @@ func (k *Kernel) utilEstUpdate(c *CfsRq, p *Task, taskSleep bool) {
 		ewma = ((ewma << utilEstWeightShift) - (ewma - dequeued)) >> utilEstWeightShift
 	}
 	p.SE.Avg.UtilEst = uint32(ewma) | utilAvgUnchanged
+}
+
+// withinMargin mirrors fair.c:within_margin (v5.12–v6.7): |value| < margin.
+func withinMargin(value, margin int64) bool {
+	return uint32(value+margin-1) < uint32(2*margin-1)
+}
+
+// utilEstUpdateTwoField mirrors fair.c:util_est_update of v6.0 (flag in
+// bit 31) and v5.12 (flag in bit 0, set in enqueued before the
+// comparisons): enqueued becomes task_util; UTIL_EST_FASTUP raises the
+// EWMA at once; an EWMA within 1% of it is kept, stored only if enqueued
+// moved by 1% or more; a task whose util exceeds the CPU's original
+// capacity keeps its estimate; otherwise ewma += (enqueued − ewma) / 4.
+// v5.12 (the release) returns when the EWMA is within 1%, storing
+// nothing: "sched/pelt: Fix task util_est update filtering"
+// (b89997aa88f0, v5.13; 5.12.y has it as a stable backport) added the
+// "enqueued moved" store.
+func (k *Kernel) utilEstUpdateTwoField(c *CfsRq, p *Task) {
+	a := &p.SE.Avg
+	if a.UtilEst&utilAvgUnchanged != 0 {
+		return
+	}
+	lastEnqueued := int64(a.UtilEst)
+	enqueued := uint32(taskUtil(p))
+	if k.S.UtilEstForm == 2 {
+		enqueued |= utilAvgUnchangedV512
+		a.utilEstBit0 = true
+	}
+	ewma := a.UtilEstEwma
+	if !(k.S.UtilEstFastup && ewma < enqueued) {
+		lastEwmaDiff := int64(enqueued) - int64(ewma)
+		lastEnqueuedDiff := lastEnqueued - int64(enqueued)
+		if withinMargin(lastEwmaDiff, utilEstMargin) {
+			if k.S.UtilEstForm == 2 || withinMargin(lastEnqueuedDiff, utilEstMargin) {
+				return
+			}
+		} else {
+			if taskUtil(p) > k.archScaleCPUCapacity(rqOf(c).CPU) {
+				return
+			}
+			ewma = uint32(int64(ewma<<utilEstWeightShift)+lastEwmaDiff) >> utilEstWeightShift
+		}
+	} else {
+		ewma = enqueued
+	}
+	a.UtilEst = enqueued | utilAvgUnchanged
+	a.UtilEstEwma = ewma
 }

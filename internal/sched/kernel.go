@@ -215,8 +215,8 @@ func (k *Kernel) NrCPUs() int { return len(k.Rqs) }
 // Now is the simulated time in ns.
 func (k *Kernel) Now() engine.Time { return k.Eng.Now() }
 
-// initialJiffies mirrors INITIAL_JIFFIES on 64-bit kernels: the jiffies
-// counter starts 300 s before its 32-bit wrap.
+// initialJiffies mirrors INITIAL_JIFFIES on 64-bit kernels (every
+// baseline): the jiffies counter starts 300 s before its 32-bit wrap.
 func (k *Kernel) initialJiffies() uint64 { return uint64(1<<32) - 300*uint64(k.S.HZ) }
 
 // Jiffies is the jiffies counter at the current time.
@@ -236,25 +236,25 @@ func (k *Kernel) ThisCPU() cpumask.CPU { return k.thisCPU }
 // Current is the task running on the CPU executing the current event.
 func (k *Kernel) Current() *Task { return k.Rqs[k.thisCPU].Curr }
 
-// cpuRq mirrors cpu_rq().
+// cpuRq mirrors cpu_rq() (every baseline).
 func (k *Kernel) cpuRq(cpu cpumask.CPU) *Rq { return k.Rqs[cpu] }
 
-// taskRq mirrors task_rq().
+// taskRq mirrors task_rq() (every baseline).
 func (k *Kernel) taskRq(p *Task) *Rq { return k.Rqs[p.cpu] }
 
-// rqOf mirrors rq_of(cfs_rq).
+// rqOf mirrors rq_of(cfs_rq) (every baseline).
 func rqOf(c *CfsRq) *Rq { return c.rq }
 
-// cfsRqOf mirrors cfs_rq_of(se).
+// cfsRqOf mirrors cfs_rq_of(se) (every baseline).
 func cfsRqOf(se *SchedEntity) *CfsRq { return se.CfsRq }
 
-// groupCfsRq mirrors group_cfs_rq(se).
+// groupCfsRq mirrors group_cfs_rq(se) (every baseline).
 func groupCfsRq(se *SchedEntity) *CfsRq { return se.MyQ }
 
-// parentEntity mirrors parent_entity(se).
+// parentEntity mirrors parent_entity(se) (every baseline).
 func parentEntity(se *SchedEntity) *SchedEntity { return se.Parent }
 
-// taskOf mirrors task_of(se).
+// taskOf mirrors task_of(se) (every baseline).
 func taskOf(se *SchedEntity) *Task { return se.task }
 
 // ClockBase is sched_clock() at engine time 0: the simulated machine has
@@ -263,7 +263,8 @@ func taskOf(se *SchedEntity) *Task { return se.task }
 // "not attached").
 const ClockBase = 1 << 30
 
-// schedClock mirrors sched_clock_cpu(): the CPU clock in ns.
+// schedClock mirrors sched_clock_cpu() (every baseline): the CPU clock in
+// ns. Simplified: one clock for every CPU, offset by ClockBase.
 func (k *Kernel) schedClock() uint64 { return uint64(k.Eng.Now()) + ClockBase }
 
 // updateRqClock mirrors core.c:update_rq_clock (v6.19; no IRQ or steal time, so
@@ -314,7 +315,8 @@ func rqClockPelt(rq *Rq) uint64 { return rq.ClockPelt - rq.LostIdleTime }
 // cfsRqClockPelt mirrors pelt.h:cfs_rq_clock_pelt (v6.19; no bandwidth throttling).
 func cfsRqClockPelt(c *CfsRq) uint64 { return rqClockPelt(c.rq) }
 
-// rqClockTask mirrors rq_clock_task().
+// rqClockTask mirrors rq_clock_task() (every baseline; no IRQ time is
+// subtracted: there are no interrupts).
 func rqClockTask(rq *Rq) uint64 { return rq.ClockTask }
 
 // ApplySettings re-derives the values the kernel computes from its settings

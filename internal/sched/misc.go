@@ -6,16 +6,17 @@ import (
 	"github.com/schedlab/schedlab/internal/cpumask"
 )
 
-// llcID mirrors per_cpu(sd_llc_id, cpu).
+// llcID mirrors per_cpu(sd_llc_id, cpu) (every baseline).
 func (k *Kernel) llcID(cpu cpumask.CPU) cpumask.CPU { return k.Topo.SdLLCID[cpu] }
 
-// asymCPUCapacity mirrors the sched_asym_cpucapacity static key.
+// asymCPUCapacity mirrors the sched_asym_cpucapacity static key (every
+// baseline).
 func (k *Kernel) asymCPUCapacity() bool { return k.Topo.AsymCPUCapacity }
 
 // taskFitsCPU mirrors fair.c:task_fits_cpu (v6.19) without uclamp: the task's
 // estimated utilisation fits the CPU's capacity with the 20% margin.
 func (k *Kernel) taskFitsCPU(p *Task, cpu cpumask.CPU) bool {
-	return fitsCapacity(taskUtilEst(p), k.Rqs[cpu].CPUCapacity)
+	return fitsCapacity(k.taskUtilEst(p), k.Rqs[cpu].CPUCapacity)
 }
 
 // fitsCapacity mirrors fair.c:fits_capacity (v6.19).
@@ -181,17 +182,37 @@ func (k *Kernel) updateBlockedFair(rq *Rq, done *bool) bool {
 	return decayed
 }
 
+// updateBlockedOthers mirrors fair.c:__update_blocked_others (v6.19; the
+// same in v6.0 and v5.12) for a CPU without RT or deadline tasks:
+// update_rt_rq_load_avg and update_dl_rq_load_avg on rq_clock_pelt report
+// "decayed" whenever a PELT period boundary passed since their last call,
+// even for all-zero signals. The two signals share their timestamps, so
+// one SchedAvg stands for both. Simplified: the IRQ signal
+// (CONFIG_HAVE_SCHED_AVG_IRQ, on rq->clock) and the thermal/HW pressure
+// signal are not modelled; they add "decayed" reports at nearly the same
+// times. Nothing is ever blocked on them (others_have_blocked is false).
+func (k *Kernel) updateBlockedOthers(rq *Rq) bool {
+	if !k.S.BlockedOthersDecay {
+		return false
+	}
+	return updateLoadSum(rqClockPelt(rq), &rq.avgOthers, 0, 0, false)
+}
+
 // SchedBalanceUpdateBlockedAverages mirrors
-// fair.c:sched_balance_update_blocked_averages (update_blocked_averages):
-// decay the blocked load of every leaf cfs_rq of cpu. There is no RT, DL or
-// IRQ load to decay (__update_blocked_others has nothing to do).
+// fair.c:sched_balance_update_blocked_averages (update_blocked_averages;
+// v6.0 and v5.12 the same): decay the RT/DL signals and the blocked load
+// of every leaf cfs_rq of cpu, and ask cpufreq to re-evaluate when any of
+// them decayed.
 func (k *Kernel) SchedBalanceUpdateBlockedAverages(cpu cpumask.CPU) {
 	rq := k.Rqs[cpu]
 	done := true
 	rq.BlockedUpdates++
 	rq.LastBlockedLoadUpdateTick = k.Jiffies()
 	k.updateRqClock(rq)
-	decayed := k.updateBlockedFair(rq, &done)
+	decayed := k.updateBlockedOthers(rq)
+	if k.updateBlockedFair(rq, &done) {
+		decayed = true
+	}
 	if done {
 		rq.HasBlockedLoad = false
 	}
@@ -259,8 +280,9 @@ func (k *Kernel) Group(path string) *TaskGroup {
 	return nil
 }
 
-// SetGroupWeight mirrors a write of cpu.weight: sched_group_set_shares with
-// the cgroup v2 mapping weight*1024/100 (rounded).
+// SetGroupWeight mirrors a write of cpu.weight (v6.19; the same in v6.0 and
+// v5.12): sched_group_set_shares with the cgroup v2 mapping weight*1024/100
+// (rounded).
 func (k *Kernel) SetGroupWeight(tg *TaskGroup, weight int) error {
 	if tg.IsRoot() {
 		return fmt.Errorf("the root cgroup has no cpu.weight")

@@ -6,12 +6,13 @@ package sched
 
 // PELT constants (sched-pelt.h).
 const (
-	LoadAvgPeriod      = 32
-	LoadAvgMax         = 47742
-	PeltMinDivider     = LoadAvgMax - 1024
-	utilAvgUnchanged   = 1 << 31 // UTIL_AVG_UNCHANGED
-	utilEstWeightShift = 2
-	utilEstMargin      = SchedCapacityScale / 100
+	LoadAvgPeriod        = 32
+	LoadAvgMax           = 47742
+	PeltMinDivider       = LoadAvgMax - 1024
+	utilAvgUnchanged     = 1 << 31 // UTIL_AVG_UNCHANGED (v5.13+)
+	utilAvgUnchangedV512 = 0x1     // UTIL_AVG_UNCHANGED of v5.12, in bit 0
+	utilEstWeightShift   = 2
+	utilEstMargin        = SchedCapacityScale / 100
 )
 
 // runnableAvgYNInv mirrors sched-pelt.h:runnable_avg_yN_inv (v6.19): (2^32-1)*y^n for
@@ -25,7 +26,8 @@ var runnableAvgYNInv = [32]uint32{
 	0x85aac367, 0x82cd8698,
 }
 
-// SchedAvg mirrors struct sched_avg.
+// SchedAvg mirrors struct sched_avg (v6.19; UtilEstEwma holds the second
+// util_est field of v6.0 and v5.12).
 type SchedAvg struct {
 	LastUpdateTime uint64
 	LoadSum        uint64
@@ -35,7 +37,18 @@ type SchedAvg struct {
 	LoadAvg        uint64
 	RunnableAvg    uint64
 	UtilAvg        uint64
-	UtilEst        uint32
+	// UtilEst is v6.8+'s util_est (the EWMA, UTIL_AVG_UNCHANGED in bit
+	// 31) or, in the two-field form of v6.0 and v5.12
+	// (Settings.UtilEstForm), util_est.enqueued (with the flag in bit 31,
+	// bit 0 for v5.12); UtilEstEwma is then util_est.ewma. A cfs_rq uses
+	// UtilEst alone: the sum of its tasks' estimates.
+	UtilEst     uint32
+	UtilEstEwma uint32
+	// utilEstBit0 marks a v5.12 util_est.enqueued: the kernel's flag is
+	// its bit 0, which cfs_se_util_change clears when PELT moves.
+	// schedlab keeps the "unchanged" state in bit 31 for every form and
+	// clears bit 0 as well when this is set.
+	utilEstBit0 bool
 }
 
 // decayLoad mirrors pelt.c:decay_load (v6.19): val * y^n.

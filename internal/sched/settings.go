@@ -10,10 +10,11 @@ import (
 )
 
 // Settings holds every scheduler feature, sysctl and model constant of a run.
-// Fields tagged `feature:"NAME"` mirror kernel/sched/features.h and can be
-// changed by name like /sys/kernel/debug/sched/features ("NO_PLACE_LAG");
-// fields tagged `sysctl:"name"` mirror the debugfs/sysctl knobs. Each field's
-// comment gives its default per baseline.
+// Fields tagged `feature:"NAME"` mirror kernel/sched/features.h of the
+// baseline (v6.19, v6.0 or v5.12; featuresNotIn lists what each lacks) and
+// can be changed by name like /sys/kernel/debug/sched/features
+// ("NO_PLACE_LAG"); fields tagged `sysctl:"name"` mirror the debugfs/sysctl
+// knobs. Each field's comment gives its default per baseline.
 type Settings struct {
 	// Kernel is the baseline these settings started from.
 	Kernel string
@@ -37,7 +38,7 @@ type Settings struct {
 	Latency uint64 `sysctl:"latency_ns"`
 	// MinGranularity is normalized_sysctl_sched_min_granularity: 0.75 ms (CFS).
 	MinGranularity uint64 `sysctl:"min_granularity_ns"`
-	// IdleMinGranularity is sysctl_sched_idle_min_granularity: 0.75 ms, not scaled (CFS v5.15+).
+	// IdleMinGranularity is sysctl_sched_idle_min_granularity: 0.75 ms, not scaled (CFS, after v5.15: absent in 5.15.55, present in 5.17-rc5).
 	IdleMinGranularity uint64 `sysctl:"idle_min_granularity_ns"`
 	// WakeupGranularity is normalized_sysctl_sched_wakeup_granularity: 1 ms (CFS).
 	WakeupGranularity uint64 `sysctl:"wakeup_granularity_ns"`
@@ -69,16 +70,16 @@ type Settings struct {
 	DelayZero          bool `feature:"DELAY_ZERO"`         // v6.12+: on
 	WakeupPreemption   bool `feature:"WAKEUP_PREEMPTION"`  // on
 	TTWUQueue          bool `feature:"TTWU_QUEUE"`         // on
-	SISProp            bool `feature:"SIS_PROP"`           // v5.19: off (present); v6.19: absent
-	SISUtil            bool `feature:"SIS_UTIL"`           // on
+	SISProp            bool `feature:"SIS_PROP"`           // v5.12: on; v6.0: off; v6.19: absent
+	SISUtil            bool `feature:"SIS_UTIL"`           // v6.0+: on; v5.12: absent
 	WAIdle             bool `feature:"WA_IDLE"`            // on
 	WAWeight           bool `feature:"WA_WEIGHT"`          // on
 	WABias             bool `feature:"WA_BIAS"`            // on
 	UtilEst            bool `feature:"UTIL_EST"`           // on
-	UtilEstFastup      bool `feature:"UTIL_EST_FASTUP"`    // v5.19: on; v6.19: absent
+	UtilEstFastup      bool `feature:"UTIL_EST_FASTUP"`    // CFS: on; v6.19: absent
 	AttachAgeLoad      bool `feature:"ATTACH_AGE_LOAD"`    // on
-	AltPeriod          bool `feature:"ALT_PERIOD"`         // CFS: on
-	BaseSliceFeat      bool `feature:"BASE_SLICE"`         // CFS: on
+	AltPeriod          bool `feature:"ALT_PERIOD"`         // v6.0: on; v5.12, v6.19: absent
+	BaseSliceFeat      bool `feature:"BASE_SLICE"`         // v6.0: on; v5.12, v6.19: absent
 	NIRandom           bool `feature:"NI_RANDOM"`          // v6.19: on
 	NontaskCapacity    bool `feature:"NONTASK_CAPACITY"`   // on
 
@@ -123,37 +124,67 @@ type Settings struct {
 	// ShortTaskAffine, ShortTaskScan and ShortTaskMetric select the
 	// short-task wakeup patches (patches.md §1, variants short-task-*):
 	// where wake_affine_idle and select_idle_cpu consult is_short_task, and
-	// how is_short_task decides. Off in both baselines.
+	// how is_short_task decides. Off in every baseline.
 	ShortTaskAffine ShortAffineMode
 	ShortTaskScan   ShortScanMode
 	ShortTaskMetric ShortTaskMetric
 	// ShortTaskDurAvgFactor is the k of "dur_avg * k <= min_granularity"
-	// when ShortTaskMetric is ShortDurAvg: 8 as in RFC v3 (RFC v2 used 1).
+	// when ShortTaskMetric is ShortDurAvg: 8 as from RFC v4 (whose
+	// changelog lowers the threshold to min_granularity / 8).
 	ShortTaskDurAvgFactor uint64
 
-	// TestIdleCoresEveryScan models where v5.12–v5.13 called
-	// test_idle_cores: at the top of every select_idle_cpu, SMT or not
-	// (later kernels call it only under sched_smt_active()). On a machine
-	// without SMT its answer is always false (only SMT bookkeeping sets
-	// has_idle_cores), so it changes no decision; it only adds a read of
-	// sd_llc_shared per LLC scan. Off in both baselines.
-	TestIdleCoresEveryScan bool
+	// SISIdleCoresV512 selects v5.12's layout of the idle-core search
+	// (before "sched/fair: Bring back select_idle_smt(), but differently",
+	// v5.13, and "Fix clearing of has_idle_cores flag in
+	// select_idle_cpu()", v5.13-rc3): select_idle_cpu itself asks
+	// test_idle_cores(target) on every call, SMT or not, and scans for an
+	// idle core when it answers yes; select_idle_sibling has no
+	// select_idle_smt step; an idle-core scan that found nothing clears
+	// has_idle_cores of the waking CPU's LLC, not target's. v5.12: on.
+	SISIdleCoresV512 bool `sysctl:"model_sis_idle_cores_v512"`
+	// SISPropV512 selects v5.12's SIS_PROP budget: nr = span_weight ×
+	// (this_rq()->avg_idle / 512) / (avg_scan_cost + 1), at least 4, from
+	// the waking CPU's avg_idle itself; v5.13's "Age the average idle
+	// time" replaced it with wake_avg_idle, halved per jiffy and spent by
+	// each scan. v5.12: on.
+	SISPropV512 bool `sysctl:"model_sis_prop_v512"`
+	// SISScanFromTarget: select_idle_cpu's scan starts at target itself
+	// (v5.12–v5.14; "sched/fair: Avoid a second scan of target in
+	// select_idle_cpu", v5.15, starts at target + 1). v5.12: on.
+	SISScanFromTarget bool `sysctl:"model_sis_scan_from_target"`
+	// RecentUsedCPU selects the p->recent_used_cpu rules of
+	// select_idle_sibling: 0 (v6.2+, v6.19): the field becomes prev on
+	// every fast-path wakeup and the candidate is tested against
+	// p->cpus_ptr; 1 (v5.15–v6.1, v6.0): the same, but the affinity test
+	// reads the already overwritten field, so it tests prev; 2 (v5.12):
+	// the field becomes prev only when the candidate is used, and after
+	// the fast path of an affine wakeup the waker's recent_used_cpu
+	// becomes the waking CPU. The forms agree for tasks allowed
+	// everywhere except v5.12's.
+	RecentUsedCPU int `sysctl:"model_recent_used_cpu"`
+	// TTWUQueueIdleTarget: ttwu_queue_cond also queues a wakeup on the
+	// wake list of an idle CPU of the waker's LLC, and never on a CPU
+	// outside p->cpus_ptr (v6.0: "sched: Remove the limitation of
+	// WF_ON_CPU on wakelist if wakee cpu is idle"). Off (v5.12): only
+	// wakeups across LLCs are queued (the WF_ON_CPU case, a task still
+	// switching out on its CPU, does not arise: a switch is atomic here).
+	TTWUQueueIdleTarget bool `sysctl:"model_ttwu_queue_idle_target"`
 	// TestIdleCoresSMTCheck is Barry Song's "Optimize test_idle_cores() for
 	// !SMT" (v5.13): test_idle_cores answers its default without reading
-	// sd_llc_shared when sched_smt_present is false. Off in both baselines
-	// (v5.19 and v6.19 no longer call it on !SMT machines at all).
+	// sd_llc_shared when sched_smt_present is false. Off in every
+	// baseline (v6.0 and v6.19 no longer call it on !SMT machines at all;
+	// the variant idle-cores-nosmt turns it on over v5.12).
 	TestIdleCoresSMTCheck bool
 
 	// --- load balancing (issue 4) ---
-	// Differences between the baselines' load balancers (the v5.19
-	// balancer follows v6.0, the nearest release the reference read), and
+	// Differences between the baselines' load balancers, and
 	// the blocked-load variants of patches.md §3. Each is a model switch,
 	// settable by its sysctl-style name.
 
 	// LBSerializeInBalanceRq: the SD_SERIALIZE token (NUMA levels) is taken
 	// in sched_balance_rq after should_we_balance, and a busy token counts
 	// as "balanced" (v6.19: on); off, rebalance_domains takes it and skips
-	// the domain when busy (v5.19).
+	// the domain when busy (v6.0).
 	LBSerializeInBalanceRq bool `sysctl:"model_lb_serialize_in_balance_rq"`
 	// LBSMTAware: the v6.6 SMT/cluster balancing changes (v6.19: on):
 	// should_we_balance prefers an idle CPU on a fully idle core, the
@@ -161,30 +192,152 @@ type Settings struct {
 	// update_sd_pick_busiest, sibling_imbalance (tasks per core, 0 for a
 	// busy balancer) and prefer_sibling taken from the busiest group.
 	// Off: v6.0's first idle CPU, task-count difference and the child
-	// domain's SD_PREFER_SIBLING (v5.19).
+	// domain's SD_PREFER_SIBLING (v6.0).
 	LBSMTAware bool `sysctl:"model_lb_smt_aware"`
 	// LBLocalAboveAvg: calculate_imbalance gives up when the local group
-	// is already above the domain's average load (v6.6+; v6.19: on).
+	// is already above the domain's average load (v6.2–v6.5: absent in
+	// 6.1-rc7, present in 6.5; v6.19: on).
 	LBLocalAboveAvg bool `sysctl:"model_lb_local_above_avg"`
-	// LBUtilBoost: find_busiest_queue compares cpu_util_cfs_boost
-	// (utilisation raised to runnable) for migrate_util (v6.6+; v6.19: on).
+	// LBUtilBoost is runnable boosting ("sched/fair, cpufreq: Introduce
+	// 'runnable boosting'", 7d0583cf9ec7, v6.5): find_busiest_queue
+	// compares cpu_util_cfs_boost (utilisation raised to runnable) for
+	// migrate_util, and schedutil asks for it too (v6.19: on; v6.0 and
+	// v5.12 read cpu_util_cfs in both).
 	LBUtilBoost bool `sysctl:"model_lb_util_boost"`
 	// LBMisfitNoFailCount: misfit migrations neither count balance
-	// failures nor back the interval off (v6.14+; v6.19: on).
+	// failures nor back the interval off (after v6.9; v6.19: on).
 	LBMisfitNoFailCount bool `sysctl:"model_lb_misfit_no_fail_count"`
 	// NewidleStopOnNoContinue: newidle balance stops walking up when
-	// should_we_balance cleared continue_balancing (v6.19: on; v5.19
+	// should_we_balance cleared continue_balancing (v6.19: on; v6.0
 	// stopped only when a task was pulled or arrived).
 	NewidleStopOnNoContinue bool `sysctl:"model_newidle_stop_on_no_continue"`
 	// NewidleNohzStats selects the blocked-load paths from before v5.13's
 	// "move update blocked load outside newidle_balance" (Vincent
-	// Guittot): a newly idle balance refreshes every idle CPU's blocked
-	// load it reads in update_sg_lb_stats (LBF_NOHZ_STATS), or right away
-	// when its gate fails (v5.10's nohz_newidle_balance), and the ILB
-	// forces its updates. Off in both baselines (both have the fix);
-	// the variants blocked-load-in-newidle and blocked-avg-ratelimit turn
-	// it on.
+	// Guittot's series, 0826530de3cb and the four after it): a newly idle
+	// balance refreshes every idle CPU's blocked load it reads in
+	// update_sg_lb_stats (LBF_NOHZ_STATS), or right away when its gate
+	// fails (nohz_newidle_balance running _nohz_idle_balance), the ILB
+	// forces its updates and refreshes itself after the others, and the
+	// idle loop has no nohz_run_idle_balance. v5.12: on; v6.0, v6.19: off.
+	// The variant blocked-load-outside-newidle turns it off over v5.12.
 	NewidleNohzStats bool `sysctl:"model_newidle_nohz_stats"`
+	// NewidleV512 selects v5.12's newly idle balance and
+	// max_newidle_lb_cost bookkeeping, before Vincent Guittot's series of
+	// October 2021 (v5.16): the gate is avg_idle <
+	// sysctl_sched_migration_cost (not max_newidle_lb_cost), the
+	// blocked-load update before the domain walk is not part of the first
+	// domain's cost, a domain's cost only raises its max_newidle_lb_cost,
+	// and sched_balance_domains decays every max_newidle_lb_cost by
+	// 253/256 once a second whether or not it was raised (the decay flag
+	// stays set for the domains above). v5.12: on.
+	NewidleV512 bool `sysctl:"model_newidle_v512"`
+	// NewidleTTWUPendingExit: newly idle balance returns at once when a
+	// wakeup is pending on the CPU, and stops walking up when one arrives
+	// ("sched,fair: Skip newidle_balance if a wakeup is pending", v5.14).
+	// v6.0, v6.19: on.
+	NewidleTTWUPendingExit bool `sysctl:"model_newidle_ttwu_pending_exit"`
+	// ShouldWeBalanceNewidleBail: should_we_balance lets a newly idle CPU
+	// balance only while it has nothing to run and no wakeup pending
+	// ("sched: Allow newidle balancing to bail out of load_balance",
+	// v6.0). Off (v5.12): a newly idle CPU always balances.
+	ShouldWeBalanceNewidleBail bool `sysctl:"model_should_we_balance_newidle_bail"`
+	// NohzNextKick: an idle CPU entering NOHZ sets nohz.needs_update and
+	// the next kick carries NOHZ_NEXT_KICK, whose pass recomputes
+	// nohz.next_balance (v5.16, "sched/fair: Add NOHZ balancer flag for
+	// nohz.next_balance updates"). Off (v5.12): there is no such flag;
+	// sched_balance_domains run for an idle CPU pulls nohz.next_balance
+	// to that CPU's next balance.
+	NohzNextKick bool `sysctl:"model_nohz_next_kick"`
+	// DetachTasksEarlyExit: detach_tasks returns at once, clearing
+	// LBF_ALL_PINNED, when the source runs at most one task (present in
+	// v6.0 and 5.15.55; absent in v5.12). Without it a busy balancer
+	// walks a one-task queue, finds the task running and counts every
+	// CPU it tried as all pinned.
+	DetachTasksEarlyExit bool `sysctl:"model_detach_tasks_early_exit"`
+	// LBActiveBalanceV512 selects v5.12's active balance: no
+	// LBF_ACTIVE_LB; after starting the stopper sched_balance_rq sets the
+	// domain's nr_balance_failed to cache_nice_tries + 1, so that the
+	// stopper's can_migrate_task (which runs the hot test in full) and the
+	// next passes accept cache-hot tasks ("sched/fair: Clean up active
+	// balance nr_balance_failed trickery", v5.13, replaced it). v5.12: on.
+	LBActiveBalanceV512 bool `sysctl:"model_lb_active_balance_v512"`
+	// LBUtilShrBound: detach_tasks compares a task's util_est with the
+	// imbalance shifted by nr_balance_failed, as it does the load
+	// (v6.19; added between v6.5 and v6.8). Off (v5.12, v6.0): the
+	// unshifted util.
+	LBUtilShrBound bool `sysctl:"model_lb_util_shr_bound"`
+	// LBHotInDetach: a cache-hot task accepted by can_migrate_task (after
+	// enough failures) is marked (p->sched_task_hot) and counted in
+	// lb_hot_gained and nr_forced_migrations only when detach_task takes
+	// it; one that detach_tasks then skips counts as
+	// nr_failed_migrations_hot (v6.19). Off (v5.12, v6.0):
+	// can_migrate_task counts lb_hot_gained and nr_forced_migrations when
+	// it accepts the hot task, and detach_tasks counts nothing when it
+	// skips one.
+	LBHotInDetach bool `sysctl:"model_lb_hot_in_detach"`
+	// IdleTickRetain models the idle governors' stop_tick: a CPU going
+	// idle with a predicted idle period shorter than a tick keeps its
+	// tick, stays out of nohz.idle_cpus_mask and in its LLC's
+	// nr_busy_cpus, and balances itself from its tick (every baseline:
+	// menu and teo, read in v5.12, v6.0 and v6.19). Off: every idle
+	// entry stops the tick, as schedlab did before.
+	IdleTickRetain bool `sysctl:"model_idle_tick_retain"`
+	// BlockedOthersDecay models __update_blocked_others: the RT and
+	// deadline PELT signals of the CPU, all zero here, are decayed at
+	// every update_blocked_averages and report "decayed" whenever a
+	// 1024 µs PELT period passed since their last update, which makes
+	// update_blocked_averages call cpufreq_update_util almost every time
+	// (every baseline; the IRQ and thermal/HW pressure signals, which
+	// cross periods at nearly the same times, are not modelled). Off:
+	// cpufreq_update_util only when the root cfs_rq decayed.
+	BlockedOthersDecay bool `sysctl:"model_blocked_others_decay"`
+	// UtilEstForm selects util_est's form: 0 (v6.8+, v6.19) one word, the
+	// EWMA, kept also when within 1% of the dequeued util or when the task
+	// did not get the CPU it wanted (runnable above util); 1 (v5.13–v6.7,
+	// v6.0) two fields {enqueued, ewma}, UTIL_AVG_UNCHANGED in bit 31,
+	// the estimate max(ewma, enqueued), an update skipped when the EWMA
+	// is within 1% (unless enqueued moved by 1%) or when util exceeds the
+	// CPU's original capacity; 2 (v5.12) as 1 but with the flag in bit 0
+	// of the stored value, which the estimate includes (fixed by
+	// "sched/fair: Fix util_est UTIL_AVG_UNCHANGED handling", v5.13).
+	UtilEstForm int `sysctl:"model_util_est_form"`
+	// SgWakeupStatsAllowedOnly: update_sg_wakeup_stats sums only the
+	// group's CPUs the task may use and tests misfit per CPU
+	// (task_fits_cpu) (v6.19). Off (v5.12, v6.0): every CPU of the group
+	// counts, busy CPUs outside the task's mask included, and misfit is
+	// tested once against the group's max_capacity. The two agree for
+	// tasks allowed everywhere on symmetric machines.
+	SgWakeupStatsAllowedOnly bool `sysctl:"model_sg_wakeup_stats_allowed_only"`
+	// TgLoadAvgRatelimit: update_tg_load_avg publishes a cfs_rq's load
+	// into tg->load_avg at most once per ms ("sched/fair: Ratelimit
+	// update to tg->load_avg", v6.7; v6.19: on). Off (v5.12, v6.0): at
+	// every call whose change exceeds 1/64 of the last published value.
+	TgLoadAvgRatelimit bool `sysctl:"model_tg_load_avg_ratelimit"`
+	// CFSClearBuddiesInPick: CFS's pick_next_entity clears the picked
+	// entity's buddies, so a re-pick of prev clears them (v5.12);
+	// v5.14's side-effect-free pick moved clear_buddies to
+	// set_next_entity, which a re-pick of prev skips (v6.0). v5.12: on.
+	CFSClearBuddiesInPick bool `sysctl:"model_cfs_clear_buddies_in_pick"`
+	// CFSIdlePlacement: CFS's place_entity gives a waking SCHED_IDLE
+	// entity the scaled sysctl_sched_min_granularity as its sleeper
+	// credit instead of sched_latency (after v5.15: absent in 5.15.55,
+	// present in 5.17-rc5, with idle_min_granularity; the commit is not
+	// identified). v6.0: on; v5.12: off.
+	CFSIdlePlacement bool `sysctl:"model_cfs_idle_placement"`
+	// MigrateSEPeltLag: a waking task migrated away from an idle CPU has
+	// its PELT averages decayed to an estimate of that CPU's current PELT
+	// time (migrate_se_pelt_lag, "sched/fair: Decay task PELT values
+	// during wakeup migration", v6.0). v5.12: off; v6.0, v6.19: on.
+	MigrateSEPeltLag bool `sysctl:"model_migrate_se_pelt_lag"`
+	// NumaImbalanceV512 selects the NUMA allowances of v5.11–v5.17
+	// (allow_numa_imbalance: "dst_running < dst_weight / 4") instead of
+	// v6.0's imb_numa_nr and idle-CPU difference: find_idlest_group keeps
+	// a task on the local node while that node runs fewer tasks than a
+	// quarter of the NUMA domain's CPUs, and calculate_imbalance halves
+	// the task imbalance first and then ignores up to NUMA_IMBALANCE_MIN
+	// tasks while the busiest group runs fewer than a quarter of its
+	// CPUs. v5.12: on; v6.0, v6.19: off.
+	NumaImbalanceV512 bool `sysctl:"model_numa_imbalance_v512"`
 	// BlockedAvgRatelimit is Joel Fernandes' "Rate limit calls to
 	// update_blocked_averages() for NOHZ" (patches.md §3): update_nohz_stats
 	// refreshes a CPU at most once per HZ/20 jiffies unless forced. Off in
@@ -201,31 +354,40 @@ func Baseline(kernel string) (Settings, error) {
 		return Settings{}, &kernels.UnknownError{Name: kernel}
 	}
 	s := Settings{
-		Kernel:             kernel,
-		HZ:                 250,
-		BaseSlice:          700000,
-		Latency:            6000000,
-		MinGranularity:     750000,
-		IdleMinGranularity: 750000,
-		WakeupGranularity:  1000000,
-		NrLatency:          8,
-		MigrationCost:      500000,
-		NrMigrate:          32,
-		TunableScaling:     1,
-		CacheHotBuddy:      true,
-		WakeupPreemption:   true,
-		TTWUQueue:          true,
-		SISUtil:            true,
-		WAIdle:             true,
-		WAWeight:           true,
-		WABias:             true,
-		UtilEst:            true,
-		AttachAgeLoad:      true,
-		NontaskCapacity:    true,
-		TgPropagate:        true,
-		WakeupIPILatency:   2000,
-		CostJitterPct:      10,
-		CpufreqRateLimit:   1000000,
+		Kernel:              kernel,
+		HZ:                  250,
+		BaseSlice:           700000,
+		Latency:             6000000,
+		MinGranularity:      750000,
+		IdleMinGranularity:  750000,
+		WakeupGranularity:   1000000,
+		NrLatency:           8,
+		MigrationCost:       500000,
+		NrMigrate:           32,
+		TunableScaling:      1,
+		CacheHotBuddy:       true,
+		WakeupPreemption:    true,
+		TTWUQueue:           true,
+		SISUtil:             true,
+		WAIdle:              true,
+		WAWeight:            true,
+		WABias:              true,
+		UtilEst:             true,
+		AttachAgeLoad:       true,
+		NontaskCapacity:     true,
+		TgPropagate:         true,
+		WakeupIPILatency:    2000,
+		CostJitterPct:       10,
+		CpufreqRateLimit:    1000000,
+		TTWUQueueIdleTarget: true,
+		// load balancing: what v6.0 and v6.19 share, off for v5.12
+		NewidleTTWUPendingExit:     true,
+		ShouldWeBalanceNewidleBail: true,
+		NohzNextKick:               true,
+		DetachTasksEarlyExit:       true,
+		MigrateSEPeltLag:           true,
+		BlockedOthersDecay:         true,
+		IdleTickRetain:             true,
 		// wakeup path (issue 3)
 		SISScanCost:           25,
 		ShortTaskDurAvgFactor: 8,
@@ -249,7 +411,14 @@ func Baseline(kernel string) (Settings, error) {
 		s.LBUtilBoost = true
 		s.LBMisfitNoFailCount = true
 		s.NewidleStopOnNoContinue = true
-	case kernels.V519:
+		s.LBUtilShrBound = true
+		s.LBHotInDetach = true
+		s.SgWakeupStatsAllowedOnly = true
+		s.TgLoadAvgRatelimit = true
+	case kernels.V60:
+		s.RecentUsedCPU = 1
+		s.CFSIdlePlacement = true
+		s.UtilEstForm = 1
 		s.EEVDF = false
 		s.GentleFairSleepers = true
 		s.StartDebit = true
@@ -258,6 +427,36 @@ func Baseline(kernel string) (Settings, error) {
 		s.AltPeriod = true
 		s.BaseSliceFeat = true
 		s.SISProp = false
+	case kernels.V512:
+		// features.h of v5.12: SIS_PROP on, no SIS_UTIL (v6.0), no
+		// ALT_PERIOD or BASE_SLICE ("sched,fair: Alternative
+		// sched_slice()", v5.13; 5.12.y has it as a stable backport).
+		s.EEVDF = false
+		s.GentleFairSleepers = true
+		s.StartDebit = true
+		s.LastBuddy = true
+		s.UtilEstFastup = true
+		s.SISProp = true
+		s.SISUtil = false
+		s.NumaImbalanceV512 = true
+		s.SISIdleCoresV512 = true
+		s.SISPropV512 = true
+		s.SISScanFromTarget = true
+		s.RecentUsedCPU = 2
+		s.TTWUQueueIdleTarget = false
+		// load balancing
+		s.NewidleV512 = true
+		s.NewidleTTWUPendingExit = false
+		s.ShouldWeBalanceNewidleBail = false
+		s.NohzNextKick = false
+		s.DetachTasksEarlyExit = false
+		s.LBActiveBalanceV512 = true
+		s.CFSClearBuddiesInPick = true
+		s.MigrateSEPeltLag = false
+		s.UtilEstForm = 2
+		// Vincent Guittot's v5.13 "move update blocked load outside
+		// newidle_balance" is not in v5.12.
+		s.NewidleNohzStats = true
 	default:
 		panic("sched: no settings for baseline " + kernel)
 	}
@@ -277,7 +476,111 @@ func MustBaseline(kernel string) Settings {
 // that enabling one is reported as "not in vX" rather than silently accepted.
 var featuresNotIn = map[string][]string{
 	kernels.V619: {"GENTLE_FAIR_SLEEPERS", "START_DEBIT", "LAST_BUDDY", "SIS_PROP", "UTIL_EST_FASTUP", "ALT_PERIOD", "BASE_SLICE"},
-	kernels.V519: {"PLACE_LAG", "PLACE_DEADLINE_INITIAL", "PLACE_REL_DEADLINE", "RUN_TO_PARITY", "PREEMPT_SHORT", "PICK_BUDDY", "DELAY_DEQUEUE", "DELAY_ZERO", "NI_RANDOM"},
+	kernels.V60:  {"PLACE_LAG", "PLACE_DEADLINE_INITIAL", "PLACE_REL_DEADLINE", "RUN_TO_PARITY", "PREEMPT_SHORT", "PICK_BUDDY", "DELAY_DEQUEUE", "DELAY_ZERO", "NI_RANDOM"},
+	kernels.V512: {"PLACE_LAG", "PLACE_DEADLINE_INITIAL", "PLACE_REL_DEADLINE", "RUN_TO_PARITY", "PREEMPT_SHORT", "PICK_BUDDY", "DELAY_DEQUEUE", "DELAY_ZERO", "NI_RANDOM", "SIS_UTIL", "ALT_PERIOD", "BASE_SLICE"},
+}
+
+// sysctlsNotIn lists, per baseline, the kernel tunables (sysctl or
+// debugfs files) its fair.c lacks, so that setting one is an error, as
+// writing a missing file would be: EEVDF (v6.6) replaced latency,
+// min_granularity and wakeup_granularity with base_slice, and
+// child_runs_first is gone by 6.8.1; idle_min_granularity arrived after
+// v5.15 (absent in 5.15.55, present in 5.17-rc5). sched_nr_latency is a
+// variable, not a file, but goes with them.
+var sysctlsNotIn = map[string][]string{
+	kernels.V619: {"latency_ns", "min_granularity_ns", "idle_min_granularity_ns", "wakeup_granularity_ns", "sched_nr_latency", "child_runs_first"},
+	kernels.V60:  {"base_slice_ns"},
+	kernels.V512: {"base_slice_ns", "idle_min_granularity_ns"},
+}
+
+// Sysctl is one sysctl-tagged setting with its current value, as
+// --sysctl NAME=VALUE takes it. Model switches are named model_*.
+type Sysctl struct {
+	Name, Value string
+}
+
+// Sysctls lists the baseline's sysctls and model switches in name order,
+// without the kernel tunables its version lacks.
+func (s *Settings) Sysctls() []Sysctl {
+	v := reflect.ValueOf(s).Elem()
+	t := v.Type()
+	absent := map[string]bool{}
+	for _, n := range sysctlsNotIn[s.Kernel] {
+		absent[n] = true
+	}
+	var out []Sysctl
+	for i := 0; i < t.NumField(); i++ {
+		name := t.Field(i).Tag.Get("sysctl")
+		if name == "" || absent[name] {
+			continue
+		}
+		out = append(out, Sysctl{name, fmt.Sprint(v.Field(i).Interface())})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// AbsentFeatures and AbsentSysctls list the features.h entries and kernel
+// tunables schedlab models that the baseline does not have.
+func (s *Settings) AbsentFeatures() []string {
+	return append([]string(nil), featuresNotIn[s.Kernel]...)
+}
+func (s *Settings) AbsentSysctls() []string { return append([]string(nil), sysctlsNotIn[s.Kernel]...) }
+
+// Absent is the value Settings.Value gives a feature or kernel tunable
+// the baseline does not have.
+const Absent = "absent"
+
+// Value returns a setting by the name a kernels.Difference gives it: a
+// sched_feature ("SIS_PROP": "on", "off" or Absent), a sysctl or model
+// switch ("migration_cost_ns": its value, or Absent), or an exported
+// field without a tag ("EEVDF").
+func (s *Settings) Value(name string) (string, error) {
+	v := reflect.ValueOf(s).Elem()
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		switch {
+		case f.Tag.Get("feature") == name:
+			for _, n := range featuresNotIn[s.Kernel] {
+				if n == name {
+					return Absent, nil
+				}
+			}
+			if v.Field(i).Bool() {
+				return "on", nil
+			}
+			return "off", nil
+		case f.Tag.Get("sysctl") == name:
+			for _, n := range sysctlsNotIn[s.Kernel] {
+				if n == name {
+					return Absent, nil
+				}
+			}
+			return fmt.Sprint(v.Field(i).Interface()), nil
+		case f.Name == name && f.IsExported() && f.Tag == "" && name != "Kernel":
+			return fmt.Sprint(v.Field(i).Interface()), nil
+		}
+	}
+	return "", fmt.Errorf("unknown setting %q", name)
+}
+
+// SettingNames lists every name Value takes, in field order.
+func SettingNames() []string {
+	t := reflect.TypeOf(Settings{})
+	var out []string
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		switch {
+		case f.Tag.Get("feature") != "":
+			out = append(out, f.Tag.Get("feature"))
+		case f.Tag.Get("sysctl") != "":
+			out = append(out, f.Tag.Get("sysctl"))
+		case f.IsExported() && f.Tag == "" && f.Name != "Kernel":
+			out = append(out, f.Name)
+		}
+	}
+	return out
 }
 
 // UnsupportedFeatureError reports a feature a baseline does not have.
@@ -342,8 +645,14 @@ func (s *Settings) SetFeature(spec string) error {
 	return fmt.Errorf("unknown sched feature %q (%s has %s; NO_X clears X)", spec, s.Kernel, strings.Join(known, " "))
 }
 
-// SetSysctl sets a sysctl-tagged field by name from its text value.
+// SetSysctl sets a sysctl-tagged field by name from its text value; a
+// kernel tunable the baseline lacks is an error.
 func (s *Settings) SetSysctl(name, value string) error {
+	for _, n := range sysctlsNotIn[s.Kernel] {
+		if n == name {
+			return fmt.Errorf("sysctl %s is not in %s", name, s.Kernel)
+		}
+	}
 	v := reflect.ValueOf(s).Elem()
 	t := v.Type()
 	for i := 0; i < t.NumField(); i++ {
@@ -393,6 +702,12 @@ func (s *Settings) Validate() error {
 	}
 	if s.NrMigrate < 1 {
 		return fmt.Errorf("nr_migrate must be positive")
+	}
+	if s.UtilEstForm < 0 || s.UtilEstForm > 2 {
+		return fmt.Errorf("model_util_est_form must be 0 (v6.19), 1 (v6.0) or 2 (v5.12), not %d", s.UtilEstForm)
+	}
+	if s.RecentUsedCPU < 0 || s.RecentUsedCPU > 2 {
+		return fmt.Errorf("model_recent_used_cpu must be 0 (v6.19), 1 (v6.0) or 2 (v5.12), not %d", s.RecentUsedCPU)
 	}
 	switch s.CpufreqGovernor {
 	case GovernorAuto, GovernorPerformance, GovernorSchedutil:

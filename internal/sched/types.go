@@ -13,7 +13,8 @@ type PID int
 
 func (p PID) String() string { return fmt.Sprintf("%d", int(p)) }
 
-// TaskState mirrors the subset of task_struct::__state the fair class sees.
+// TaskState mirrors the subset of task_struct::__state the fair class sees
+// (every baseline).
 type TaskState int
 
 const (
@@ -40,7 +41,7 @@ func (s TaskState) String() string {
 	}
 }
 
-// Policy mirrors the fair-class scheduling policies.
+// Policy mirrors the fair-class scheduling policies (every baseline).
 type Policy int
 
 const (
@@ -126,8 +127,9 @@ type SchedEntity struct {
 
 	Avg SchedAvg
 
-	// DurAvg mirrors se.dur_avg of the short-task patches: a 1/8 EWMA of
-	// the run time between being switched in and sleeping voluntarily.
+	// DurAvg mirrors se.dur_avg of the short-task patches (on v6.0): a 1/8
+	// EWMA of the run time between being switched in and sleeping
+	// voluntarily.
 	DurAvg uint64
 
 	// Statistics (struct sched_statistics).
@@ -139,6 +141,9 @@ type SchedEntity struct {
 	// dur_avg): dur_avg samples the run time between two sleeps, across
 	// any preemptions in between.
 	PrevSleepSumRuntime uint64
+	// durAvgRFC2 and prevSumRuntimeVol are the RFC v2 posting's
+	// se.dur_avg and se.prev_sum_runtime_vol (ShortDurAvgRFC2).
+	durAvgRFC2, prevSumRuntimeVol uint64
 
 	task *Task
 	// rq->cfs_tasks membership (group_node).
@@ -146,7 +151,8 @@ type SchedEntity struct {
 	onCfsTasks           bool
 }
 
-// SchedStatistics mirrors the parts of struct sched_statistics schedlab keeps.
+// SchedStatistics mirrors the parts of struct sched_statistics schedlab keeps
+// (v6.19; the same counters in v6.0 and v5.12).
 type SchedStatistics struct {
 	WaitStart          uint64
 	WaitMax            uint64
@@ -182,8 +188,9 @@ func (se *SchedEntity) IsTask() bool { return se.MyQ == nil }
 // Task returns the task of a task entity (nil for group entities).
 func (se *SchedEntity) Task() *Task { return se.task }
 
-// Removed mirrors cfs_rq->removed: load removed asynchronously (a task woken
-// onto another CPU, or exited) that the queue subtracts at its next update.
+// Removed mirrors cfs_rq->removed (every baseline): load removed
+// asynchronously (a task woken onto another CPU, or exited) that the queue
+// subtracts at its next update.
 type Removed struct {
 	Nr          int
 	LoadAvg     uint64
@@ -242,8 +249,8 @@ func (c *CfsRq) Entities() []*SchedEntity {
 	return append(out, c.timeline...)
 }
 
-// TaskGroup mirrors struct task_group (CONFIG_FAIR_GROUP_SCHED): a cgroup v2
-// directory with cpu.weight.
+// TaskGroup mirrors struct task_group (CONFIG_FAIR_GROUP_SCHED; v6.19, the
+// fields v6.0 and v5.12 share): a cgroup v2 directory with cpu.weight.
 type TaskGroup struct {
 	Name     string // path, "/" for the root
 	Parent   *TaskGroup
@@ -259,7 +266,8 @@ type TaskGroup struct {
 // IsRoot reports whether tg is the root task group.
 func (tg *TaskGroup) IsRoot() bool { return tg.Parent == nil }
 
-// RqSchedstat mirrors the per-rq schedstat counters (/proc/schedstat cpu lines).
+// RqSchedstat mirrors the per-rq schedstat counters (/proc/schedstat cpu
+// lines; the same in versions 15 to 17).
 type RqSchedstat struct {
 	YldCount    uint64
 	SchedCount  uint64
@@ -271,7 +279,8 @@ type RqSchedstat struct {
 	Pcount      uint64 // timeslices (sched_info.pcount)
 }
 
-// Rq mirrors struct rq for one CPU.
+// Rq mirrors struct rq for one CPU (v6.19; the fields the modelled paths
+// of every baseline use).
 type Rq struct {
 	CPU        cpumask.CPU
 	NrRunning  int
@@ -321,6 +330,9 @@ type Rq struct {
 	// interrupt; idleExitDone is when it can run the handler (idle_exit.go).
 	idleExiting  bool
 	idleExitDone engine.Time
+	// idleTicks counts the tick wakeups of the current idle period of a
+	// CPU that kept its tick (core.go: idleTickGovernor).
+	idleTicks int
 	// Costs counts what the cost model charged on this CPU.
 	Costs CostCounters
 
@@ -335,23 +347,29 @@ type Rq struct {
 
 	// CpufreqUpdates counts cpufreq_update_util calls from the fair class.
 	CpufreqUpdates uint64
+	// avgOthers stands for rq->avg_rt and rq->avg_dl, the PELT signals of
+	// the RT and deadline classes: always zero here, but
+	// __update_blocked_others decays them (Settings.BlockedOthersDecay).
+	avgOthers SchedAvg
 	// BlockedUpdates counts sched_balance_update_blocked_averages calls
 	// and BlockedCfsRqsWalked the leaf cfs_rqs they visited.
 	BlockedUpdates      uint64
 	BlockedCfsRqsWalked uint64
 
 	// --- load balancing (issue 4) ---
-	// NohzIdle mirrors rq->nohz_tick_stopped as the balancer keeps it:
-	// set by nohz_balance_enter_idle when the idle CPU stops its tick,
-	// cleared by nohz_balance_exit_idle at its first busy tick.
+	// NohzIdle mirrors rq->nohz_tick_stopped as the balancer keeps it
+	// (every baseline): set by nohz_balance_enter_idle when the idle CPU
+	// stops its tick, cleared by nohz_balance_exit_idle at its first busy
+	// tick.
 	// (NohzTickStopped above is the tick's own state.)
 	NohzIdle bool
-	// NohzFlags mirrors rq->nohz_flags (pending NOHZ_*_KICK bits) and
-	// NohzIdleBalance rq->nohz_idle_balance (the kick being served).
+	// NohzFlags mirrors rq->nohz_flags (pending NOHZ_*_KICK bits; no
+	// NOHZ_NEXT_KICK before v5.16) and NohzIdleBalance
+	// rq->nohz_idle_balance (the kick being served).
 	NohzFlags       int
 	NohzIdleBalance int
 	// ActiveBalance and PushCPU mirror rq->active_balance and
-	// rq->push_cpu.
+	// rq->push_cpu (every baseline).
 	ActiveBalance bool
 	PushCPU       cpumask.CPU
 	// LBBusyUntil is the engine time until which balancing work occupies
@@ -362,7 +380,7 @@ type Rq struct {
 	// idle; BlockedUpdatesBy splits BlockedUpdates by caller.
 	BlockedUpdatesIdle uint64
 	BlockedUpdatesBy   [NrBlockedOrigins]uint64
-	// sdLLCNohzIdle mirrors per_cpu(sd_llc)->nohz_idle.
+	// sdLLCNohzIdle mirrors per_cpu(sd_llc)->nohz_idle (every baseline).
 	sdLLCNohzIdle bool
 	// ilbTimer delivers a NOHZ kick's IPI (nohz_csd); stopperTimer runs
 	// the active-balance stopper.
@@ -423,7 +441,8 @@ func (rq *Rq) cfsTasksDel(se *SchedEntity) {
 	se.groupPrev, se.groupNext, se.onCfsTasks = nil, nil, false
 }
 
-// TaskSchedInfo mirrors struct sched_info (delay accounting for schedstat).
+// TaskSchedInfo mirrors struct sched_info (delay accounting for schedstat;
+// every baseline).
 type TaskSchedInfo struct {
 	Pcount      uint64
 	RunDelay    uint64
@@ -431,7 +450,8 @@ type TaskSchedInfo struct {
 	LastQueued  uint64
 }
 
-// Task mirrors the scheduler-relevant part of task_struct.
+// Task mirrors the scheduler-relevant part of task_struct (v6.19; the
+// short-task fields are the patches', on v6.0).
 type Task struct {
 	PID           PID
 	Comm          string
@@ -497,7 +517,7 @@ type Task struct {
 	MM int64
 }
 
-// CPU mirrors task_cpu(p).
+// CPU mirrors task_cpu(p) (every baseline).
 func (t *Task) CPU() cpumask.CPU { return t.cpu }
 
 // IsIdleTask reports whether t is a CPU's idle task.

@@ -16,8 +16,11 @@ import (
 // VariantInfo describes one variant.
 type VariantInfo struct {
 	Name string
-	// Baseline is the kernel baseline the variant applies to.
-	Baseline string
+	// Baseline is the kernel baseline the variant applies to: the kernel
+	// its patch was written against. With AnyBaseline it is only the
+	// default, and the variant applies to every baseline.
+	Baseline    string
+	AnyBaseline bool
 	// Description says in one line what the patch changes.
 	Description string
 	// Touches lists the kernel functions the patch changes.
@@ -33,11 +36,14 @@ type variant struct {
 	apply func(s *Settings) // the patch, applied after base
 }
 
-func shortTask(affine ShortAffineMode, scan ShortScanMode) func(*Settings) {
+// shortTask sets the short-task hunks and is_short_task's metric: the
+// RFC's lifetime average for the RFC and the follow-ups measured in its
+// thread, the RFC v2 posting's own dur_avg for short-task-rfc2.
+func shortTask(affine ShortAffineMode, scan ShortScanMode, metric ShortTaskMetric) func(*Settings) {
 	return func(s *Settings) {
 		s.ShortTaskAffine = affine
 		s.ShortTaskScan = scan
-		s.ShortTaskMetric = ShortLifetime
+		s.ShortTaskMetric = metric
 	}
 }
 
@@ -48,40 +54,38 @@ var (
 
 var variants = []variant{
 	{
-		info: VariantInfo{Name: "short-task-rfc", Baseline: kernels.V519, Touches: shortBothFns,
+		info: VariantInfo{Name: "short-task-rfc", Baseline: kernels.V60, Touches: shortBothFns,
 			Description: "short-task RFC (Chen Yu, Sep 2022): wake on this_cpu if curr(this_cpu) is short, before the prev_cpu-idle check; skip the LLC scan when SIS_UTIL sees it >50% busy and wakee and curr(target) are short"},
-		apply: shortTask(ShortAffineSyncOr, ShortScanWakee),
+		apply: shortTask(ShortAffineSyncOr, ShortScanWakee, ShortLifetime),
 	},
 	{
-		info: VariantInfo{Name: "short-task-v1", Baseline: kernels.V519, Touches: shortBothFns,
+		info: VariantInfo{Name: "short-task-v1", Baseline: kernels.V60, Touches: shortBothFns,
 			Description: "short-task follow-up 1: the this_cpu check moves after the prev_cpu-idle check, no nr_running condition; scan skip kept"},
-		apply: shortTask(ShortAffineEnd, ShortScanWakee),
+		apply: shortTask(ShortAffineEnd, ShortScanWakee, ShortLifetime),
 	},
 	{
-		info: VariantInfo{Name: "short-task-v2", Baseline: kernels.V519, Touches: shortAffineFns,
+		info: VariantInfo{Name: "short-task-v2", Baseline: kernels.V60, Touches: shortAffineFns,
 			Description: "short-task follow-up 2: as v1 without the scan skip"},
-		apply: shortTask(ShortAffineEnd, ShortScanOff),
+		apply: shortTask(ShortAffineEnd, ShortScanOff, ShortLifetime),
 	},
 	{
-		info: VariantInfo{Name: "short-task-v3", Baseline: kernels.V519, Touches: shortBothFns,
+		info: VariantInfo{Name: "short-task-v3", Baseline: kernels.V60, Touches: shortBothFns,
 			Description: "short-task follow-up 3: this_cpu check at the end needs nr_running(this_cpu)==1 and a short curr; scan skip kept"},
-		apply: shortTask(ShortAffineEndSingle, ShortScanWakee),
+		apply: shortTask(ShortAffineEndSingle, ShortScanWakee, ShortLifetime),
 	},
 	{
-		info: VariantInfo{Name: "short-task-v4", Baseline: kernels.V519, Touches: shortAffineFns,
+		info: VariantInfo{Name: "short-task-v4", Baseline: kernels.V60, Touches: shortAffineFns,
 			Description: "short-task follow-up 4: as v3 without the scan skip"},
-		apply: shortTask(ShortAffineEndSingle, ShortScanOff),
+		apply: shortTask(ShortAffineEndSingle, ShortScanOff, ShortLifetime),
 	},
 	{
-		info: VariantInfo{Name: "short-task-rfc2", Baseline: kernels.V519, Touches: shortBothFns,
-			Description: "short-task RFC v2 (Oct 2022): v3's this_cpu check; the scan skip needs nr_running(target)==1 and a short curr(target), not a short wakee"},
-		apply: shortTask(ShortAffineEndSingle, ShortScanSingle),
+		info: VariantInfo{Name: "short-task-rfc2", Baseline: kernels.V60, Touches: shortBothFns,
+			Description: "short-task RFC v2 (Oct 2022): v3's this_cpu check; the scan skip needs nr_running(target)==1 and a short curr(target), not a short wakee; is_short_task by the posting's dur_avg <= min_granularity"},
+		apply: shortTask(ShortAffineEndSingle, ShortScanSingle, ShortDurAvgRFC2),
 	},
 	{
-		info: VariantInfo{Name: "idle-cores-nosmt", Baseline: kernels.V519, Touches: []string{"test_idle_cores"},
-			Description: "test_idle_cores() returns without reading sd_llc_shared on machines without SMT (Barry Song, v5.13); changes no decision, only LLC-shared reads",
-			Base:        "v5.12 call layout: select_idle_cpu calls test_idle_cores on every scan (TestIdleCoresEveryScan)"},
-		base:  func(s *Settings) { s.TestIdleCoresEveryScan = true },
+		info: VariantInfo{Name: "idle-cores-nosmt", Baseline: kernels.V512, Touches: []string{"test_idle_cores"},
+			Description: "test_idle_cores() returns without reading sd_llc_shared on machines without SMT (Barry Song, v5.13); changes no decision, only LLC-shared reads"},
 		apply: func(s *Settings) { s.TestIdleCoresSMTCheck = true },
 	},
 }
@@ -138,6 +142,18 @@ func ApplyVariantBase(s *Settings, name string) error {
 		v.base(s)
 	}
 	return s.Validate()
+}
+
+// AppliesTo reports whether the variant can be applied to the baseline.
+func (v VariantInfo) AppliesTo(kernel string) bool { return v.AnyBaseline || v.Baseline == kernel }
+
+// BaselineText is the variant's baseline as listings print it: "v6.0",
+// or "any (default v6.19)".
+func (v VariantInfo) BaselineText() string {
+	if v.AnyBaseline {
+		return "any (default " + v.Baseline + ")"
+	}
+	return v.Baseline
 }
 
 // LookupVariant returns the named variant's description.

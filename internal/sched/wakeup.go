@@ -8,7 +8,7 @@ import (
 )
 
 // Wakeup and fork placement: select_task_rq_fair and the fast path
-// (wake_affine, select_idle_sibling) as v6.19 has them, with the v5.19-era
+// (wake_affine, select_idle_sibling) as v6.19 has them, with the v6.0-era
 // differences (SIS_PROP) and the short-task and idle-core variants selected
 // by Settings. The slow path (sched_balance_find_dst_cpu) is in
 // wakeup_fork.go, the signals it reads in wakeup_load.go.
@@ -39,9 +39,11 @@ func selectTaskRqFair(k *Kernel, p *Task, prev cpumask.CPU, wakeFlags *int) cpum
 	return k.selectTaskRqFair(p, prev, *wakeFlags)
 }
 
-// selectTaskRqFair mirrors fair.c:select_task_rq_fair (v6.19) on the CPU
-// k.ThisCPU(). Simplified: no energy-aware path, no PF_EXITING test of
-// the waker (sync is WF_SYNC alone).
+// selectTaskRqFair mirrors fair.c:select_task_rq_fair (v6.19; v6.0 and
+// v5.12 have no WF_CURRENT_CPU, which no caller here sets, and v5.12 sets
+// the waker's recent_used_cpu after the fast path, Settings.RecentUsedCPU)
+// on the CPU k.ThisCPU(). Simplified: no energy-aware path, no PF_EXITING
+// test of the waker (sync is WF_SYNC alone).
 func (k *Kernel) selectTaskRqFair(p *Task, prevCPU cpumask.CPU, wakeFlags int) cpumask.CPU {
 	sync := wakeFlags&WFSync != 0
 	cpu := k.thisCPU
@@ -81,6 +83,10 @@ func (k *Kernel) selectTaskRqFair(p *Task, prevCPU cpumask.CPU, wakeFlags int) c
 	}
 	if wakeFlags&WFTTWU != 0 {
 		newCPU = k.selectIdleSibling(p, prevCPU, newCPU)
+		// v5.12: the waker's recent_used_cpu becomes the waking CPU.
+		if k.S.RecentUsedCPU == 2 && wantAffine {
+			k.Current().RecentUsedCPU = cpu
+		}
 	}
 	return newCPU
 }
@@ -210,7 +216,8 @@ func (k *Kernel) wakeAffineWeight(sd *SchedDomain, p *Task, thisCPU, prevCPU cpu
 	return cpumask.None
 }
 
-// sdLLC mirrors per_cpu(sd_llc, cpu) as the runtime domain (nil if none).
+// sdLLC mirrors per_cpu(sd_llc, cpu) as the runtime domain (nil if none;
+// every baseline).
 func (k *Kernel) sdLLC(cpu cpumask.CPU) *SchedDomain {
 	d := k.Topo.SdLLC[cpu]
 	if d == nil {
@@ -219,7 +226,8 @@ func (k *Kernel) sdLLC(cpu cpumask.CPU) *SchedDomain {
 	return k.dom.byID[d.ID]
 }
 
-// smtActive mirrors sched_smt_active(): some core has several threads.
+// smtActive mirrors sched_smt_active() (every baseline): some core has
+// several threads.
 func (k *Kernel) smtActive() bool { return k.Topo.SMTPresent }
 
 // asymFitsCPU mirrors fair.c:asym_fits_cpu (v6.19) (no uclamp): on asymmetric
@@ -233,15 +241,17 @@ func (k *Kernel) asymFitsCPU(util uint64, cpu cpumask.CPU) bool {
 
 // selectIdleSibling mirrors fair.c:select_idle_sibling (v6.19): the fast
 // path's search for an idle CPU near target (the waker's CPU or prev after
-// wake_affine). Simplified: the per-CPU-kthread stacking shortcut is omitted
-// (no kthreads are modelled); v5.19's copy differs only in having no
-// clusters, which its topology never activates.
+// wake_affine). v6.0's copy differs in having no clusters, which its
+// topology never activates, and in its recent_used_cpu test
+// (Settings.RecentUsedCPU); v5.12's also in having no select_idle_smt step
+// (Settings.SISIdleCoresV512). Simplified: the per-CPU-kthread stacking
+// shortcut is omitted (no kthreads are modelled).
 func (k *Kernel) selectIdleSibling(p *Task, prev, target cpumask.CPU) cpumask.CPU {
 	hasIdleCore := false
 	var taskUtil uint64
 	if k.asymCPUCapacity() {
 		syncEntityLoadAvg(&p.SE)
-		taskUtil = taskUtilEst(p)
+		taskUtil = k.taskUtilEst(p)
 	}
 
 	if k.idleOrSchedIdle(target) && k.asymFitsCPU(taskUtil, target) {
@@ -261,10 +271,24 @@ func (k *Kernel) selectIdleSibling(p *Task, prev, target cpumask.CPU) cpumask.CP
 	// (Per-CPU kthread stacking would go here.)
 
 	recentUsedCPU := p.RecentUsedCPU
-	p.RecentUsedCPU = prev
+	// The CPU whose affinity is tested: the candidate (v6.19, v5.12), or
+	// the field just overwritten with prev (v5.15–v6.1).
+	allowedCPU := recentUsedCPU
+	switch k.S.RecentUsedCPU {
+	case 0:
+		p.RecentUsedCPU = prev
+	case 1:
+		p.RecentUsedCPU = prev
+		allowedCPU = prev
+	}
 	if recentUsedCPU != cpumask.None && recentUsedCPU != prev && recentUsedCPU != target &&
 		k.cpusShareCache(recentUsedCPU, target) && k.idleOrSchedIdle(recentUsedCPU) &&
-		p.CPUsAllowed.Test(recentUsedCPU) && k.asymFitsCPU(taskUtil, recentUsedCPU) {
+		p.CPUsAllowed.Test(allowedCPU) && k.asymFitsCPU(taskUtil, recentUsedCPU) {
+		if k.S.RecentUsedCPU == 2 {
+			// v5.12 replaces it only when it is used.
+			p.RecentUsedCPU = prev
+			return recentUsedCPU
+		}
 		if !k.Topo.ClusterActive || k.Topo.CPUsShareResources(recentUsedCPU, target) {
 			return recentUsedCPU
 		}
@@ -287,7 +311,9 @@ func (k *Kernel) selectIdleSibling(p *Task, prev, target cpumask.CPU) cpumask.CP
 		return target
 	}
 
-	if k.smtActive() {
+	// v5.12: select_idle_cpu asks test_idle_cores itself, and there is
+	// no select_idle_smt step.
+	if k.smtActive() && !k.S.SISIdleCoresV512 {
 		hasIdleCore = k.testIdleCores(target)
 		if !hasIdleCore && k.cpusShareCache(prev, target) {
 			if i := k.selectIdleSMT(p, sd, prev); i != cpumask.None {
@@ -310,19 +336,26 @@ func (k *Kernel) selectIdleSibling(p *Task, prev, target cpumask.CPU) cpumask.CP
 	return target
 }
 
-// selectIdleCPU mirrors fair.c:select_idle_cpu (v6.19, with v5.19's
-// SIS_PROP when that feature is on) plus the short-task variants' hunk 2.
-// With SIS_PROP the scan's duration is Settings.SISScanCost per CPU examined
-// (the kernel measures it with cpu_clock), charged to the waker's LLC
-// avg_scan_cost and wake_avg_idle. Returns cpumask.None if nothing is idle.
+// selectIdleCPU mirrors fair.c:select_idle_cpu (v6.19, with v6.0's
+// SIS_PROP when that feature is on, and v5.12's form with the
+// Settings.SISIdleCoresV512/SISPropV512/SISScanFromTarget switches) plus
+// the short-task variants' hunk 2. With SIS_PROP the scan's duration is
+// Settings.SISScanCost per CPU examined (the kernel measures it with
+// cpu_clock), folded into the waker's LLC avg_scan_cost (and, v5.13+,
+// spent from wake_avg_idle). Returns cpumask.None if nothing is idle.
 func (k *Kernel) selectIdleCPU(p *Task, sd *SchedDomain, hasIdleCore bool, target cpumask.CPU) cpumask.CPU {
 	idleCPU := cpumask.None
 	nr := math.MaxInt
 	thisRq := k.Rqs[k.thisCPU]
 
-	// v5.12–v5.13 asked test_idle_cores here on every scan, SMT or not.
-	if k.S.TestIdleCoresEveryScan && !k.smtActive() {
-		k.testIdleCores(target)
+	// v5.12: "bool smt = test_idle_cores(target, false)" on every call,
+	// SMT or not (its answer is false without SMT, where nothing sets
+	// has_idle_cores), then a sd_llc test of the waking CPU.
+	if k.S.SISIdleCoresV512 {
+		hasIdleCore = k.testIdleCores(target)
+		if k.sdLLC(k.thisCPU) == nil {
+			return cpumask.None
+		}
 	}
 
 	var thisSD *SchedDomain
@@ -332,15 +365,23 @@ func (k *Kernel) selectIdleCPU(p *Task, sd *SchedDomain, hasIdleCore bool, targe
 		if thisSD == nil {
 			return cpumask.None
 		}
-		k.wakeAvgIdleInit(thisRq)
-		// A busy waker's last idle period does not predict the next:
-		// age the remaining predicted idle time, halving it per jiffy.
-		now := k.Jiffies()
-		for thisRq.WakeStamp < now && thisRq.WakeAvgIdle != 0 {
-			thisRq.WakeStamp++
-			thisRq.WakeAvgIdle >>= 1
+		var avgIdle uint64
+		if k.S.SISPropV512 {
+			// v5.12: the waking CPU's avg_idle with a fuzz factor of
+			// 512, neither aged nor spent.
+			avgIdle = thisRq.AvgIdle / 512
+		} else {
+			k.wakeAvgIdleInit(thisRq)
+			// A busy waker's last idle period does not predict the
+			// next: age the remaining predicted idle time, halving it
+			// per jiffy.
+			now := k.Jiffies()
+			for thisRq.WakeStamp < now && thisRq.WakeAvgIdle != 0 {
+				thisRq.WakeStamp++
+				thisRq.WakeAvgIdle >>= 1
+			}
+			avgIdle = thisRq.WakeAvgIdle
 		}
-		avgIdle := thisRq.WakeAvgIdle
 		avgCost := thisSD.AvgScanCost + 1
 		spanAvg := uint64(sd.T.SpanWeight) * avgIdle
 		if spanAvg > 4*avgCost {
@@ -417,27 +458,40 @@ func (k *Kernel) selectIdleCPU(p *Task, sd *SchedDomain, hasIdleCore bool, targe
 		}
 	}
 	if !decided {
-		cpus.ForEachWrap(target+1, step)
+		start := target + 1
+		if k.S.SISScanFromTarget {
+			start = target
+		}
+		cpus.ForEachWrap(start, step)
 	}
 	thisRq.Wakeup.SISScanned += scanned
 	if decided {
 		return res
 	}
 	if hasIdleCore {
-		k.setIdleCores(target, false)
+		if k.S.SISIdleCoresV512 {
+			// v5.12 clears the waking CPU's LLC hint (v5.13-rc3
+			// fixed it to target's).
+			k.setIdleCores(k.thisCPU, false)
+		} else {
+			k.setIdleCores(target, false)
+		}
 	}
 	k.accountSISProp(sisProp, thisRq, thisSD, scanned)
 	return idleCPU
 }
 
-// accountSISProp is the end of v5.19's select_idle_cpu under SIS_PROP: the
-// scan time is spent from wake_avg_idle and folded into avg_scan_cost.
+// accountSISProp is the end of v6.0's select_idle_cpu under SIS_PROP: the
+// scan time is spent from wake_avg_idle (not in v5.12, which has none) and
+// folded into avg_scan_cost.
 func (k *Kernel) accountSISProp(sisProp bool, thisRq *Rq, thisSD *SchedDomain, scanned uint64) {
 	if !sisProp {
 		return
 	}
 	t := scanned * k.S.SISScanCost
-	thisRq.WakeAvgIdle -= min(thisRq.WakeAvgIdle, t)
+	if !k.S.SISPropV512 {
+		thisRq.WakeAvgIdle -= min(thisRq.WakeAvgIdle, t)
+	}
 	updateAvg(&thisSD.AvgScanCost, t)
 }
 
@@ -497,7 +551,7 @@ func (k *Kernel) selectIdleSMT(p *Task, sd *SchedDomain, target cpumask.CPU) cpu
 // fits, else the idle CPU with the largest capacity_of.
 func (k *Kernel) selectIdleCapacity(p *Task, sd *topology.Domain, target cpumask.CPU) cpumask.CPU {
 	cpus := sd.Span.And(p.CPUsAllowed)
-	taskUtil := taskUtilEst(p)
+	taskUtil := k.taskUtilEst(p)
 	bestCPU, bestFits := cpumask.None, 0
 	var bestCap uint64
 	res := cpumask.None

@@ -131,18 +131,22 @@ func (k *Kernel) schedBalanceFindDstGroupCPU(g *topology.Group, p *Task, thisCPU
 
 // updateSgWakeupStats mirrors fair.c:update_sg_wakeup_stats (v6.19): the
 // group's statistics as if p were not on its CPU, over the CPUs p may use.
-// (v5.19 summed every CPU of the group and tested misfit against the
-// group's max capacity; the two agree for tasks allowed everywhere on
-// symmetric machines.)
+// With !SgWakeupStatsAllowedOnly it is v6.0's and v5.12's: every CPU of
+// the group counts, and misfit is tested against the group's max
+// capacity.
 func (k *Kernel) updateSgWakeupStats(sd *SchedDomain, g *topology.Group, sgs *SgLbStats, p *Task) {
 	*sgs = SgLbStats{}
 	asym := sd.T.Flags&topology.SDAsymCPUCapacity != 0
+	allowedOnly := k.S.SgWakeupStatsAllowedOnly
 	// Assume the task fits no CPU of the group until one proves otherwise.
-	if asym {
+	if asym && allowedOnly {
+		sgs.GroupMisfitTaskLoad = 1
+	}
+	if asym && !allowedOnly && !fitsCapacity(k.taskUtilEst(p), k.SGC(g).MaxCapacity) {
 		sgs.GroupMisfitTaskLoad = 1
 	}
 	g.Span.ForEach(func(i cpumask.CPU) bool {
-		if !p.CPUsAllowed.Test(i) {
+		if allowedOnly && !p.CPUsAllowed.Test(i) {
 			return true
 		}
 		rq := k.Rqs[i]
@@ -156,7 +160,7 @@ func (k *Kernel) updateSgWakeupStats(sd *SchedDomain, g *topology.Group, sgs *Sg
 		if nrRunning == 0 && k.idleCPUWithout(i, p) {
 			sgs.IdleCPUs++
 		}
-		if asym && sgs.GroupMisfitTaskLoad != 0 && k.taskFitsCPU(p, i) {
+		if asym && allowedOnly && sgs.GroupMisfitTaskLoad != 0 && k.taskFitsCPU(p, i) {
 			sgs.GroupMisfitTaskLoad = 0
 		}
 		return true
@@ -206,8 +210,11 @@ func (k *Kernel) updatePickIdlest(idlest *topology.Group, idlestSgs *SgLbStats, 
 
 // schedBalanceFindDstGroup mirrors fair.c:sched_balance_find_dst_group (v6.19)
 // (find_idlest_group, v6.19): the idlest group of sd for p, or nil when the
-// local group (the one holding thisCPU) should be kept. Not modelled: NUMA
-// balancing's preferred node, core-scheduling cookies.
+// local group (the one holding thisCPU) should be kept. With
+// Settings.NumaImbalanceV512 the has-spare NUMA test is v5.12's
+// allow_numa_imbalance(local.sum_nr_running, sd->span_weight); v6.0 is
+// v6.19 here. Not modelled: NUMA balancing's preferred node,
+// core-scheduling cookies.
 func (k *Kernel) schedBalanceFindDstGroup(sd *SchedDomain, p *Task, thisCPU cpumask.CPU) *topology.Group {
 	var idlest, local *topology.Group
 	var localSgs, tmpSgs SgLbStats
@@ -265,7 +272,14 @@ func (k *Kernel) schedBalanceFindDstGroup(sd *SchedDomain, p *Task, thisCPU cpum
 			return nil
 		}
 	case GroupHasSpare:
-		if sd.T.Flags&topology.SDNuma != 0 {
+		if sd.T.Flags&topology.SDNuma != 0 && k.S.NumaImbalanceV512 {
+			// v5.12: stay while the local node runs fewer tasks than a
+			// quarter of the NUMA domain's CPUs (256 / 4 = 64 on a
+			// two-socket Zen3).
+			if allowNumaImbalanceV512(localSgs.SumNrRunning, sd.T.SpanWeight) {
+				return nil
+			}
+		} else if sd.T.Flags&topology.SDNuma != 0 {
 			imbNumaNr := sd.T.ImbNumaNr
 			// Keep p near its waker while the local node would run
 			// at most imb_numa_nr tasks, counting only the CPUs p

@@ -7,7 +7,7 @@ import "github.com/schedlab/schedlab/internal/topology"
 // (update_sg_lb_stats, sched_balance_find_src_group).
 
 // GroupType mirrors enum group_type (v6.19 order: a higher value is a
-// busier group). group_smt_balance exists from v6.6; the v5.19 baseline
+// busier group). group_smt_balance exists from v6.6; the v6.0 baseline
 // never produces it.
 type GroupType int
 
@@ -109,7 +109,7 @@ func (k *Kernel) groupClassify(imbalancePct int, g *topology.Group, sgs *SgLbSta
 	return GroupHasSpare
 }
 
-// numaImbalanceMin mirrors NUMA_IMBALANCE_MIN.
+// numaImbalanceMin mirrors NUMA_IMBALANCE_MIN (2 in v5.12, v6.0 and v6.19).
 const numaImbalanceMin = 2
 
 // adjustNumaImbalance mirrors fair.c:adjust_numa_imbalance (v6.19): while
@@ -118,6 +118,26 @@ const numaImbalanceMin = 2
 // CPUs is tolerated (returns 0) so a communicating pair stays local.
 func adjustNumaImbalance(imbalance, dstRunning, imbNumaNr int) int {
 	if dstRunning > imbNumaNr {
+		return imbalance
+	}
+	if imbalance <= numaImbalanceMin {
+		return 0
+	}
+	return imbalance
+}
+
+// allowNumaImbalanceV512 mirrors fair.c:allow_numa_imbalance (v5.11–v5.17):
+// a node running fewer tasks than a quarter of the domain's (or group's)
+// CPUs may stay imbalanced.
+func allowNumaImbalanceV512(dstRunning, dstWeight int) bool {
+	return dstRunning < dstWeight>>2
+}
+
+// adjustNumaImbalanceV512 mirrors fair.c:adjust_numa_imbalance (v5.11–
+// v5.17): while the allowance holds, an imbalance of up to
+// NUMA_IMBALANCE_MIN tasks is ignored.
+func adjustNumaImbalanceV512(imbalance, dstRunning, dstWeight int) int {
+	if !allowNumaImbalanceV512(dstRunning, dstWeight) {
 		return imbalance
 	}
 	if imbalance <= numaImbalanceMin {

@@ -18,10 +18,11 @@ func cpuRunnable(rq *Rq) uint64 { return rq.CFS.Avg.RunnableAvg }
 // capacityOf mirrors fair.c:capacity_of (v6.19).
 func (k *Kernel) capacityOf(cpu cpumask.CPU) uint64 { return k.Rqs[cpu].CPUCapacity }
 
-// archScaleCPUCapacity mirrors arch_scale_cpu_capacity.
+// archScaleCPUCapacity mirrors arch_scale_cpu_capacity (every baseline;
+// capacity_orig_of in v6.0 and v5.12 reads the same value).
 func (k *Kernel) archScaleCPUCapacity(cpu cpumask.CPU) uint64 { return k.Rqs[cpu].CPUCapacityOrig }
 
-// lsubPositive mirrors lsub_positive: *v -= min(*v, d).
+// lsubPositive mirrors lsub_positive (every baseline): *v -= min(*v, d).
 func lsubPositive(v *uint64, d uint64) {
 	if d > *v {
 		*v = 0
@@ -76,9 +77,9 @@ func (k *Kernel) cpuUtil(cpu cpumask.CPU, p *Task, dstCPU cpumask.CPU, boost boo
 	if k.S.UtilEst {
 		utilEst := uint64(c.Avg.UtilEst)
 		if dstCPU == cpu {
-			utilEst += taskUtilEstRaw(p)
+			utilEst += k.taskUtilEstRaw(p)
 		} else if p != nil && (p.OnRq == taskOnRqQueued || k.Current() == p) {
-			lsubPositive(&utilEst, taskUtilEstRaw(p))
+			lsubPositive(&utilEst, k.taskUtilEstRaw(p))
 		}
 		if utilEst > util {
 			util = utilEst

@@ -61,13 +61,24 @@ const (
 	// that has neither run nor slept (0 <= 0) is short, and so is the idle
 	// task, whose sum_exec_runtime stays 0.
 	ShortLifetime ShortTaskMetric = iota
-	// ShortDurAvg (later postings): se.dur_avg × ShortTaskDurAvgFactor <=
-	// min_granularity, dur_avg being the 1/8 average of the run time between
-	// voluntary sleeps (core.go: updateDurAvg).
+	// ShortDurAvg (RFC v4 and later): se.dur_avg × ShortTaskDurAvgFactor
+	// <= min_granularity, dur_avg being the 1/8 average of the run time
+	// between voluntary sleeps, updated at every sleeping dequeue
+	// (core.go: updateDurAvg).
 	ShortDurAvg
+	// ShortDurAvgRFC2 is the RFC v2 posting's metric (October 2022,
+	// "[RFC PATCH v2 1/2] sched/fair: Introduce short duration task
+	// check"): se.dur_avg <= sysctl_sched_min_granularity, dur_avg updated
+	// in put_prev_task_fair for a task that is no longer queued — which
+	// pick_next_task_fair's group-scheduling path skips, so only when its
+	// CPU goes idle after it slept — from the run time since the last
+	// such update, and only when that sample differs from dur_avg by at
+	// least min_granularity (a zero sample resets it to 0, as the posted
+	// code does, whatever its comment says).
+	ShortDurAvgRFC2
 )
 
-var shortMetricNames = []string{"lifetime", "dur_avg"}
+var shortMetricNames = []string{"lifetime", "dur_avg", "dur_avg_rfc2"}
 
 func (m ShortTaskMetric) String() string { return enumName(shortMetricNames, int(m)) }
 
@@ -90,13 +101,40 @@ func (k *Kernel) shortTaskGranularity() uint64 {
 	return k.minGranularity
 }
 
-// isShortTask mirrors the patches' is_short_task(p).
+// isShortTask mirrors the patches' is_short_task(p) (each posting's, on
+// v6.0; Settings.ShortTaskMetric picks the posting's form).
 func (k *Kernel) isShortTask(p *Task) bool {
 	gran := k.shortTaskGranularity()
-	if k.S.ShortTaskMetric == ShortDurAvg {
+	switch k.S.ShortTaskMetric {
+	case ShortDurAvg:
 		return p.SE.DurAvg*k.S.ShortTaskDurAvgFactor <= gran
+	case ShortDurAvgRFC2:
+		return p.SE.durAvgRFC2 <= gran
 	}
 	return p.SE.SumExecRuntime <= p.Nvcsw*gran
+}
+
+// updateDurAvgRFC2 is the RFC v2 posting's dur_avg update, run from
+// put_prev_task_fair for a prev that is no longer queued (it slept): the
+// run time since the last update is the sample, folded in with
+// update_avg only when it differs from dur_avg by at least
+// sysctl_sched_min_granularity; a zero sample sets dur_avg to 0.
+func (k *Kernel) updateDurAvgRFC2(p *Task) {
+	se := &p.SE
+	dur := se.SumExecRuntime - se.prevSumRuntimeVol
+	se.prevSumRuntimeVol = se.SumExecRuntime
+	delta := int64(dur) - int64(se.durAvgRFC2)
+	if delta < 0 {
+		delta = -delta
+	}
+	if uint64(delta) < k.minGranularity {
+		return
+	}
+	if dur == 0 {
+		se.durAvgRFC2 = 0
+		return
+	}
+	updateAvg(&se.durAvgRFC2, dur)
 }
 
 // shortTaskSkipScan is the short-task hunk of select_idle_cpu, evaluated

@@ -260,7 +260,7 @@ func TestSelectIdleCapacity(t *testing.T) {
 			}
 			r.run(engine.Millisecond)
 			r.unpin(p)
-			util := taskUtilEst(p)
+			util := r.k.taskUtilEst(p)
 			big := tc.run > 10*engine.Millisecond
 			if fitsLittle := util*1280 < 592*1024; fitsLittle == big {
 				t.Fatalf("util_est %d: fits a little CPU = %v, the test assumes %v", util, fitsLittle, !big)
@@ -483,9 +483,9 @@ func TestHasIdleCores(t *testing.T) {
 	}
 }
 
-// TestSISProp checks the v5.19-era SIS_PROP bound of select_idle_cpu.
+// TestSISProp checks the v6.0-era SIS_PROP bound of select_idle_cpu.
 //
-// Reference: fair.c:select_idle_cpu (v5.19 SIS_PROP branch) and
+// Reference: fair.c:select_idle_cpu (v6.0 SIS_PROP branch) and
 // core.c:sched_init / ttwu_do_activate: wake_avg_idle starts at avg_idle =
 // 2 × migration_cost = 1 ms with wake_stamp = boot jiffies and halves for
 // every jiffy it ages; nr = span × wake_avg_idle / (avg_scan_cost + 1),
@@ -493,7 +493,7 @@ func TestHasIdleCores(t *testing.T) {
 // not run out, wake_avg_idle loses the scan time and avg_scan_cost takes
 // 1/8 of it (schedlab: 25 ns per CPU examined, Settings.SISScanCost).
 func TestSISProp(t *testing.T) {
-	s := MustBaseline(kernels.V519)
+	s := MustBaseline(kernels.V60)
 	s.SISProp, s.SISUtil = true, false
 	for _, tc := range []struct {
 		name     string

@@ -57,7 +57,7 @@ func scaleLoadDown(w uint64) uint64 {
 	return w
 }
 
-// LoadWeight mirrors struct load_weight.
+// LoadWeight mirrors struct load_weight (every baseline).
 type LoadWeight struct {
 	Weight    uint64
 	InvWeight uint32

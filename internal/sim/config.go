@@ -71,7 +71,9 @@ func (c *Config) Resolve() error {
 	if _, ok := Lookup(c.Tool); !ok {
 		return &UnknownToolError{c.Tool}
 	}
-	want := ""
+	// want is the kernel the variants need; a variant that applies to
+	// any baseline (no-tg-propagate) only offers its default.
+	want, anyDefault, wantBy := "", "", ""
 	for _, v := range c.Variants {
 		name := strings.TrimPrefix(v, BasePrefix)
 		info, ok := sched.LookupVariant(name)
@@ -79,8 +81,12 @@ func (c *Config) Resolve() error {
 			return fmt.Errorf("--variant: unknown variant %q (known: %s)", name, strings.Join(sched.VariantNames(), ", "))
 		}
 		switch {
+		case info.AnyBaseline:
+			if anyDefault == "" {
+				anyDefault = info.Baseline
+			}
 		case want == "":
-			want = info.Baseline
+			want, wantBy = info.Baseline, name
 		case want != info.Baseline:
 			return fmt.Errorf("--variant: %s applies to kernel %s, the other variants to %s", name, info.Baseline, want)
 		}
@@ -88,10 +94,12 @@ func (c *Config) Resolve() error {
 	switch {
 	case c.Kernel == "" && want != "":
 		c.Kernel = want
+	case c.Kernel == "" && anyDefault != "":
+		c.Kernel = anyDefault
 	case c.Kernel == "":
 		c.Kernel = kernels.V619
 	case want != "" && c.Kernel != want:
-		return fmt.Errorf("--kernel: variant %s applies to kernel %s, not %s", c.VariantLabel(), want, c.Kernel)
+		return fmt.Errorf("--kernel: variant %s applies to kernel %s, not %s", wantBy, want, c.Kernel)
 	}
 	if _, err := c.Settings(); err != nil {
 		return err

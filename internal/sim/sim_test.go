@@ -18,12 +18,12 @@ func TestBuildAppliesOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	k := b.Kernel
-	if k.S.Kernel != kernels.V519 {
-		t.Errorf("kernel %s: the variant's baseline is %s", k.S.Kernel, kernels.V519)
+	if k.S.Kernel != kernels.V512 {
+		t.Errorf("kernel %s: the variant's baseline is %s", k.S.Kernel, kernels.V512)
 	}
-	if !k.S.TestIdleCoresEveryScan || k.S.TestIdleCoresSMTCheck {
-		t.Errorf("base:idle-cores-nosmt must apply the base (every-scan %v) and not the patch (smt check %v)",
-			k.S.TestIdleCoresEveryScan, k.S.TestIdleCoresSMTCheck)
+	if !k.S.SISIdleCoresV512 || k.S.TestIdleCoresSMTCheck {
+		t.Errorf("base:idle-cores-nosmt must be v5.12 (select_idle_cpu's test_idle_cores %v) without the patch (smt check %v)",
+			k.S.SISIdleCoresV512, k.S.TestIdleCoresSMTCheck)
 	}
 	if k.S.TTWUQueue {
 		t.Error("NO_TTWU_QUEUE not applied")
@@ -51,8 +51,8 @@ func TestResolveErrors(t *testing.T) {
 		want string
 	}{
 		{Config{Tool: "hackbench", Variants: []string{"nope"}}, `--variant: unknown variant "nope"`},
-		{Config{Tool: "hackbench", Kernel: "v6.19", Variants: []string{"short-task-v3"}}, "--kernel: variant short-task-v3 applies to kernel v5.19, not v6.19"},
-		{Config{Tool: "hackbench", Variants: []string{"short-task-v3", "no-tg-propagate"}}, "--variant: no-tg-propagate applies to kernel v6.19, the other variants to v5.19"},
+		{Config{Tool: "hackbench", Kernel: "v6.19", Variants: []string{"short-task-v3"}}, "--kernel: variant short-task-v3 applies to kernel v6.0, not v6.19"},
+		{Config{Tool: "hackbench", Variants: []string{"short-task-v3", "blocked-avg-ratelimit"}}, "--variant: blocked-avg-ratelimit applies to kernel v5.12, the other variants to v6.0"},
 		{Config{Tool: "hackbench", Sysctls: []string{"migration_cost_ns"}}, "--sysctl migration_cost_ns: write NAME=VALUE"},
 		{Config{Tool: "hackbench", Sysctls: []string{"hz=7"}}, "--sysctl hz=7: hz must be 100, 250, 300 or 1000, not 7"},
 		{Config{Tool: "hackbench", Features: []string{"NO_SUCH"}}, `--feature NO_SUCH: unknown sched feature "NO_SUCH"`},
@@ -65,8 +65,25 @@ func TestResolveErrors(t *testing.T) {
 		}
 	}
 	c := Config{Tool: "hackbench", Variants: []string{"base:short-task-v3"}}
-	if err := c.Resolve(); err != nil || c.Kernel != kernels.V519 || c.Machine != DefaultMachine {
+	if err := c.Resolve(); err != nil || c.Kernel != kernels.V60 || c.Machine != DefaultMachine {
 		t.Errorf("base:short-task-v3 resolves to %s on %s: %v", c.Kernel, c.Machine, err)
+	}
+	// no-tg-propagate applies to any baseline: alone it takes its default,
+	// with another variant that variant's kernel, and any --kernel.
+	for _, tc := range []struct {
+		kernel   string
+		variants []string
+		want     string
+	}{
+		{"", []string{"no-tg-propagate"}, kernels.V619},
+		{"", []string{"short-task-v3", "no-tg-propagate"}, kernels.V60},
+		{"", []string{"no-tg-propagate", "blocked-avg-ratelimit"}, kernels.V512},
+		{kernels.V512, []string{"no-tg-propagate"}, kernels.V512},
+	} {
+		c := Config{Tool: "hackbench", Kernel: tc.kernel, Variants: tc.variants}
+		if err := c.Resolve(); err != nil || c.Kernel != tc.want {
+			t.Errorf("--kernel %q %v resolves to %s (%v), want %s", tc.kernel, tc.variants, c.Kernel, err, tc.want)
+		}
 	}
 }
 

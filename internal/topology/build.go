@@ -127,7 +127,7 @@ type Domain struct {
 	// NumaDistance is the level's node distance for NODE and NUMA levels,
 	// else 0.
 	NumaDistance int
-	// v6.19 newidle balancing ratio seeds (0 for v5.19).
+	// v6.19 newidle balancing ratio seeds (0 for v6.0).
 	NewidleCall, NewidleSuccess, NewidleRatio int
 }
 
@@ -213,6 +213,9 @@ type builder struct {
 	smt    []cpumask.Mask
 	// balance memoises buildBalanceMask.
 	balance map[balanceKey][]balanceEntry
+	// tlAsym is v5.12's asym_cpu_capacity_level (-1: none), used when
+	// the baseline does not classify each domain.
+	tlAsym int
 }
 
 // Build constructs the sched domains Linux would build for spec, following
@@ -313,7 +316,7 @@ func (b *builder) prepareMasks() {
 		if llc[c].SubsetOf(m) {
 			m = llc[c]
 		}
-		if m.SubsetOf(cluster[c]) {
+		if b.kernel.ClusterLevel && m.SubsetOf(cluster[c]) {
 			m = cluster[c]
 		}
 		return m
@@ -336,9 +339,11 @@ func (b *builder) prepareMasks() {
 	pkgName := b.kernel.PkgLevel
 	b.levels = []level{
 		{Level{"SMT", SDShareCPUCapacity | SDShareLLC, -1, 0}, func(c cpumask.CPU) cpumask.Mask { return b.smt[c] }},
-		{Level{"CLS", clsFlags, -1, 0}, func(c cpumask.CPU) cpumask.Mask { return cls[c] }},
-		{Level{"MC", SDShareLLC, -1, 0}, func(c cpumask.CPU) cpumask.Mask { return mc[c] }},
 	}
+	if b.kernel.ClusterLevel {
+		b.levels = append(b.levels, level{Level{"CLS", clsFlags, -1, 0}, func(c cpumask.CPU) cpumask.Mask { return cls[c] }})
+	}
+	b.levels = append(b.levels, level{Level{"MC", SDShareLLC, -1, 0}, func(c cpumask.CPU) cpumask.Mask { return mc[c] }})
 	// PKG/DIE is cpu_cpu_mask, the node. x86 drops it when a package holds
 	// several nodes: the NUMA levels then build the package span.
 	numaInPackage := false
@@ -398,9 +403,10 @@ func numaDistances(d [][]int) []int {
 	return out
 }
 
-// spanSane mirrors topology.c:topology_span_sane: masks of a non-NUMA level
-// must be equal or disjoint. Each CPU's mask is compared with the mask of
-// its first CPU, and each mask with the masks of all its members once.
+// spanSane mirrors topology.c:topology_span_sane (v6.19; the same in v6.0 and
+// v5.12): masks of a non-NUMA level must be equal or disjoint. Each CPU's
+// mask is compared with the mask of its first CPU, and each mask with the
+// masks of all its members once.
 func (b *builder) spanSane(l level) error {
 	if l.Flags&SDNuma != 0 {
 		return nil
@@ -427,7 +433,8 @@ func (b *builder) spanSane(l level) error {
 	return nil
 }
 
-// sdInit mirrors topology.c:sd_init.
+// sdInit mirrors topology.c:sd_init (v6.19; the older baselines' flags
+// per kernels.Baseline: no SD_CLUSTER, v5.12's one asym level).
 func (b *builder) sdInit(tl int, child *rawDomain, cpu cpumask.CPU) *rawDomain {
 	l := b.levels[tl]
 	mask := l.mask(cpu)
@@ -441,7 +448,15 @@ func (b *builder) sdInit(tl int, child *rawDomain, cpu cpumask.CPU) *rawDomain {
 		shared:   -1,
 		distance: l.Distance,
 	}
-	sd.flags |= b.asymCPUCapacityClassify(sd.span)
+	if b.kernel.AsymCapacityPerDomain {
+		sd.flags |= b.asymCPUCapacityClassify(sd.span)
+	} else if tl == b.tlAsym {
+		// v5.12: SD_ASYM_CPUCAPACITY on asym_cpu_capacity_level's level
+		// only. The internal _FULL bit marks it too, so that
+		// sd_asym_cpucapacity (the lowest _FULL domain) is that level;
+		// the v5.12 flag layout does not print _FULL.
+		sd.flags |= SDAsymCPUCapacity | SDAsymCPUCapacityFull
+	}
 	if sd.flags&SDAsymCPUCapacity != 0 && child != nil {
 		child.flags &^= SDPreferSibling
 	}
@@ -458,9 +473,10 @@ func (b *builder) sdInit(tl int, child *rawDomain, cpu cpumask.CPU) *rawDomain {
 	return sd
 }
 
-// asymCPUCapacityClassify mirrors topology.c:asym_cpu_capacity_classify:
-// SD_ASYM_CPUCAPACITY when the span holds two or more capacity values, plus
-// _FULL when it holds all of them.
+// asymCPUCapacityClassify mirrors topology.c:asym_cpu_capacity_classify
+// (v5.14+: v6.0, v6.19; v5.12 uses asymCPUCapacityLevel): SD_ASYM_CPUCAPACITY
+// when the span holds two or more capacity values, plus _FULL when it holds
+// all of them.
 func (b *builder) asymCPUCapacityClassify(span cpumask.Mask) Flags {
 	if b.nCaps < 2 {
 		return 0
@@ -481,9 +497,35 @@ func (b *builder) asymCPUCapacityClassify(span cpumask.Mask) Flags {
 	return SDAsymCPUCapacity | SDAsymCPUCapacityFull
 }
 
-// buildDomains mirrors the first loop of build_sched_domains: each CPU's
-// chain, bottom-up, stopping at the first level spanning the machine.
+// asymCPUCapacityLevel mirrors topology.c:asym_cpu_capacity_level
+// (v5.12): the lowest topology level at which every CPU sees a CPU of the
+// largest capacity above its own, or -1 on a machine with one capacity.
+func (b *builder) asymCPUCapacityLevel() int {
+	if b.nCaps < 2 {
+		return -1
+	}
+	asymLevel, asymTL := 0, -1
+	for i := range b.n {
+		maxCap := b.caps[i]
+		for tl := asymLevel; tl < len(b.levels); tl++ {
+			m := b.levels[tl].mask(cpumask.CPU(i))
+			for j := m.First(); j != cpumask.None; j = m.Next(j) {
+				if b.caps[j] <= maxCap {
+					continue
+				}
+				maxCap = b.caps[j]
+				asymLevel, asymTL = tl, tl
+			}
+		}
+	}
+	return asymTL
+}
+
+// buildDomains mirrors the first loop of build_sched_domains (v6.19, v6.0,
+// v5.12): each CPU's chain, bottom-up, stopping at the first level spanning
+// the machine.
 func (b *builder) buildDomains() error {
+	b.tlAsym = b.asymCPUCapacityLevel()
 	b.raw = make([][]*rawDomain, len(b.levels))
 	for tl, l := range b.levels {
 		if err := b.spanSane(l); err != nil {
@@ -531,8 +573,9 @@ func (b *builder) buildGroups() {
 	}
 }
 
-// getGroup mirrors topology.c:get_group: the group of CPU i at level tl is
-// its child domain's span, identified by that span's first CPU.
+// getGroup mirrors topology.c:get_group (every baseline): the group of CPU i
+// at level tl is its child domain's span, identified by that span's first
+// CPU.
 func (b *builder) getGroup(tl int, i cpumask.CPU) *rawGroup {
 	sd := b.raw[tl][i]
 	key, span := i, cpumask.Of(b.n, i)
@@ -572,8 +615,8 @@ func forEachUncoveredWrap(span cpumask.Mask, start cpumask.CPU, f func(i cpumask
 	}
 }
 
-// buildSchedGroups mirrors topology.c:build_sched_groups: walk the span
-// from the CPU, wrapping, taking each uncovered CPU's group.
+// buildSchedGroups mirrors topology.c:build_sched_groups (every baseline):
+// walk the span from the CPU, wrapping, taking each uncovered CPU's group.
 func (b *builder) buildSchedGroups(sd *rawDomain) {
 	forEachUncoveredWrap(sd.span, sd.cpu, func(i cpumask.CPU) (cpumask.Mask, bool) {
 		g := b.getGroup(sd.tl, i)
@@ -582,13 +625,14 @@ func (b *builder) buildSchedGroups(sd *rawDomain) {
 	})
 }
 
-// buildOverlapSchedGroups mirrors topology.c:build_overlap_sched_groups for
-// NUMA levels: each uncovered CPU contributes its own domain's child span at
-// this level (descending first when that child reaches outside the span, as
-// find_descended_sibling does). Simplified: the kernel allocates a private
-// sched_group per domain and shares only the sched_group_capacity (keyed by
-// level and first balance-mask CPU); here the group itself is shared under
-// that same key, since span, balance mask and sgc are all determined by it.
+// buildOverlapSchedGroups mirrors topology.c:build_overlap_sched_groups
+// (v6.19; the same in v6.0 and v5.12) for NUMA levels: each uncovered CPU
+// contributes its own domain's child span at this level (descending first
+// when that child reaches outside the span, as find_descended_sibling does).
+// Simplified: the kernel allocates a private sched_group per domain and
+// shares only the sched_group_capacity (keyed by level and first balance-mask
+// CPU); here the group itself is shared under that same key, since span,
+// balance mask and sgc are all determined by it.
 func (b *builder) buildOverlapSchedGroups(sd *rawDomain) {
 	forEachUncoveredWrap(sd.span, sd.cpu, func(i cpumask.CPU) (cpumask.Mask, bool) {
 		sib := b.raw[sd.tl][i]
@@ -619,7 +663,8 @@ func (b *builder) buildOverlapSchedGroups(sd *rawDomain) {
 	})
 }
 
-// findDescendedSibling mirrors topology.c:find_descended_sibling.
+// findDescendedSibling mirrors topology.c:find_descended_sibling (every
+// baseline).
 func findDescendedSibling(sd, sib *rawDomain) *rawDomain {
 	for sib.child != nil && !sib.child.span.SubsetOf(sd.span) {
 		sib = sib.child
@@ -630,9 +675,9 @@ func findDescendedSibling(sd, sib *rawDomain) *rawDomain {
 	return sib
 }
 
-// buildBalanceMask mirrors topology.c:build_balance_mask: the CPUs of the
-// group whose own domain at level tl has exactly the group as its child.
-// Results are memoised per level and span.
+// buildBalanceMask mirrors topology.c:build_balance_mask (every baseline):
+// the CPUs of the group whose own domain at level tl has exactly the group as
+// its child. Results are memoised per level and span.
 func (b *builder) buildBalanceMask(tl int, span cpumask.Mask) cpumask.Mask {
 	key := balanceKey{tl, span.First()}
 	for _, e := range b.balance[key] {
@@ -661,9 +706,13 @@ type balanceKey struct {
 
 type balanceEntry struct{ span, mask cpumask.Mask }
 
-// computeImbNumaNr mirrors the imb_numa_nr loop of build_sched_domains,
-// which runs on the chain before degeneration.
+// computeImbNumaNr mirrors the imb_numa_nr loop of build_sched_domains
+// (v6.0 and v6.19; v5.12 has no imb_numa_nr), which runs on the chain
+// before degeneration.
 func (b *builder) computeImbNumaNr() {
+	if !b.kernel.ImbNumaNr {
+		return
+	}
 	for c := range b.n {
 		imb, imbSpan := 0, 1
 		for sd := b.raw[0][c]; sd != nil; sd = sd.parent {
@@ -694,7 +743,8 @@ func (b *builder) computeImbNumaNr() {
 	}
 }
 
-// sdDegenerate mirrors topology.c:sd_degenerate.
+// sdDegenerate mirrors topology.c:sd_degenerate (v6.19; the same in v6.0
+// and v5.12).
 func sdDegenerate(sd *rawDomain) bool {
 	if sd.span.Weight() == 1 {
 		return true
@@ -705,7 +755,8 @@ func sdDegenerate(sd *rawDomain) bool {
 	return sd.flags&SDWakeAffine == 0
 }
 
-// sdParentDegenerate mirrors topology.c:sd_parent_degenerate.
+// sdParentDegenerate mirrors topology.c:sd_parent_degenerate (v6.19; the
+// same in v6.0 and v5.12).
 func sdParentDegenerate(sd, parent *rawDomain) bool {
 	if sdDegenerate(parent) {
 		return true
@@ -720,7 +771,8 @@ func sdParentDegenerate(sd, parent *rawDomain) bool {
 	return ^sd.flags&pflags == 0
 }
 
-// attach mirrors the degeneration part of topology.c:cpu_attach_domain.
+// attach mirrors the degeneration part of topology.c:cpu_attach_domain
+// (every baseline).
 func (b *builder) attach(cpu cpumask.CPU) {
 	sd := b.raw[0][cpu]
 	for tmp := sd; tmp != nil; {
@@ -921,7 +973,7 @@ func (b *builder) groupFlags(t *Topology, g *Group) Flags {
 
 // highestFlagDomain mirrors sched.h:highest_flag_domain. For v6.19 the
 // search stops at the first domain without the flag only for flags shared
-// with children (SDF_SHARED_CHILD); v5.19 always stopped there.
+// with children (SDF_SHARED_CHILD); v6.0 always stopped there.
 func highestFlagDomain(chain []*Domain, flag Flags, kernel *kernels.Baseline) *Domain {
 	var h *Domain
 	for _, d := range chain {
@@ -936,7 +988,7 @@ func highestFlagDomain(chain []*Domain, flag Flags, kernel *kernels.Baseline) *D
 	return h
 }
 
-// lowestFlagDomain mirrors sched.h:lowest_flag_domain.
+// lowestFlagDomain mirrors sched.h:lowest_flag_domain (every baseline).
 func lowestFlagDomain(chain []*Domain, flag Flags) *Domain {
 	for _, d := range chain {
 		if d.Flags&flag != 0 {
@@ -946,7 +998,9 @@ func lowestFlagDomain(chain []*Domain, flag Flags) *Domain {
 	return nil
 }
 
-// updateTopCacheDomain mirrors topology.c:update_top_cache_domain.
+// updateTopCacheDomain mirrors topology.c:update_top_cache_domain (v6.19;
+// v6.0 and v5.12 through kernels.Baseline: no SD_CLUSTER, so sd_share_id
+// is the LLC id, and highest_flag_domain stops at a gap).
 func (t *Topology) updateTopCacheDomain(cpu cpumask.CPU) {
 	chain := t.Domains[cpu]
 	id, size, shared := cpu, 1, -1
@@ -956,7 +1010,7 @@ func (t *Topology) updateTopCacheDomain(cpu cpumask.CPU) {
 	}
 	t.SdLLC[cpu], t.SdLLCSize[cpu], t.SdLLCID[cpu], t.SdLLCShared[cpu] = sd, size, id, shared
 	// sd_share_id: the cluster's first CPU where there is an SD_CLUSTER
-	// domain, else the LLC id (v5.19 has no SD_CLUSTER, so always the LLC).
+	// domain, else the LLC id (v6.0 has no SD_CLUSTER, so always the LLC).
 	if cl := lowestFlagDomain(chain, SDCluster); cl != nil {
 		id = cl.Span.First()
 	}

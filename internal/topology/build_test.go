@@ -451,9 +451,9 @@ func TestArmBoards(t *testing.T) {
 				{"PKG", "0-7", fPKG, 2}, // 8/4 = 2 LLCs, no NUMA above
 			})
 		}
-		v5 := mustBuild(t, mustPreset(t, "hikey"), kernels.V519)
+		v5 := mustBuild(t, mustPreset(t, "hikey"), kernels.V60)
 		if chainSummary(v5, 0) != "MC:0-3 DIE:0-7" {
-			t.Errorf("v5.19: %s", chainSummary(v5, 0))
+			t.Errorf("v6.0: %s", chainSummary(v5, 0))
 		}
 		if topo.SMTPresent || topo.AsymCPUCapacity || topo.SdLLCSize[0] != 4 {
 			t.Errorf("hikey shortcuts")
@@ -502,13 +502,13 @@ func TestArmBoards(t *testing.T) {
 }
 
 // Reference: flag values and names of include/linux/sched/sd_flags.h in
-// v6.19 and v5.19 (SD_SHARE_PKG_RESOURCES, SD_OVERLAP; level DIE).
+// v6.19 and v6.0 (SD_SHARE_PKG_RESOURCES, SD_OVERLAP; level DIE).
 func TestBaselineNaming(t *testing.T) {
 	s := mustPreset(t, "zen3-2s-nps1")
 	v6 := mustBuild(t, s, kernels.V619)
-	v5 := mustBuild(t, s, kernels.V519)
+	v5 := mustBuild(t, s, kernels.V60)
 	if got := chainSummary(v5, 0); got != "SMT:0,128 MC:0-7,128-135 DIE:0-63,128-191 NUMA:0-255" {
-		t.Errorf("v5.19 chain %s", got)
+		t.Errorf("v6.0 chain %s", got)
 	}
 	for _, tc := range []struct {
 		topo  *Topology
@@ -529,14 +529,30 @@ func TestBaselineNaming(t *testing.T) {
 			t.Errorf("%s %s: 0x%x, want 0x%x", tc.topo.Kernel, d.Name, got, tc.value)
 		}
 	}
-	// v5.19 has no SD_CLUSTER: the Kunpeng's CLS level carries only
+	// v6.0 has no SD_CLUSTER: the Kunpeng's CLS level carries only
 	// SD_SHARE_PKG_RESOURCES, and sd_share_id is the LLC id.
-	k5 := mustBuild(t, mustPreset(t, "kunpeng920-96"), kernels.V519)
+	k5 := mustBuild(t, mustPreset(t, "kunpeng920-96"), kernels.V60)
 	if d := k5.Domains[5][0]; d.Name != "CLS" || d.Flags != fCLS&^SDCluster {
-		t.Errorf("v5.19 CLS: %s %s", d.Name, d.Flags)
+		t.Errorf("v6.0 CLS: %s %s", d.Name, d.Flags)
 	}
 	if k5.SdShareID[5] != 0 || k5.ClusterActive || k5.Domains[5][0].NewidleCall != 0 {
-		t.Errorf("v5.19 sd_share_id %d cluster_active %v", k5.SdShareID[5], k5.ClusterActive)
+		t.Errorf("v6.0 sd_share_id %d cluster_active %v", k5.SdShareID[5], k5.ClusterActive)
+	}
+	// v5.12: the same names, no SD_ASYM_CPUCAPACITY_FULL (v5.14), so the
+	// later bits sit one lower: SMT 0x1|0x2|0x4|0x10|0x40|0x80|0x400 and
+	// NUMA 0x1|0x2|0x4|0x10|0x100 (SERIALIZE)|0x800 (OVERLAP)|0x1000.
+	v512 := mustBuild(t, s, kernels.V512)
+	for _, tc := range []struct {
+		depth int
+		value uint32
+	}{{0, 0x4d7}, {3, 0x1917}} {
+		d := v512.Domains[0][tc.depth]
+		if got, want := FlagsString(d.Flags, kernels.V512), FlagsString(v5.Domains[0][tc.depth].Flags, kernels.V60); got != want {
+			t.Errorf("v5.12 %s: %s, want v6.0's %s", d.Name, got, want)
+		}
+		if got := FlagsValue(d.Flags, kernels.V512); got != tc.value {
+			t.Errorf("v5.12 %s: 0x%x, want 0x%x", d.Name, got, tc.value)
+		}
 	}
 	if _, err := Build(s, Options{Kernel: "v4.4"}); err == nil || !strings.Contains(err.Error(), `unknown kernel "v4.4"`) {
 		t.Errorf("bad kernel: %v", err)
@@ -703,5 +719,65 @@ func TestReclaimDistance(t *testing.T) {
 	// YAML: reclaim_distance is read, and range-checked.
 	if _, err := ParseYAML("r.yaml", []byte("name: r\nsockets: 2\ncores_per_llc: 2\ndistance: [[10, 32], [32, 10]]\nreclaim_distance: 5\n")); err == nil || !strings.Contains(err.Error(), "reclaim_distance") {
 		t.Errorf("reclaim_distance 5 accepted: %v", err)
+	}
+}
+
+// TestV512Domains: what v5.12 builds differently.
+//
+// Reference: topology.c of v5.12 (default_topology / x86_topology have no
+// CLS level: "sched: Add cluster scheduler level for x86" and the arm64
+// cluster support are v5.16; build_sched_domains computes no imb_numa_nr,
+// v5.18; asym_cpu_capacity_level sets SD_ASYM_CPUCAPACITY on one level,
+// v5.14 classified every domain).
+//
+//   - Kunpeng 920: v6.0 builds CLS(4) → MC(24) on each die; v5.12 starts
+//     at MC(24), whose groups are single CPUs (the child level is gone).
+//   - zen3-2s-nps1: the same chain as v6.0 (its CLS degenerates anyway),
+//     but every imb_numa_nr is 0.
+//   - hikey960: the one level at which every CPU sees a 1024 CPU is DIE;
+//     it carries SD_ASYM_CPUCAPACITY (and is sd_asym_cpucapacity), as in
+//     v6.0, whose per-domain rule gives the same on a two-capacity machine.
+func TestV512Domains(t *testing.T) {
+	kp := mustBuild(t, mustPreset(t, "kunpeng920-96"), kernels.V512)
+	d := kp.Domains[5][0]
+	if d.Name != "MC" || d.SpanWeight != 24 || len(d.Groups) != 24 {
+		t.Errorf("v5.12 Kunpeng cpu5 lowest domain %s span %d groups %d, want MC 24 24", d.Name, d.SpanWeight, len(d.Groups))
+	}
+	for _, l := range kp.Levels {
+		if l.Name == "CLS" {
+			t.Errorf("v5.12 has a CLS level")
+		}
+	}
+	kp6 := mustBuild(t, mustPreset(t, "kunpeng920-96"), kernels.V60)
+	if d := kp6.Domains[5][0]; d.Name != "CLS" || d.SpanWeight != 4 {
+		t.Errorf("v6.0 Kunpeng cpu5 lowest domain %s %d, want CLS 4", d.Name, d.SpanWeight)
+	}
+
+	zen := mustBuild(t, mustPreset(t, "zen3-2s-nps1"), kernels.V512)
+	zen6 := mustBuild(t, mustPreset(t, "zen3-2s-nps1"), kernels.V60)
+	if chainSummary(zen, 0) != chainSummary(zen6, 0) {
+		t.Errorf("v5.12 zen chain %s, v6.0 %s", chainSummary(zen, 0), chainSummary(zen6, 0))
+	}
+	for _, d := range zen.Domains[0] {
+		if d.ImbNumaNr != 0 {
+			t.Errorf("v5.12 %s imb_numa_nr %d, want 0 (no such field)", d.Name, d.ImbNumaNr)
+		}
+	}
+	if nr := zen6.Domains[0][3].ImbNumaNr; nr != 8 {
+		t.Errorf("v6.0 NUMA imb_numa_nr %d, want 8", nr)
+	}
+
+	hk := mustBuild(t, mustPreset(t, "hikey960"), kernels.V512)
+	for _, cpu := range []cpumask.CPU{0, 7} {
+		top := hk.Domain(cpu, "DIE")
+		if top == nil || top.Flags&SDAsymCPUCapacity == 0 || hk.Domains[cpu][0].Flags&SDAsymCPUCapacity != 0 {
+			t.Errorf("v5.12 hikey960 cpu%d: %s", cpu, chainSummary(hk, cpu))
+		}
+		if hk.SdAsymCPUCapacity[cpu] != top {
+			t.Errorf("v5.12 hikey960 cpu%d: sd_asym_cpucapacity is not DIE", cpu)
+		}
+		if n := FlagsString(top.Flags, kernels.V512); strings.Contains(n, "FULL") {
+			t.Errorf("v5.12 prints %s", n)
+		}
 	}
 }

@@ -11,20 +11,23 @@
 // tree (ReadSysfs, "host"); Load resolves any of these names.
 //
 // Build turns a spec into a Topology the way kernel/sched/topology.c does
-// at boot, for a chosen kernel baseline (v6.19 by default, or v5.19):
+// at boot, for a chosen kernel baseline (v6.19 by default, v6.0 or v5.12;
+// the differences are facts of kernels.Baseline):
 //
-//   - the topology table: SMT, CLS, MC, PKG (DIE in v5.19) as the x86 or
-//     the generic/arm64 table defines their masks, then NODE and one NUMA
-//     level per further distinct distance (sched_init_numa);
+//   - the topology table: SMT, CLS, MC, PKG (DIE in v6.0 and v5.12; no CLS
+//     level in v5.12, whose arm64 MC is not widened to the cluster either)
+//     as the x86 or the generic/arm64 table defines their masks, then NODE
+//     and one NUMA level per further distinct distance (sched_init_numa);
 //   - each CPU's chain of domains bottom-up, stopping at the first level that
 //     spans the machine, with sd_init's parameters and flags (asymmetric
-//     capacity classification, SD_NUMA levels past RECLAIM_DISTANCE losing
+//     capacity classification per level, or v5.12's one
+//     asym_cpu_capacity_level; SD_NUMA levels past RECLAIM_DISTANCE losing
 //     exec/fork balancing and wake affinity, sched_domain_shared for LLC
 //     levels);
 //   - the groups of every domain (build_sched_groups, and
 //     build_overlap_sched_groups with balance masks on NUMA levels);
-//   - imb_numa_nr, computed on the chain before degeneration, as the kernel
-//     does;
+//   - imb_numa_nr (v6.0, v6.19; v5.12 has none), computed on the chain
+//     before degeneration, as the kernel does;
 //   - cpu_attach_domain's removal of degenerate domains;
 //   - update_top_cache_domain's per-CPU shortcuts (sd_llc, sd_llc_size,
 //     sd_llc_id, sd_share_id, sd_numa, sd_asym_packing,

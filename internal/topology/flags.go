@@ -31,7 +31,7 @@ const (
 	SDAsymCPUCapacity      Flags = 0x20   // SD_ASYM_CPUCAPACITY
 	SDAsymCPUCapacityFull  Flags = 0x40   // SD_ASYM_CPUCAPACITY_FULL
 	SDShareCPUCapacity     Flags = 0x80   // SD_SHARE_CPUCAPACITY
-	SDCluster              Flags = 0x100  // SD_CLUSTER (v6.8+; never set for v5.19)
+	SDCluster              Flags = 0x100  // SD_CLUSTER (v6.8+; never set for the CFS baselines)
 	SDShareLLC             Flags = 0x200  // SD_SHARE_LLC (SD_SHARE_PKG_RESOURCES before v6.10)
 	SDSerialize            Flags = 0x400  // SD_SERIALIZE
 	SDAsymPacking          Flags = 0x800  // SD_ASYM_PACKING
@@ -45,38 +45,43 @@ const (
 // flagInfo lists each flag in bit order with its name and bit value per
 // baseline. A zero value means the baseline has no such flag.
 var flagInfo = []struct {
-	flag       Flags
-	name, old  string // v6.19 name, v5.19 name
-	v619, v519 uint32
+	flag            Flags
+	name, old       string // v6.19 name, v6.0 and v5.12 name
+	v619, v60, v512 uint32
 }{
-	{SDBalanceNewidle, "SD_BALANCE_NEWIDLE", "SD_BALANCE_NEWIDLE", 0x1, 0x1},
-	{SDBalanceExec, "SD_BALANCE_EXEC", "SD_BALANCE_EXEC", 0x2, 0x2},
-	{SDBalanceFork, "SD_BALANCE_FORK", "SD_BALANCE_FORK", 0x4, 0x4},
-	{SDBalanceWake, "SD_BALANCE_WAKE", "SD_BALANCE_WAKE", 0x8, 0x8},
-	{SDWakeAffine, "SD_WAKE_AFFINE", "SD_WAKE_AFFINE", 0x10, 0x10},
-	{SDAsymCPUCapacity, "SD_ASYM_CPUCAPACITY", "SD_ASYM_CPUCAPACITY", 0x20, 0x20},
-	{SDAsymCPUCapacityFull, "SD_ASYM_CPUCAPACITY_FULL", "SD_ASYM_CPUCAPACITY_FULL", 0x40, 0x40},
-	{SDShareCPUCapacity, "SD_SHARE_CPUCAPACITY", "SD_SHARE_CPUCAPACITY", 0x80, 0x80},
-	{SDCluster, "SD_CLUSTER", "", 0x100, 0},
-	{SDShareLLC, "SD_SHARE_LLC", "SD_SHARE_PKG_RESOURCES", 0x200, 0x100},
-	{SDSerialize, "SD_SERIALIZE", "SD_SERIALIZE", 0x400, 0x200},
-	{SDAsymPacking, "SD_ASYM_PACKING", "SD_ASYM_PACKING", 0x800, 0x400},
-	{SDPreferSibling, "SD_PREFER_SIBLING", "SD_PREFER_SIBLING", 0x1000, 0x800},
-	{SDNuma, "SD_NUMA", "SD_NUMA", 0x2000, 0x2000},
+	{SDBalanceNewidle, "SD_BALANCE_NEWIDLE", "SD_BALANCE_NEWIDLE", 0x1, 0x1, 0x1},
+	{SDBalanceExec, "SD_BALANCE_EXEC", "SD_BALANCE_EXEC", 0x2, 0x2, 0x2},
+	{SDBalanceFork, "SD_BALANCE_FORK", "SD_BALANCE_FORK", 0x4, 0x4, 0x4},
+	{SDBalanceWake, "SD_BALANCE_WAKE", "SD_BALANCE_WAKE", 0x8, 0x8, 0x8},
+	{SDWakeAffine, "SD_WAKE_AFFINE", "SD_WAKE_AFFINE", 0x10, 0x10, 0x10},
+	{SDAsymCPUCapacity, "SD_ASYM_CPUCAPACITY", "SD_ASYM_CPUCAPACITY", 0x20, 0x20, 0x20},
+	{SDAsymCPUCapacityFull, "SD_ASYM_CPUCAPACITY_FULL", "SD_ASYM_CPUCAPACITY_FULL", 0x40, 0x40, 0},
+	{SDShareCPUCapacity, "SD_SHARE_CPUCAPACITY", "SD_SHARE_CPUCAPACITY", 0x80, 0x80, 0x40},
+	{SDCluster, "SD_CLUSTER", "", 0x100, 0, 0},
+	{SDShareLLC, "SD_SHARE_LLC", "SD_SHARE_PKG_RESOURCES", 0x200, 0x100, 0x80},
+	{SDSerialize, "SD_SERIALIZE", "SD_SERIALIZE", 0x400, 0x200, 0x100},
+	{SDAsymPacking, "SD_ASYM_PACKING", "SD_ASYM_PACKING", 0x800, 0x400, 0x200},
+	{SDPreferSibling, "SD_PREFER_SIBLING", "SD_PREFER_SIBLING", 0x1000, 0x800, 0x400},
+	{SDNuma, "SD_NUMA", "SD_NUMA", 0x2000, 0x2000, 0x1000},
 }
 
-// v5.19's SD_OVERLAP (0x1000) sits between SD_PREFER_SIBLING and SD_NUMA. It
-// is set exactly on the levels that carry SD_NUMA (SDTL_OVERLAP levels), so
-// the internal Flags has no bit for it: it is derived when rendering.
-const overlapV519 = 0x1000
+// SD_OVERLAP sits between SD_PREFER_SIBLING and SD_NUMA in v6.0 (0x1000)
+// and v5.12 (0x800). It is set exactly on the levels that carry SD_NUMA
+// (SDTL_OVERLAP levels), so the internal Flags has no bit for it: it is
+// derived when rendering.
+const (
+	overlapV60  = 0x1000
+	overlapV512 = 0x800
+)
 
 // FlagNames returns the names of the set flags in the kernel's bit order, as
-// the given baseline spells them: for v5.19, SD_SHARE_LLC is printed as
-// SD_SHARE_PKG_RESOURCES, SD_CLUSTER does not exist and SD_OVERLAP appears
-// on NUMA levels.
+// the given baseline spells them: for v6.0 and v5.12, SD_SHARE_LLC is
+// printed as SD_SHARE_PKG_RESOURCES, SD_CLUSTER does not exist and
+// SD_OVERLAP appears on NUMA levels; v5.12 has no SD_ASYM_CPUCAPACITY_FULL.
 func FlagNames(f Flags, kernel string) []string {
 	var out []string
-	old := kernelFlags(kernel) == kernels.FlagsV519
+	layout := kernelFlags(kernel)
+	old := layout != kernels.FlagsV619
 	for _, fi := range flagInfo {
 		if old && fi.flag == SDNuma && f&SDNuma != 0 {
 			out = append(out, "SD_OVERLAP")
@@ -87,6 +92,7 @@ func FlagNames(f Flags, kernel string) []string {
 		switch {
 		case !old:
 			out = append(out, fi.name)
+		case layout == kernels.FlagsV512 && fi.v512 == 0:
 		case fi.old != "":
 			out = append(out, fi.old)
 		}
@@ -99,19 +105,27 @@ func FlagNames(f Flags, kernel string) []string {
 // debugfs prints.
 func FlagsValue(f Flags, kernel string) uint32 {
 	var v uint32
-	old := kernelFlags(kernel) == kernels.FlagsV519
+	layout := kernelFlags(kernel)
 	for _, fi := range flagInfo {
 		if f&fi.flag == 0 {
 			continue
 		}
-		if old {
-			v |= fi.v519
-		} else {
+		switch layout {
+		case kernels.FlagsV60:
+			v |= fi.v60
+		case kernels.FlagsV512:
+			v |= fi.v512
+		default:
 			v |= fi.v619
 		}
 	}
-	if old && f&SDNuma != 0 {
-		v |= overlapV519
+	if f&SDNuma != 0 {
+		switch layout {
+		case kernels.FlagsV60:
+			v |= overlapV60
+		case kernels.FlagsV512:
+			v |= overlapV512
+		}
 	}
 	return v
 }

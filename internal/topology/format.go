@@ -90,7 +90,8 @@ func FormatTextCPUs(w io.Writer, t *Topology, cpus cpumask.Mask) error {
 	return bw.Flush()
 }
 
-// writeDomainTree mirrors topology.c:sched_domain_debug_one's layout.
+// writeDomainTree mirrors topology.c:sched_domain_debug_one's layout (v6.19;
+// the level names and flags are the baseline's).
 func writeDomainTree(w io.Writer, t *Topology, c cpumask.CPU) {
 	chain := t.Domains[c]
 	if len(chain) == 0 {

@@ -21,9 +21,10 @@ func TestFormatGolden(t *testing.T) {
 		json                  bool
 	}{
 		{"hikey.txt", "hikey", kernels.V619, nil, false},
-		{"hikey960-v5.19.txt", "hikey960", kernels.V519, nil, false},
+		{"hikey960-v6.0.txt", "hikey960", kernels.V60, nil, false},
 		{"zen3-2s-nps4-cpu0.txt", "zen3-2s-nps4", kernels.V619, []cpumask.CPU{0}, false},
-		{"kunpeng920-96-v5.19-cpu0,24.txt", "kunpeng920-96", kernels.V519, []cpumask.CPU{0, 24}, false},
+		{"kunpeng920-96-v6.0-cpu0,24.txt", "kunpeng920-96", kernels.V60, []cpumask.CPU{0, 24}, false},
+		{"kunpeng920-96-v5.12-cpu0,24.txt", "kunpeng920-96", kernels.V512, []cpumask.CPU{0, 24}, false},
 		{"chromebook-7c.json", "chromebook-7c", kernels.V619, nil, true},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
@@ -72,7 +73,7 @@ func TestFormatText(t *testing.T) {
 }
 
 func TestFormatJSON(t *testing.T) {
-	topo := mustBuild(t, mustPreset(t, "zen3-2s-nps4"), kernels.V519)
+	topo := mustBuild(t, mustPreset(t, "zen3-2s-nps4"), kernels.V60)
 	var b bytes.Buffer
 	if err := FormatJSONCPUs(&b, topo, cpumask.Of(topo.NrCPUs, 0, 255)); err != nil {
 		t.Fatal(err)
@@ -96,7 +97,7 @@ func TestFormatJSON(t *testing.T) {
 	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if doc.Machine != "zen3-2s-nps4" || doc.Kernel != kernels.V519 || doc.NrCPUs != 256 || len(doc.CPUs) != 2 || doc.CPUs[1].CPU != 255 {
+	if doc.Machine != "zen3-2s-nps4" || doc.Kernel != kernels.V60 || doc.NrCPUs != 256 || len(doc.CPUs) != 2 || doc.CPUs[1].CPU != 255 {
 		t.Fatalf("header: %+v", doc)
 	}
 	d := doc.CPUs[0].Domains

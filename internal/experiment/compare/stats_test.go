@@ -62,7 +62,7 @@ func TestFormatTableGolden(t *testing.T) {
 	}
 	want := `==================================================================
 Test          : hackbench -p -T -l 2000 -g N
-Machine       : hikey (8 CPUs), kernel v5.19
+Machine       : hikey (8 CPUs), kernel v6.0
 Metric        : time (time_s), s
 Interpretation: Lower is better
 Statistic     : AMean of 3 runs (seeds from master seed 1), ±95% confidence interval

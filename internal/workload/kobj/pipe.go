@@ -28,13 +28,13 @@ type IO struct {
 // Reset starts a new call for n bytes.
 func (io *IO) Reset(n int) { *io = IO{N: n} }
 
-// pipeBuffer mirrors struct pipe_buffer: one page holding len bytes from
-// offset.
+// pipeBuffer mirrors struct pipe_buffer (fs/pipe.c, v6.19): one page holding
+// len bytes from offset.
 type pipeBuffer struct {
 	offset, len int
 }
 
-// Pipe mirrors struct pipe_inode_info: a ring of up to PipeDefBuffers
+// Pipe mirrors struct pipe_inode_info (v6.19): a ring of up to PipeDefBuffers
 // pages. Small writes are merged into the last page while it has room
 // (PIPE_BUF_FLAG_CAN_MERGE), so 100-byte messages fill 40 to a page and 640
 // to a pipe.
@@ -64,8 +64,8 @@ func (p *Pipe) Len() int {
 	return n
 }
 
-// Readable mirrors pipe_readable (no writer-count tracking: writers never
-// close here).
+// Readable mirrors pipe_readable (v6.19; no writer-count tracking: writers
+// never close here).
 func (p *Pipe) Readable() bool { return !p.empty() }
 
 // Write mirrors fs/pipe.c:pipe_write (v6.x) for task t: it copies as much of
@@ -184,9 +184,10 @@ func (p *Pipe) Read(k *sched.Kernel, t *sched.Task, io *IO) bool {
 	return true
 }
 
-// Poll mirrors poll(POLLIN) on the read end: it reports whether data is
-// available, and otherwise adds t to the reader queue as a non-exclusive
-// waiter (poll_wait), so that the next write wakes every poller.
+// Poll mirrors poll(POLLIN) on the read end (pipe_poll, v6.19): it reports
+// whether data is available, and otherwise adds t to the reader queue as a
+// non-exclusive waiter (poll_wait), so that the next write wakes every
+// poller.
 func (p *Pipe) Poll(t *sched.Task) bool {
 	if p.Readable() {
 		return true

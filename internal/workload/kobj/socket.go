@@ -130,13 +130,13 @@ func (s *UnixStream) Send(k *sched.Kernel, t *sched.Task, io *IO) bool {
 	return true
 }
 
-// Recv mirrors unix_stream_read_generic for a recv of io.N-io.Done bytes:
-// without waitAll it returns once it has copied anything (SO_RCVLOWAT 1),
-// with waitAll (MSG_WAITALL) only when everything asked for has arrived.
-// Consumed skbs are freed, returning their truesize to the sender
-// (sock_wfree), whose unix_write_space wakes blocked senders with WF_SYNC
-// once sk_wmem_alloc is at most a quarter of sk_sndbuf. It reports whether
-// the call returned; if not, t waits on the receiving socket.
+// Recv mirrors unix_stream_read_generic (net/unix/af_unix.c, v6.19) for a
+// recv of io.N-io.Done bytes: without waitAll it returns once it has copied
+// anything (SO_RCVLOWAT 1), with waitAll (MSG_WAITALL) only when everything
+// asked for has arrived. Consumed skbs are freed, returning their truesize to
+// the sender (sock_wfree), whose unix_write_space wakes blocked senders with
+// WF_SYNC once sk_wmem_alloc is at most a quarter of sk_sndbuf. It reports
+// whether the call returned; if not, t waits on the receiving socket.
 func (s *UnixStream) Recv(k *sched.Kernel, t *sched.Task, io *IO, waitAll bool) bool {
 	start := io.Done
 	for io.Done < io.N && s.qhead < len(s.queue) {
@@ -165,7 +165,7 @@ func (s *UnixStream) Recv(k *sched.Kernel, t *sched.Task, io *IO, waitAll bool) 
 	return false
 }
 
-// Poll mirrors poll(POLLIN) on the receiving socket.
+// Poll mirrors poll(POLLIN) on the receiving socket (unix_poll, v6.19).
 func (s *UnixStream) Poll(t *sched.Task) bool {
 	if s.Readable() {
 		return true

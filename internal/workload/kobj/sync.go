@@ -9,8 +9,9 @@ type Futex struct {
 	q   WaitQueue
 }
 
-// Wait mirrors FUTEX_WAIT: if the word still holds expect, t is queued and
-// the program must block (true); otherwise it returns false (EAGAIN).
+// Wait mirrors FUTEX_WAIT (kernel/futex, v6.19): if the word still holds
+// expect, t is queued and the program must block (true); otherwise it returns
+// false (EAGAIN).
 func (f *Futex) Wait(t *sched.Task, expect int) bool {
 	if f.Val != expect {
 		return false
@@ -19,8 +20,8 @@ func (f *Futex) Wait(t *sched.Task, expect int) bool {
 	return true
 }
 
-// Wake mirrors FUTEX_WAKE: wakes up to n waiters (n <= 0: all) in queue
-// order and returns how many.
+// Wake mirrors FUTEX_WAKE (v6.19): wakes up to n waiters (n <= 0: all) in
+// queue order and returns how many.
 func (f *Futex) Wake(k *sched.Kernel, n int) int { return f.q.Wake(k, n, 0) }
 
 // Waiters is the number of queued tasks.

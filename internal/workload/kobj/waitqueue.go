@@ -29,9 +29,10 @@ type waiter struct {
 	excl bool // WQ_FLAG_EXCLUSIVE
 }
 
-// WaitQueue mirrors struct wait_queue_head: non-exclusive waiters are added
-// at the head (__add_wait_queue), exclusive ones at the tail
-// (__add_wait_queue_entry_tail); a wakeup walks from the head.
+// WaitQueue mirrors struct wait_queue_head (kernel/sched/wait.c, v6.19):
+// non-exclusive waiters are added at the head (__add_wait_queue), exclusive
+// ones at the tail (__add_wait_queue_entry_tail); a wakeup walks from the
+// head.
 type WaitQueue struct {
 	q []waiter
 }
@@ -67,7 +68,7 @@ func (w *WaitQueue) Remove(t *sched.Task) {
 	}
 }
 
-// Wake mirrors __wake_up_common with autoremove_wake_function: every
+// Wake mirrors __wake_up_common with autoremove_wake_function (v6.19): every
 // non-exclusive waiter is woken, and exclusive waiters until nrExclusive of
 // them have been woken (nrExclusive <= 0 wakes all). Woken entries leave the
 // queue. wakeFlags is passed to try_to_wake_up (sched.WFSync for the _sync
