@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -308,56 +307,26 @@ func Sweep(p *Plan, opt SweepOptions) ([]*Record, error) {
 		}
 	}
 	start := time.Now()
-	var (
-		mu       sync.Mutex
-		firstErr error
-		done     int
-		next     int
-		wg       sync.WaitGroup
-	)
-	take := func() (int, bool) {
-		mu.Lock()
-		defer mu.Unlock()
-		if firstErr != nil || next >= len(todo) {
-			return 0, false
+	done := 0
+	err := Parallel(jobs, todo, func(i int) (*Record, error) {
+		pt := &points[i]
+		r, err := Execute(p, pt, opt.Dir, nil)
+		if err == nil && opt.Dir != "" {
+			err = WriteRecord(opt.Dir, r)
 		}
-		i := todo[next]
-		next++
-		return i, true
-	}
-	for w := 0; w < jobs && w < len(todo); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i, ok := take()
-				if !ok {
-					return
-				}
-				pt := &points[i]
-				r, err := Execute(p, pt, opt.Dir, nil)
-				if err == nil && opt.Dir != "" {
-					err = WriteRecord(opt.Dir, r)
-				}
-				mu.Lock()
-				if err != nil {
-					if firstErr == nil {
-						firstErr = fmt.Errorf("%s: %w", pt.Key, err)
-					}
-				} else {
-					recs[i] = r
-					done++
-					if opt.Progress != nil {
-						opt.Progress(Progress{Done: done, Todo: len(todo), Skipped: len(points) - len(todo), Elapsed: time.Since(start), Key: pt.Key})
-					}
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", pt.Key, err)
+		}
+		return r, nil
+	}, func(i int, r *Record) {
+		recs[i] = r
+		done++
+		if opt.Progress != nil {
+			opt.Progress(Progress{Done: done, Todo: len(todo), Skipped: len(points) - len(todo), Elapsed: time.Since(start), Key: points[i].Key})
+		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	return recs, nil
 }

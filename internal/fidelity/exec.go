@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/schedlab/schedlab/internal/experiment"
@@ -103,61 +102,31 @@ func Execute(p *Plan, opt ExecOptions) (*Outcome, error) {
 		out.Checked = n
 	}
 	start := time.Now()
-	var (
-		mu       sync.Mutex
-		firstErr error
-		next     int
-		wg       sync.WaitGroup
-	)
-	take := func() (int, bool) {
-		mu.Lock()
-		defer mu.Unlock()
-		if firstErr != nil || next >= len(todo) {
-			return 0, false
+	err = experiment.Parallel(jobs, todo, func(i int) (*experiment.Record, error) {
+		r := &p.Runs[i]
+		rec, err := execute(p, r, machineDir)
+		if err == nil && opt.Dir != "" {
+			err = experiment.WriteRecord(opt.Dir, rec)
 		}
-		i := todo[next]
-		next++
-		return i, true
-	}
-	for w := 0; w < jobs && w < len(todo); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i, ok := take()
-				if !ok {
-					return
-				}
-				r := &p.Runs[i]
-				rec, err := execute(p, r, machineDir)
-				if err == nil && opt.Dir != "" {
-					err = experiment.WriteRecord(opt.Dir, rec)
-				}
-				mu.Lock()
-				if err != nil {
-					if firstErr == nil {
-						firstErr = err
-						// A mistake in the case names its file and
-						// line; anything else says which run.
-						var fe *fileerr.Error
-						if !errors.As(err, &fe) || fe.File != r.Case.File {
-							firstErr = fmt.Errorf("%s (%s): %w", r.Key, r.Case.File, err)
-						}
-					}
-				} else {
-					out.Records[i] = rec
-					out.Executed++
-					if opt.Progress != nil {
-						opt.Progress(experiment.Progress{Done: out.Executed, Todo: len(todo), Skipped: out.Reused, Elapsed: time.Since(start), Key: r.Key})
-					}
-				}
-				mu.Unlock()
+		if err != nil {
+			// A mistake in the case names its file and line; anything
+			// else says which run.
+			var fe *fileerr.Error
+			if !errors.As(err, &fe) || fe.File != r.Case.File {
+				err = fmt.Errorf("%s (%s): %w", r.Key, r.Case.File, err)
 			}
-		}()
-	}
-	wg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
+			return nil, err
+		}
+		return rec, nil
+	}, func(i int, rec *experiment.Record) {
+		out.Records[i] = rec
+		out.Executed++
+		if opt.Progress != nil {
+			opt.Progress(experiment.Progress{Done: out.Executed, Todo: len(todo), Skipped: out.Reused, Elapsed: time.Since(start), Key: p.Runs[i].Key})
+		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
