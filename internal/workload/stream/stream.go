@@ -148,8 +148,14 @@ func (b *Bench) Report(w io.Writer) error {
 
 func (b *Bench) bytes(j int) float64 { return float64(kernelWords[j] * 8 * b.cfg.ArraySize) }
 
-// stats returns avg, min and max time of kernel j over iterations 1..NTIMES-1.
+// stats returns avg, min and max time of kernel j over iterations
+// 1..NTIMES-1; NaN before the iterations have run (Metrics of a run not
+// yet started names its metrics without values).
 func (b *Bench) stats(j int) (avg, min, max float64) {
+	if j >= len(b.times) || len(b.times[j]) < b.cfg.NTimes {
+		nan := math.NaN()
+		return nan, nan, nan
+	}
 	min = math.MaxFloat32 // FLT_MAX
 	for k := 1; k < b.cfg.NTimes; k++ {
 		t := b.times[j][k]

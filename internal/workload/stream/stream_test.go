@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
@@ -25,4 +26,18 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("accepted %+v", c)
 		}
 	})
+}
+
+// Metrics names the four rates before the run too (the fidelity corpus
+// checks a case's metric name up front), with NaN values: nothing was
+// measured yet.
+func TestMetricsBeforeRun(t *testing.T) {
+	cfg, err := Parse(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := New(cfg).Metrics()
+	if len(m) != 4 || m[3].Name != "triad_mb_s" || !math.IsNaN(m[3].Value) {
+		t.Fatalf("metrics before a run: %+v", m)
+	}
 }
