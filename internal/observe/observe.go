@@ -16,9 +16,11 @@ type Tracer struct {
 	k     *sched.Kernel
 	w     trace.Writer
 	comms map[sched.PID]trace.Comm
-	idle  []trace.Task
-	err   error
-	n     uint64
+	// live counts the live tasks of each address space (thread group).
+	live map[int64]int
+	idle []trace.Task
+	err  error
+	n    uint64
 }
 
 // Events is the number of events written.
@@ -30,7 +32,12 @@ func (t *Tracer) Err() error { return t.err }
 // AttachTracer installs tracepoint hooks on k that write to w, keeping any
 // hooks already installed (they run first).
 func AttachTracer(k *sched.Kernel, w trace.Writer) *Tracer {
-	t := &Tracer{k: k, w: w, comms: map[sched.PID]trace.Comm{}}
+	t := &Tracer{k: k, w: w, comms: map[sched.PID]trace.Comm{}, live: map[int64]int{}}
+	for _, p := range k.Tasks {
+		if p.State != sched.TaskDead {
+			t.live[p.MM]++
+		}
+	}
 	for cpu := 0; cpu < k.NrCPUs(); cpu++ {
 		rq := k.Rqs[cpu]
 		t.idle = append(t.idle, trace.Task{Comm: trace.MakeComm(rq.Idle.Comm), Pid: 0, Prio: sched.DefaultPrio})
@@ -76,6 +83,7 @@ func AttachTracer(k *sched.Kernel, w trace.Writer) *Tracer {
 		if prevFork != nil {
 			prevFork(parent, child)
 		}
+		t.live[child.MM]++
 		cpu := k.ThisCPU()
 		t.write(trace.ProcessFork(t.ts(), int32(cpu), t.task(parent, cpu), t.task(child, cpu)))
 	}
@@ -83,8 +91,16 @@ func AttachTracer(k *sched.Kernel, w trace.Writer) *Tracer {
 		if prevExit != nil {
 			prevExit(p)
 		}
+		// group_dead: the last live thread of the thread group exits
+		// (do_exit's atomic_dec_and_test(&tsk->signal->live)); the
+		// threads of a process are the tasks that share its MM.
+		t.live[p.MM]--
+		dead := t.live[p.MM] <= 0
+		if dead {
+			delete(t.live, p.MM)
+		}
 		cpu := k.ThisCPU()
-		t.write(trace.ProcessExit(t.ts(), int32(cpu), t.task(p, cpu), true))
+		t.write(trace.ProcessExit(t.ts(), int32(cpu), t.task(p, cpu), dead))
 	}
 	return t
 }

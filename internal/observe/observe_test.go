@@ -413,3 +413,49 @@ func TestTracePrio(t *testing.T) {
 		t.Errorf("trace-cmd report shows %d prio fields for %d events", n, len(evs))
 	}
 }
+
+// TestExitGroupDead: sched_process_exit's group_dead is true only for the
+// last live thread of a thread group (do_exit: group_dead =
+// atomic_dec_and_test(&tsk->signal->live), v6.19), here the tasks that
+// share an address space; a process of its own is always its group's last.
+func TestExitGroupDead(t *testing.T) {
+	k := newKernel(t, "hikey")
+	var text bytes.Buffer
+	tw, _ := trace.NewTextWriter(&text, trace.TextOptions{NrCPUs: k.NrCPUs(), TempDir: t.TempDir()})
+	tr := AttachTracer(k, tw)
+	// Three threads of one process (MM 7) that exit at 1, 2 and 3 ms, and
+	// a process of its own that exits at 4 ms.
+	spawn := func(comm string, mm int64, run engine.Time) {
+		done := false
+		_, err := k.Fork(sched.TaskSpec{Comm: comm, CPU: 0, MM: mm, Prog: sched.ProgramFunc(func(k *sched.Kernel, t *sched.Task) sched.Op {
+			if done {
+				return sched.Exit()
+			}
+			done = true
+			return sched.Sleep(run)
+		})})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	spawn("thr1", 7, engine.Millisecond)
+	spawn("thr2", 7, 2*engine.Millisecond)
+	spawn("thr3", 7, 3*engine.Millisecond)
+	spawn("proc", 0, 4*engine.Millisecond)
+	k.Eng.RunUntil(10 * engine.Millisecond)
+	if err := tr.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, l := range strings.Split(text.String(), "\n") {
+		if _, rest, ok := strings.Cut(l, "sched_process_exit: "); ok {
+			comm, _, _ := strings.Cut(rest, " ")
+			_, gd, _ := strings.Cut(rest, "group_dead=")
+			got = append(got, comm+" "+gd)
+		}
+	}
+	want := []string{"comm=thr1 false", "comm=thr2 false", "comm=thr3 true", "comm=proc true"}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("exits %v, want %v", got, want)
+	}
+}
