@@ -274,23 +274,15 @@ func (c *Case) validateSimulate() error {
 			names = metricNames(inst)
 		}
 	}
-	if names != nil && !contains(names, c.Metric.Name) {
+	if !contains(names, c.Metric.Name) {
 		return c.errAt("metric.name", "metric.name %q: %s reports %s", c.Metric.Name, s.Tool, strings.Join(names, ", "))
 	}
 	return nil
 }
 
-// metricNames are the metrics an instance reports, read before it runs;
-// nil when the workload cannot name them before a run (STREAM computes
-// its figures from the finished run's times and indexes them). Those
-// cases' metric is checked when their first run ends (Execute), still
-// at the metric's line.
+// metricNames are the metrics an instance reports, read before it runs
+// (every tool names them up front; STREAM's values are NaN until a run).
 func metricNames(inst workload.Instance) (names []string) {
-	defer func() {
-		if recover() != nil {
-			names = nil
-		}
-	}()
 	for _, m := range inst.Metrics() {
 		names = append(names, m.Name)
 	}
