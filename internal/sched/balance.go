@@ -412,7 +412,7 @@ func (k *Kernel) holdRqLock(rq *Rq) {
 }
 
 // lbUpdateBlockedAverages is sched_balance_update_blocked_averages(cpu)
-// (misc.go) as a balancing pass calls it: its cost — a fixed part, each
+// (fair_pelt.go) as a balancing pass calls it: its cost — a fixed part, each
 // leaf cfs_rq walked, each cpufreq update it caused (a remote CPU of
 // another frequency domain cannot change that domain's frequency, so
 // schedutil returns at once) — is charged to the pass and to the time cpu's

@@ -15,7 +15,7 @@ import (
 func (k *Kernel) addNrRunning(rq *Rq, n int) {
 	prev := rq.NrRunning
 	rq.NrRunning += n
-	// load balancing (issue 4): a second runnable task overloads the root domain.
+	// load balancing: a second runnable task overloads the root domain.
 	if prev < 2 && rq.NrRunning >= 2 {
 		k.setRdOverloaded(true)
 	}
@@ -128,7 +128,7 @@ func (k *Kernel) reschedCurr(rq *Rq) {
 		at += k.ipiLatency(k.thisCPU, rq.CPU)
 	}
 	at = k.idleWakeAt(rq, at) // an idle CPU acts once out of its idle state
-	// load balancing (issue 4): balancing work on this CPU or its rq lock delays it.
+	// load balancing: balancing work on this CPU or its rq lock delays it.
 	if at < rq.LBBusyUntil {
 		at = rq.LBBusyUntil
 	}
@@ -218,13 +218,13 @@ func (k *Kernel) schedule(rq *Rq, preempt bool) {
 			rq.segStart = k.Eng.Now()
 			k.Eng.Schedule(rq.segTimer, rq.segStart)
 		}
-		k.lbDelayNext(rq) // load balancing (issue 4): wait for balancing work in progress
+		k.lbDelayNext(rq) // load balancing: wait for balancing work in progress
 	}
 }
 
 // updateDurAvg keeps se.dur_avg of the short-task patches: the run time
 // from switch-in to a voluntary switch-out, averaged with weight 1/8.
-// Wakeup path (issue 3): as the patches define it (and v6.4's
+// Wakeup path: as the patches define it (and v6.4's
 // dur_avg_update), the sample runs from the previous voluntary sleep to this
 // one, so a task preempted in between is measured whole (1 ms + preemption
 // + 0.5 ms counts 1.5 ms), not from its last switch-in.
@@ -249,7 +249,7 @@ func (k *Kernel) enterIdle(rq *Rq) {
 	rq.idleExiting = false
 	rq.idleTicks = 0
 	k.updateIdleCore(rq)
-	k.nohzRunIdleBalance(rq) // load balancing (issue 4): do_idle's blocked-load refresh
+	k.nohzRunIdleBalance(rq) // load balancing: do_idle's blocked-load refresh
 	if !rq.NohzTickStopped && k.idleStopsTick(rq) {
 		k.stopIdleTick(rq)
 	}
@@ -331,7 +331,7 @@ func (k *Kernel) stopIdleTick(rq *Rq) {
 func (k *Kernel) exitIdle(rq *Rq) {
 	k.costsExitIdle(rq)
 	if rq.NohzTickStopped {
-		// load balancing (issue 4): the CPU leaves the NOHZ idle set at its
+		// load balancing: the CPU leaves the NOHZ idle set at its
 		// first busy tick (nohz_balancer_kick), not here.
 		rq.NohzTickStopped = false
 		now := uint64(k.Eng.Now())
@@ -624,7 +624,7 @@ func (k *Kernel) TryToWakeUp(p *Task, wakeFlags int) bool {
 		if k.Hooks.Wakeup != nil {
 			k.Hooks.Wakeup(p, p.cpu)
 		}
-		k.ttwuStat(p, p.cpu, wakeFlags) // wakeup path (issue 3): core.c counts self-wakeups too
+		k.ttwuStat(p, p.cpu, wakeFlags) // wakeup path: core.c counts self-wakeups too
 		return true
 	}
 	if p.State != TaskInterruptible && p.State != TaskUninterruptible {
@@ -736,7 +736,7 @@ func (k *Kernel) ttwuDoActivate(rq *Rq, p *Task, wakeFlags int) {
 		if rq.AvgIdle > maxCost {
 			rq.AvgIdle = maxCost
 		}
-		k.updateWakeAvgIdle(rq) // wakeup path (issue 3): SIS_PROP's wake_avg_idle/wake_stamp
+		k.updateWakeAvgIdle(rq) // wakeup path: SIS_PROP's wake_avg_idle/wake_stamp
 		rq.IdleStamp = 0
 	}
 }

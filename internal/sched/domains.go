@@ -56,7 +56,7 @@ type SchedDomain struct {
 	NewidleCall, NewidleSuccess, NewidleRatio uint64
 	Stats                                     SdSchedstat
 
-	// --- wakeup path (issue 3) ---
+	// --- wakeup path ---
 	// AvgScanCost mirrors sd->avg_scan_cost (SIS_PROP, v5.x–v6.9): a 1/8
 	// EWMA of select_idle_cpu's scan time, kept on the waker's LLC domain.
 	AvgScanCost uint64

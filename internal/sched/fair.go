@@ -807,7 +807,7 @@ func (k *Kernel) setNextTaskFairTail(rq *Rq, p *Task) {
 		rq.cfsTasksDel(&p.SE)
 		rq.cfsTasksAdd(&p.SE)
 	}
-	k.updateMisfitStatus(p, rq) // load balancing (issue 4): __set_next_task_fair does
+	k.updateMisfitStatus(p, rq) // load balancing: __set_next_task_fair does
 }
 
 // findMatchingSE mirrors fair.c:find_matching_se (v6.19): walk both entities up to
@@ -959,7 +959,7 @@ func (k *Kernel) updateMisfitStatus(p *Task, rq *Rq) {
 		rq.MisfitTaskLoad = 0
 		return
 	}
-	// load balancing (issue 4): already on the biggest CPU it may use
+	// load balancing: already on the biggest CPU it may use
 	// (p->max_allowed_capacity) is not misfit; the load is task_h_load.
 	if k.taskFitsCPU(p, rq.CPU) || k.archScaleCPUCapacity(rq.CPU) == k.maxAllowedCapacity(p) {
 		rq.MisfitTaskLoad = 0
@@ -1091,4 +1091,41 @@ func (k *Kernel) reweightEntity(c *CfsRq, se *SchedEntity, weight uint64) {
 		}
 		c.NrQueued++
 	}
+}
+
+// updateStatsEnqueueFair mirrors fair.c:update_stats_enqueue_fair (v6.19): a queued
+// entity other than curr starts waiting.
+func (k *Kernel) updateStatsEnqueueFair(c *CfsRq, se *SchedEntity, flags int) {
+	if se != c.Curr {
+		k.updateStatsWaitStartFair(c, se)
+	}
+}
+
+// updateStatsDequeueFair mirrors fair.c:update_stats_dequeue_fair (v6.19).
+func (k *Kernel) updateStatsDequeueFair(c *CfsRq, se *SchedEntity, flags int) {
+	if se != c.Curr {
+		k.updateStatsWaitEndFair(c, se)
+	}
+	if se.IsTask() && flags&dequeueSleep != 0 {
+		se.Stats.SleepStart = rqClockTask(c.rq)
+	}
+}
+
+// updateStatsWaitStartFair mirrors fair.c:update_stats_wait_start_fair (v6.19).
+func (k *Kernel) updateStatsWaitStartFair(c *CfsRq, se *SchedEntity) {
+	se.Stats.WaitStart = rqClockTask(c.rq)
+}
+
+// updateStatsWaitEndFair mirrors fair.c:update_stats_wait_end_fair (v6.19).
+func (k *Kernel) updateStatsWaitEndFair(c *CfsRq, se *SchedEntity) {
+	if se.Stats.WaitStart == 0 {
+		return
+	}
+	delta := rqClockTask(c.rq) - se.Stats.WaitStart
+	if delta > se.Stats.WaitMax {
+		se.Stats.WaitMax = delta
+	}
+	se.Stats.WaitCount++
+	se.Stats.WaitSum += delta
+	se.Stats.WaitStart = 0
 }

@@ -2,7 +2,10 @@ package sched
 
 // PELT bookkeeping of fair.c (v6.19): entity and cfs_rq updates, attach and
 // detach, asynchronous removal, propagation up the task-group hierarchy, the
-// task group's load_avg, and util_est.
+// task group's load_avg, util_est, the leaf cfs_rq list and the blocked-load
+// update of sched_balance_update_blocked_averages.
+
+import "github.com/schedlab/schedlab/internal/cpumask"
 
 func subPositive(v *uint64, d uint64) {
 	if d > *v {
@@ -535,4 +538,167 @@ func (k *Kernel) utilEstUpdateTwoField(c *CfsRq, p *Task) {
 	}
 	a.UtilEst = enqueued | utilAvgUnchanged
 	a.UtilEstEwma = ewma
+}
+
+// listAddLeafCfsRq mirrors fair.c:list_add_leaf_cfs_rq (v6.19): keep every cfs_rq
+// with load on rq's leaf list, children before parents. The kernel builds
+// the order with tmp_alone_branch; schedlab inserts a queue just before its
+// nearest listed ancestor and then lists missing ancestors after it, which
+// gives the same child-before-parent order.
+func (k *Kernel) listAddLeafCfsRq(c *CfsRq) {
+	if c.OnList {
+		return
+	}
+	rq := c.rq
+	// chain: c and its unlisted ancestors, bottom-up.
+	var chain []*CfsRq
+	for q := c; q != nil && !q.OnList; q = parentCfsRq(q) {
+		chain = append(chain, q)
+	}
+	pos := len(rq.leafCfsRqs)
+	if top := parentCfsRq(chain[len(chain)-1]); top != nil {
+		for i, q := range rq.leafCfsRqs {
+			if q == top {
+				pos = i
+				break
+			}
+		}
+	}
+	list := make([]*CfsRq, 0, len(rq.leafCfsRqs)+len(chain))
+	list = append(list, rq.leafCfsRqs[:pos]...)
+	list = append(list, chain...)
+	list = append(list, rq.leafCfsRqs[pos:]...)
+	rq.leafCfsRqs = list
+	for _, q := range chain {
+		q.OnList = true
+	}
+}
+
+// listDelLeafCfsRq mirrors fair.c:list_del_leaf_cfs_rq (v6.19).
+func (k *Kernel) listDelLeafCfsRq(c *CfsRq) {
+	if !c.OnList {
+		return
+	}
+	rq := c.rq
+	for i, q := range rq.leafCfsRqs {
+		if q == c {
+			rq.leafCfsRqs = append(rq.leafCfsRqs[:i], rq.leafCfsRqs[i+1:]...)
+			break
+		}
+	}
+	c.OnList = false
+}
+
+// parentCfsRq is the cfs_rq the group entity owning c is queued on.
+func parentCfsRq(c *CfsRq) *CfsRq {
+	if c.tg.IsRoot() {
+		return nil
+	}
+	return c.tg.SE[c.rq.CPU].CfsRq
+}
+
+// LeafCfsRqs returns rq's leaf_cfs_rq_list in walk order.
+func (rq *Rq) LeafCfsRqs() []*CfsRq { return append([]*CfsRq(nil), rq.leafCfsRqs...) }
+
+// childCfsRqOnList mirrors fair.c:child_cfs_rq_on_list (v6.19): the queue listed
+// just before c is one of its children.
+func childCfsRqOnList(c *CfsRq) bool {
+	rq := c.rq
+	for i, q := range rq.leafCfsRqs {
+		if q == c {
+			return i > 0 && parentCfsRq(rq.leafCfsRqs[i-1]) == c
+		}
+	}
+	return false
+}
+
+// cfsRqIsDecayed mirrors fair.c:cfs_rq_is_decayed (v6.19).
+func cfsRqIsDecayed(c *CfsRq) bool {
+	if c.Load.Weight != 0 {
+		return false
+	}
+	if !loadAvgIsDecayed(&c.Avg) {
+		return false
+	}
+	if childCfsRqOnList(c) {
+		return false
+	}
+	return c.TgLoadAvgContrib == 0
+}
+
+// cfsRqHasBlocked mirrors fair.c:cfs_rq_has_blocked (v6.19).
+func cfsRqHasBlocked(c *CfsRq) bool { return c.Avg.LoadAvg != 0 || c.Avg.UtilAvg != 0 }
+
+// skipBlockedUpdate mirrors fair.c:skip_blocked_update (v6.19).
+func skipBlockedUpdate(se *SchedEntity) bool {
+	if se.Avg.LoadAvg != 0 || se.Avg.UtilAvg != 0 {
+		return false
+	}
+	return !se.MyQ.Propagate
+}
+
+// updateBlockedFair mirrors fair.c:__update_blocked_fair (v6.19).
+func (k *Kernel) updateBlockedFair(rq *Rq, done *bool) bool {
+	decayed := false
+	list := append([]*CfsRq(nil), rq.leafCfsRqs...) // _safe iteration
+	for _, c := range list {
+		rq.BlockedCfsRqsWalked++
+		if k.updateCfsRqLoadAvg(cfsRqClockPelt(c), c) {
+			k.updateTgLoadAvg(c)
+			if c == rq.CFS {
+				decayed = true
+			}
+		}
+		if se := c.tg.SE; se != nil && se[rq.CPU] != nil && !skipBlockedUpdate(se[rq.CPU]) {
+			gse := se[rq.CPU]
+			k.updateLoadAvg(cfsRqOf(gse), gse, updateTG)
+		}
+		if cfsRqIsDecayed(c) {
+			k.listDelLeafCfsRq(c)
+		}
+		if cfsRqHasBlocked(c) {
+			*done = false
+		}
+	}
+	return decayed
+}
+
+// updateBlockedOthers mirrors fair.c:__update_blocked_others (v6.19; the
+// same in v6.0 and v5.12) for a CPU without RT or deadline tasks:
+// update_rt_rq_load_avg and update_dl_rq_load_avg on rq_clock_pelt report
+// "decayed" whenever a PELT period boundary passed since their last call,
+// even for all-zero signals. The two signals share their timestamps, so
+// one SchedAvg stands for both. Simplified: the IRQ signal
+// (CONFIG_HAVE_SCHED_AVG_IRQ, on rq->clock) and the thermal/HW pressure
+// signal are not modelled; they add "decayed" reports at nearly the same
+// times. Nothing is ever blocked on them (others_have_blocked is false).
+func (k *Kernel) updateBlockedOthers(rq *Rq) bool {
+	if !k.S.BlockedOthersDecay {
+		return false
+	}
+	return updateLoadSum(rqClockPelt(rq), &rq.avgOthers, 0, 0, false)
+}
+
+// SchedBalanceUpdateBlockedAverages mirrors
+// fair.c:sched_balance_update_blocked_averages (update_blocked_averages;
+// v6.0 and v5.12 the same): decay the RT/DL signals and the blocked load
+// of every leaf cfs_rq of cpu, and ask cpufreq to re-evaluate when any of
+// them decayed.
+func (k *Kernel) SchedBalanceUpdateBlockedAverages(cpu cpumask.CPU) {
+	rq := k.Rqs[cpu]
+	done := true
+	rq.BlockedUpdates++
+	rq.LastBlockedLoadUpdateTick = k.Jiffies()
+	k.updateRqClock(rq)
+	decayed := k.updateBlockedOthers(rq)
+	if k.updateBlockedFair(rq, &done) {
+		decayed = true
+	}
+	if done {
+		rq.HasBlockedLoad = false
+	}
+	if decayed {
+		rq.CpufreqUpdates++
+		k.cpufreqUpdateUtil(rq)
+	}
 }

@@ -130,7 +130,7 @@ type Kernel struct {
 	costsOn  bool
 	costRand *rand.Rand
 
-	// --- load balancing (issue 4) ---
+	// --- load balancing ---
 	bal balanceState
 	// BalanceStats counts the balancer's calls and time (the run report's
 	// "balance" section).
@@ -201,7 +201,7 @@ func New(eng *engine.Engine, topo *topology.Topology, s Settings) (*Kernel, erro
 	}
 	k.buildDomainState()
 	k.initCores()
-	k.initBalance() // load balancing (issue 4)
+	k.initBalance() // load balancing
 	return k, nil
 }
 
@@ -332,10 +332,82 @@ func (k *Kernel) ApplySettings() error {
 	k.minGranularity = k.S.MinGranularity * factor
 	k.wakeupGranularity = k.S.WakeupGranularity * factor
 	k.tickNsec = (1000000000 + uint64(k.S.HZ)/2) / uint64(k.S.HZ)
-	k.updateMaxInterval() // load balancing (issue 4): max_load_balance_interval follows HZ
+	k.updateMaxInterval() // load balancing: max_load_balance_interval follows HZ
 	return nil
 }
 
 // SetThisCPU sets the CPU on which the next externally driven action (a
 // scenario's wake, a fork) executes, as if it ran there.
 func (k *Kernel) SetThisCPU(cpu cpumask.CPU) { k.thisCPU = cpu }
+
+// MigrateTask moves a task that is not running to dst, as
+// core.c:move_queued_task does for a queued task (the stopper's path) and
+// as a wakeup's set_task_cpu does for a sleeping one.
+func (k *Kernel) MigrateTask(p *Task, dst cpumask.CPU) error {
+	if int(dst) < 0 || int(dst) >= k.NrCPUs() {
+		return fmt.Errorf("cpu %d out of range", dst)
+	}
+	if !p.CPUsAllowed.Test(dst) {
+		return fmt.Errorf("task %d may not run on cpu %d", p.PID, dst)
+	}
+	if p.OnCPU {
+		return fmt.Errorf("task %d is running on cpu %d; only queued or sleeping tasks can be migrated", p.PID, p.cpu)
+	}
+	if p.cpu == dst {
+		return nil
+	}
+	if p.State == TaskDead {
+		return fmt.Errorf("task %d has exited", p.PID)
+	}
+	src := k.taskRq(p)
+	if p.OnRq == taskOnRqQueued {
+		k.updateRqClock(src)
+		k.deactivateTask(src, p, dequeueNoclock)
+		k.setTaskCPU(p, dst)
+		drq := k.Rqs[dst]
+		k.updateRqClock(drq)
+		k.activateTask(drq, p, enqueueNoclock)
+		k.wakeupPreempt(drq, p, 0)
+		return nil
+	}
+	// Sleeping: the next wakeup enqueues it on dst.
+	p.waking = true
+	k.setTaskCPU(p, dst)
+	p.waking = false
+	return nil
+}
+
+// TaskByPID returns a task, or nil.
+func (k *Kernel) TaskByPID(pid PID) *Task {
+	i := int(pid) - 1
+	if i < 0 || i >= len(k.Tasks) {
+		return nil
+	}
+	return k.Tasks[i]
+}
+
+// Task accessors for observers.
+
+// WorkLeft is the CPU work left in the task's current operation.
+func (t *Task) WorkLeft() int64 { return int64(t.workLeft) }
+
+// Kernel returns the rq's kernel.
+func (rq *Rq) Kernel() *Kernel { return rq.k }
+
+// NeedResched reports TIF_NEED_RESCHED of the rq's current task.
+func (rq *Rq) NeedResched() bool { return rq.needResched }
+
+// UpdateClock brings the rq clocks to the current time (update_rq_clock).
+func (k *Kernel) UpdateClock(cpu cpumask.CPU) { k.updateRqClock(k.Rqs[cpu]) }
+
+// AvgVruntime returns avg_vruntime(cfs_rq) without moving zero_vruntime.
+func (k *Kernel) AvgVruntime(c *CfsRq) uint64 { return c.ZeroVruntime + uint64(avgVruntimeDelta(c)) }
+
+// Eligible reports entity_eligible for a queued entity.
+func Eligible(c *CfsRq, se *SchedEntity) bool { return entityEligible(c, se) }
+
+// SEWeight is se_weight(se).
+func SEWeight(se *SchedEntity) uint64 { return seWeight(se) }
+
+// CalcDeltaFair exposes calc_delta_fair for tests.
+func CalcDeltaFair(delta uint64, se *SchedEntity) uint64 { return calcDeltaFair(delta, se) }

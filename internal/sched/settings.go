@@ -113,7 +113,7 @@ type Settings struct {
 	CpufreqGovernor  string `sysctl:"model_cpufreq_governor"`
 	CpufreqRateLimit uint64 `sysctl:"model_cpufreq_rate_limit_ns"`
 
-	// --- wakeup path (issue 3) ---
+	// --- wakeup path ---
 
 	// SISScanCost is the time, in ns, select_idle_cpu is taken to spend per
 	// CPU it examines, which SIS_PROP measures with cpu_clock() and folds
@@ -176,7 +176,7 @@ type Settings struct {
 	// the variant idle-cores-nosmt turns it on over v5.12).
 	TestIdleCoresSMTCheck bool
 
-	// --- load balancing (issue 4) ---
+	// --- load balancing ---
 	// Differences between the baselines' load balancers, and
 	// the blocked-load variants of patches.md §3. Each is a model switch,
 	// settable by its sysctl-style name.
@@ -388,7 +388,7 @@ func Baseline(kernel string) (Settings, error) {
 		MigrateSEPeltLag:           true,
 		BlockedOthersDecay:         true,
 		IdleTickRetain:             true,
-		// wakeup path (issue 3)
+		// wakeup path
 		SISScanCost:           25,
 		ShortTaskDurAvgFactor: 8,
 	}
@@ -404,7 +404,7 @@ func Baseline(kernel string) (Settings, error) {
 		s.DelayDequeue = true
 		s.DelayZero = true
 		s.NIRandom = true
-		// load balancing (issue 4)
+		// load balancing
 		s.LBSerializeInBalanceRq = true
 		s.LBSMTAware = true
 		s.LBLocalAboveAvg = true

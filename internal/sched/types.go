@@ -135,7 +135,7 @@ type SchedEntity struct {
 	// Statistics (struct sched_statistics).
 	Stats SchedStatistics
 
-	// --- wakeup path (issue 3) ---
+	// --- wakeup path ---
 	// PrevSleepSumRuntime is sum_exec_runtime when the task last slept
 	// voluntarily (prev_sleep_sum_runtime of the short-task series, v6.4
 	// dur_avg): dur_avg samples the run time between two sleeps, across
@@ -174,7 +174,7 @@ type SchedStatistics struct {
 	NrMigrationsCold   uint64
 	NrForcedMigrations uint64
 
-	// --- load balancing (issue 4) ---
+	// --- load balancing ---
 	// Why can_migrate_task refused the task
 	// (nr_failed_migrations_affine/_running/_hot).
 	NrFailedMigrationsAffine  uint64
@@ -282,13 +282,23 @@ type RqSchedstat struct {
 // Rq mirrors struct rq for one CPU (v6.19; the fields the modelled paths
 // of every baseline use).
 type Rq struct {
+	// --- the queue ---
 	CPU        cpumask.CPU
 	NrRunning  int
 	NrSwitches uint64
 	CFS        *CfsRq
 	Curr       *Task
 	Idle       *Task
+	// TTWUPending counts wakeups queued on this CPU's wake_list.
+	TTWUPending int
+	needResched bool
+	// cfs_tasks: queued fair tasks, most recently picked at the head.
+	cfsTasksHead *SchedEntity
+	// leaf_cfs_rq_list: cfs_rqs with load, children before parents.
+	leafCfsRqs []*CfsRq
+	k          *Kernel
 
+	// --- clocks ---
 	Clock         uint64
 	ClockTask     uint64
 	ClockPelt     uint64
@@ -296,31 +306,17 @@ type Rq struct {
 	ClockPeltIdle uint64
 	LostIdleTime  uint64
 
+	// --- capacity and frequency ---
 	CPUCapacity     uint64 // capacity_of()
 	CPUCapacityOrig uint64 // arch_scale_cpu_capacity()
 	FreqScale       uint64 // arch_scale_freq_capacity(), 1024 = max
+	// CpufreqUpdates counts cpufreq_update_util calls from the fair class.
+	CpufreqUpdates uint64
 
-	AvgIdle                   uint64
-	IdleStamp                 uint64
-	MaxIdleBalanceCost        uint64
-	NextBalance               uint64
-	IdleBalance               bool
-	NohzTickStopped           bool
-	HasBlockedLoad            bool
-	LastBlockedLoadUpdateTick uint64
-	TTWUPending               int
-	MisfitTaskLoad            uint64
-
-	Schedstat RqSchedstat
-
-	// --- cost model (issue 5) ---
-	// speed is the running task's progress per ns in units of 2^-20 ns of
-	// work: capacity, SMT sharing and memory-bandwidth sharing applied.
-	speed int64
-	// runBW is the bandwidth demand of the running task (0 when idle);
-	// bwShare the fraction of it the cost model grants (shareBandwidth).
-	runBW   int64
-	bwShare costmodel.Share
+	// --- idle ---
+	AvgIdle         uint64
+	IdleStamp       uint64
+	NohzTickStopped bool
 	// idleState is the cpuidle state the governor chose at idle entry
 	// (-1 when running); idleAvg an average of past idle durations (ns).
 	idleState int
@@ -333,20 +329,10 @@ type Rq struct {
 	// idleTicks counts the tick wakeups of the current idle period of a
 	// CPU that kept its tick (core.go: idleTickGovernor).
 	idleTicks int
-	// Costs counts what the cost model charged on this CPU.
-	Costs CostCounters
 
-	// --- wakeup path (issue 3) ---
-	// WakeStamp (jiffies) and WakeAvgIdle (ns) mirror rq->wake_stamp and
-	// rq->wake_avg_idle (v5.15–v6.9, SIS_PROP): the idle time a waker on
-	// this CPU may still spend scanning, halved per jiffy of age.
-	WakeStamp   uint64
-	WakeAvgIdle uint64
-	// Wakeup counts what the wakeup path did on this CPU, for the cost model.
-	Wakeup WakeupCounters
-
-	// CpufreqUpdates counts cpufreq_update_util calls from the fair class.
-	CpufreqUpdates uint64
+	// --- blocked load (PELT) ---
+	HasBlockedLoad            bool
+	LastBlockedLoadUpdateTick uint64
 	// avgOthers stands for rq->avg_rt and rq->avg_dl, the PELT signals of
 	// the RT and deadline classes: always zero here, but
 	// __update_blocked_others decays them (Settings.BlockedOthersDecay).
@@ -355,13 +341,29 @@ type Rq struct {
 	// and BlockedCfsRqsWalked the leaf cfs_rqs they visited.
 	BlockedUpdates      uint64
 	BlockedCfsRqsWalked uint64
+	// BlockedUpdatesIdle counts the BlockedUpdates made while the CPU was
+	// idle; BlockedUpdatesBy splits BlockedUpdates by caller.
+	BlockedUpdatesIdle uint64
+	BlockedUpdatesBy   [NrBlockedOrigins]uint64
 
-	// --- load balancing (issue 4) ---
+	// --- wakeup path ---
+	// WakeStamp (jiffies) and WakeAvgIdle (ns) mirror rq->wake_stamp and
+	// rq->wake_avg_idle (v5.15–v6.9, SIS_PROP): the idle time a waker on
+	// this CPU may still spend scanning, halved per jiffy of age.
+	WakeStamp   uint64
+	WakeAvgIdle uint64
+	// Wakeup counts what the wakeup path did on this CPU, for the cost model.
+	Wakeup WakeupCounters
+
+	// --- load balancing ---
+	MaxIdleBalanceCost uint64
+	NextBalance        uint64
+	IdleBalance        bool
+	MisfitTaskLoad     uint64
 	// NohzIdle mirrors rq->nohz_tick_stopped as the balancer keeps it
 	// (every baseline): set by nohz_balance_enter_idle when the idle CPU
 	// stops its tick, cleared by nohz_balance_exit_idle at its first busy
-	// tick.
-	// (NohzTickStopped above is the tick's own state.)
+	// tick. (NohzTickStopped is the tick's own state.)
 	NohzIdle bool
 	// NohzFlags mirrors rq->nohz_flags (pending NOHZ_*_KICK bits; no
 	// NOHZ_NEXT_KICK before v5.16) and NohzIdleBalance
@@ -376,25 +378,27 @@ type Rq struct {
 	// this CPU or holds its rq lock: the running task's work, the start
 	// of the next task and any reschedule wait for it (balance.go).
 	LBBusyUntil engine.Time
-	// BlockedUpdatesIdle counts the BlockedUpdates made while the CPU was
-	// idle; BlockedUpdatesBy splits BlockedUpdates by caller.
-	BlockedUpdatesIdle uint64
-	BlockedUpdatesBy   [NrBlockedOrigins]uint64
 	// sdLLCNohzIdle mirrors per_cpu(sd_llc)->nohz_idle (every baseline).
 	sdLLCNohzIdle bool
 	// ilbTimer delivers a NOHZ kick's IPI (nohz_csd); stopperTimer runs
 	// the active-balance stopper.
 	ilbTimer, stopperTimer *engine.Timer
 
-	needResched bool
+	// --- cost model ---
+	// speed is the running task's progress per ns in units of 2^-20 ns of
+	// work: capacity, SMT sharing and memory-bandwidth sharing applied.
+	speed int64
+	// runBW is the bandwidth demand of the running task (0 when idle);
+	// bwShare the fraction of it the cost model grants (shareBandwidth).
+	runBW   int64
+	bwShare costmodel.Share
+	// Costs counts what the cost model charged on this CPU.
+	Costs CostCounters
 
-	// cfs_tasks: queued fair tasks, most recently picked at the head.
-	cfsTasksHead *SchedEntity
-	// leaf_cfs_rq_list: cfs_rqs with load, children before parents.
-	leafCfsRqs []*CfsRq
+	// --- schedstat ---
+	Schedstat RqSchedstat
 
-	k *Kernel
-	// timers
+	// --- the engine's timers for this CPU ---
 	tickTimer    *engine.Timer
 	segTimer     *engine.Timer
 	reschedTimer *engine.Timer
@@ -453,6 +457,7 @@ type TaskSchedInfo struct {
 // Task mirrors the scheduler-relevant part of task_struct (v6.19; the
 // short-task fields are the patches', on v6.0).
 type Task struct {
+	// --- identity and state ---
 	PID           PID
 	Comm          string
 	SE            SchedEntity
@@ -463,6 +468,7 @@ type Task struct {
 	WakeCPU       cpumask.CPU
 	RecentUsedCPU cpumask.CPU
 
+	// --- affinity, policy and group ---
 	CPUsAllowed   cpumask.Mask
 	NrCPUsAllowed int
 	Policy        Policy
@@ -471,16 +477,18 @@ type Task struct {
 
 	TG *TaskGroup
 
+	// --- wakeup path (wake_wide's flips) ---
 	WakeeFlips       uint64
 	WakeeFlipDecayTs uint64
 	LastWakee        *Task
 
+	// --- statistics ---
 	Nvcsw, Nivcsw uint64
 	SchedInfo     TaskSchedInfo
 
+	// --- the program it runs and the work model ---
 	Parent *Task
 	Prog   Program
-
 	// Work model: CPU time left in the current operation, ns at full speed.
 	workLeft         engine.Time
 	sleepTimer       *engine.Timer
@@ -494,7 +502,7 @@ type Task struct {
 	// Created/Exited record lifetime for reports.
 	Created, Exited engine.Time
 
-	// --- cost model (issue 5) ---
+	// --- cost model ---
 	// Footprint is the task's cache footprint in bytes: what it must
 	// refill after a migration.
 	Footprint int64

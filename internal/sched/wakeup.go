@@ -676,3 +676,19 @@ func (k *Kernel) updateWakeAvgIdle(rq *Rq) {
 	rq.WakeAvgIdle = rq.AvgIdle / 2
 	rq.WakeStamp = k.Jiffies()
 }
+
+// llcID mirrors per_cpu(sd_llc_id, cpu) (every baseline).
+func (k *Kernel) llcID(cpu cpumask.CPU) cpumask.CPU { return k.Topo.SdLLCID[cpu] }
+
+// asymCPUCapacity mirrors the sched_asym_cpucapacity static key (every
+// baseline).
+func (k *Kernel) asymCPUCapacity() bool { return k.Topo.AsymCPUCapacity }
+
+// taskFitsCPU mirrors fair.c:task_fits_cpu (v6.19) without uclamp: the task's
+// estimated utilisation fits the CPU's capacity with the 20% margin.
+func (k *Kernel) taskFitsCPU(p *Task, cpu cpumask.CPU) bool {
+	return fitsCapacity(k.taskUtilEst(p), k.Rqs[cpu].CPUCapacity)
+}
+
+// fitsCapacity mirrors fair.c:fits_capacity (v6.19).
+func fitsCapacity(util, capacity uint64) bool { return util*1280 < capacity*1024 }
