@@ -195,9 +195,9 @@ func Derive(m *Measurements, spec *topology.MachineSpec) []Setting {
 			states = spec.IdleStatesOf(cpumask.CPU(pp.B))
 		}
 		if len(states) > 0 {
-			i := costmodel.SelectIdleState(states, engine.Time(half), 0)
-			exit = float64(states[i].ExitLatencyNs)
-			note = fmt.Sprintf("less idle state %s's exit latency", states[i].Name)
+			i := costmodel.SelectIdleState(states, engine.Time(half), costmodel.IdleLimits{})
+			exit = float64(states[i].Wake())
+			note = fmt.Sprintf("less idle state %s's wake time (its exit latency where none is measured)", states[i].Name)
 		} else {
 			idleNote = "calibration: no cpuidle states on " + m.Host + "; the halt exit is folded into ipi_*_ns"
 		}
@@ -303,8 +303,20 @@ func WriteMachine(w io.Writer, spec *topology.MachineSpec, settings []Setting, c
 	if len(spec.IdleStates) > 0 {
 		b.WriteString("idle_states:\n")
 		for _, st := range spec.IdleStates {
-			fmt.Fprintf(&b, "  - {name: %s, exit_latency_us: %d, target_residency_us: %d}\n", yq(st.Name), st.ExitLatencyNs/1000, st.TargetResidencyNs/1000)
+			b.WriteString("  - ")
+			writeIdleState(&b, st)
+			b.WriteString("\n")
 		}
+	}
+	if len(spec.IdleDisable) > 0 {
+		names := make([]string, len(spec.IdleDisable))
+		for i, n := range spec.IdleDisable {
+			names[i] = yq(n)
+		}
+		fmt.Fprintf(&b, "idle_disable: [%s]\n", strings.Join(names, ", "))
+	}
+	if spec.LatencyLimitNs != nil {
+		fmt.Fprintf(&b, "latency_limit_us: %d\n", *spec.LatencyLimitNs/1000)
 	}
 	if len(settings) > 0 {
 		b.WriteString("costs:\n")
@@ -322,13 +334,20 @@ func writeIdleFlow(b *strings.Builder, states []topology.IdleState) {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		fmt.Fprintf(b, "{name: %s, exit_latency_us: %d, target_residency_us: %d", yq(st.Name), st.ExitLatencyNs/1000, st.TargetResidencyNs/1000)
-		if st.Cluster {
-			b.WriteString(", cluster: true")
-		}
-		b.WriteString("}")
+		writeIdleState(b, st)
 	}
 	b.WriteString("]")
+}
+
+func writeIdleState(b *strings.Builder, st topology.IdleState) {
+	fmt.Fprintf(b, "{name: %s, exit_latency_us: %d, target_residency_us: %d", yq(st.Name), st.ExitLatencyNs/1000, st.TargetResidencyNs/1000)
+	if st.WakeNs != 0 {
+		fmt.Fprintf(b, ", wake_us: %d", st.WakeNs/1000)
+	}
+	if st.Cluster {
+		b.WriteString(", cluster: true")
+	}
+	b.WriteString("}")
 }
 
 // yq quotes a string for YAML (a double-quoted scalar; Go's escapes for

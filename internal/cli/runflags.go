@@ -18,6 +18,8 @@ type runFlags struct {
 	machine, kernel       string
 	variants              []string
 	features, sysctls     []string
+	idleDisable           []string
+	latencyLimit          int
 	cpus, costsFile       string
 	noCosts               bool
 	backgroundCgroups     int
@@ -38,6 +40,8 @@ func (r *runFlags) add(f *pflag.FlagSet, multi bool) {
 	}
 	f.StringArrayVar(&r.features, "feature", nil, "set a sched_feature, e.g. NO_TTWU_QUEUE (repeatable)")
 	f.StringArrayVar(&r.sysctls, "sysctl", nil, "set a sysctl or model setting, NAME=VALUE, e.g. migration_cost_ns=250000 (repeatable; docs/scenarios.md lists them)")
+	f.StringArrayVar(&r.idleDisable, "idle-disable", nil, "switch an idle state off on every CPU, as 'cpupower idle-set -d' does, by name (e.g. C2; repeatable; sysctl model_idle_disable)")
+	f.IntVar(&r.latencyLimit, "latency-limit", -1, "hold a PM QoS CPU latency request of US microseconds, as an open /dev/cpu_dma_latency does: no idle state with a longer advertised exit latency (sysctl model_idle_latency_limit_us)")
 	f.StringVar(&r.cpus, "cpus", "", "run the workload confined to these CPUs, as 'taskset -c LIST' does (children inherit the affinity)")
 	f.IntVar(&r.backgroundCgroups, "background-cgroups", 0, "add N cgroups, each with a task that runs 300 µs every 50-250 ms (blocked-load work of a desktop or phone)")
 	f.StringVar(&r.costsFile, "costs", "", "cost-model file applied over the machine's costs (see 'schedlab costs')")
@@ -61,6 +65,22 @@ func (r *runFlags) check(f *pflag.FlagSet) error {
 		if name, _, ok := strings.Cut(kv, "="); !ok || name == "" {
 			return fmt.Errorf("--sysctl %s: write NAME=VALUE, e.g. migration_cost_ns=250000", kv)
 		}
+	}
+	// --idle-disable and --latency-limit are sysctls of the model, so
+	// that experiment files (sysctls:) and every command carry them alike.
+	for _, n := range r.idleDisable {
+		if n == "" || strings.Contains(n, ",") {
+			return fmt.Errorf("--idle-disable %q: give one idle state name per flag, e.g. --idle-disable C2", n)
+		}
+	}
+	if len(r.idleDisable) > 0 {
+		r.sysctls = append(r.sysctls, "model_idle_disable="+strings.Join(r.idleDisable, ","))
+	}
+	if f.Changed("latency-limit") {
+		if r.latencyLimit < 0 || r.latencyLimit > 1e9 {
+			return fmt.Errorf("--latency-limit %d: give microseconds, 0 to 1000000000 (0 allows only exit-latency-0 states such as POLL)", r.latencyLimit)
+		}
+		r.sysctls = append(r.sysctls, fmt.Sprintf("model_idle_latency_limit_us=%d", r.latencyLimit))
 	}
 	return nil
 }

@@ -317,14 +317,30 @@ func (t *Table) LLCLineRead(reader, target cpumask.CPU) engine.Time {
 	return 0
 }
 
-// IdleExitLatency is the exit latency of state idx of a CPU's cpuidle
-// states (the machine spec's, which always win), or IdleExit for a CPU
-// that lists none.
+// IdleExitLatency is the advertised exit latency of state idx of a CPU's
+// cpuidle states (the machine spec's, which always win), or IdleExit for a
+// CPU that lists none: what the kernel's governor believes.
 func (t *Table) IdleExitLatency(states []topology.IdleState, idx int) engine.Time {
 	if len(states) == 0 {
 		return t.IdleExit
 	}
 	return engine.Time(states[max(0, min(idx, len(states)-1))].ExitLatencyNs)
+}
+
+// IdleWake is the time a CPU in state idx takes to wake when an interrupt
+// arrives: the state's measured wake time (topology.IdleState.Wake, the
+// advertised exit latency where none is known) when actual, the
+// advertised exit latency otherwise; IdleExit for a CPU that lists no
+// states.
+func (t *Table) IdleWake(states []topology.IdleState, idx int, actual bool) engine.Time {
+	if len(states) == 0 {
+		return t.IdleExit
+	}
+	st := states[max(0, min(idx, len(states)-1))]
+	if actual {
+		return engine.Time(st.Wake())
+	}
+	return engine.Time(st.ExitLatencyNs)
 }
 
 // CacheRefill is the time a task spends refetching its working set when

@@ -323,34 +323,57 @@ func TestScaleWork(t *testing.T) {
 	}
 }
 
-// Reference: drivers/cpuidle/governors/menu.c (simplified).
+// Reference: drivers/cpuidle/governors/menu.c:menu_select (v6.19,
+// simplified): the deepest state whose target residency fits the
+// prediction and whose advertised exit latency fits the PM QoS request;
+// disabled states are skipped, and the first enabled state is the floor.
 func TestIdleGovernor(t *testing.T) {
 	s := preset(t, "hikey")
-	states := s.IdleStatesOf(0) // WFI 1/1 µs, cpu-sleep 250/1000, cluster-sleep 700/2700
+	states := s.IdleStatesOf(0) // WFI 1/1 µs, cpu-sleep 950/1000 (wake 250), cluster-sleep 1500/2700 (wake 700)
+	us := engine.Microsecond
 	for _, tc := range []struct {
-		pred, limit engine.Time
-		want        int
+		name string
+		pred engine.Time
+		lim  IdleLimits
+		want int
 	}{
-		{500 * engine.Microsecond, 0, 0},
-		{1500 * engine.Microsecond, 0, 1},
-		{5 * engine.Millisecond, 0, 2},
-		{5 * engine.Millisecond, 300 * engine.Microsecond, 1},
-		{0, 0, 0},
+		{"short idle", 500 * us, IdleLimits{}, 0},
+		{"fits cpu-sleep", 1500 * us, IdleLimits{}, 1},
+		{"fits cluster-sleep", 5000 * us, IdleLimits{}, 2},
+		// The request is held against the advertised latency (950 µs),
+		// not the 250 µs the hardware takes.
+		{"limit below cpu-sleep's advertised latency", 5000 * us, IdleLimits{Limited: true, LatencyLimit: 300 * us}, 0},
+		{"limit between the two", 5000 * us, IdleLimits{Limited: true, LatencyLimit: 1000 * us}, 1},
+		{"limit 0 keeps the first state", 5000 * us, IdleLimits{Limited: true}, 0},
+		{"cluster-sleep disabled", 5000 * us, IdleLimits{Disabled: []bool{false, false, true}}, 1},
+		{"cpu-sleep disabled: skipped, not a stop", 5000 * us, IdleLimits{Disabled: []bool{false, true}}, 2},
+		{"WFI disabled: the first enabled state is the floor", 100 * us, IdleLimits{Disabled: []bool{true}}, 1},
+		{"all disabled: state 0", 5000 * us, IdleLimits{Disabled: []bool{true, true, true}}, 0},
+		{"no prediction", 0, IdleLimits{}, 0},
 	} {
-		if got := SelectIdleState(states, tc.pred, tc.limit); got != tc.want {
-			t.Errorf("predicted %v, limit %v: state %d, want %d", tc.pred, tc.limit, got, tc.want)
+		if got := SelectIdleState(states, tc.pred, tc.lim); got != tc.want {
+			t.Errorf("%s: predicted %v, limits %+v: state %d, want %d", tc.name, tc.pred, tc.lim, got, tc.want)
 		}
 	}
-	if SelectIdleState(nil, engine.Second, 0) != -1 {
+	if SelectIdleState(nil, engine.Second, IdleLimits{}) != -1 {
 		t.Error("no states")
 	}
 	p := mustFor(t, s)
 	p.IdleExit = 42
 	tab := Compile(p, s)
-	if tab.IdleExitLatency(states, 2) != 700*engine.Microsecond {
+	if tab.IdleExitLatency(states, 2) != 1500*us {
 		t.Error("spec states win")
 	}
-	if tab.IdleExitLatency(nil, 2) != 42 {
+	if got := tab.IdleWake(states, 2, true); got != 700*us {
+		t.Errorf("actual wake from cluster-sleep %v, want the DT's exit-latency-us 700µs", got)
+	}
+	if got := tab.IdleWake(states, 2, false); got != 1500*us {
+		t.Errorf("advertised wake from cluster-sleep %v, want 1500µs", got)
+	}
+	if got := tab.IdleWake(states, 0, true); got != 1*us {
+		t.Errorf("WFI has no measured wake time: %v, want its advertised 1µs", got)
+	}
+	if tab.IdleExitLatency(nil, 2) != 42 || tab.IdleWake(nil, 2, true) != 42 {
 		t.Error("IdleExit for a CPU without states")
 	}
 }

@@ -72,27 +72,54 @@ func nodeFracNodes(spec *topology.MachineSpec, na, nb int) float64 {
 	return float64(spec.Distance[na][nb]-10) / float64(dmax-10)
 }
 
-// SelectIdleState is the idle governor: a simplified menu governor
-// (drivers/cpuidle/governors/menu.c) that picks the deepest state whose
-// target residency is at most the predicted idle time and whose exit
-// latency is at most latencyLimit (0: no limit, as without a PM QoS
-// request). States are shallowest first; the first state is taken when
-// none qualifies. It returns -1 for an empty list. The kernel model
-// predicts with the CPU's running average of idle periods (sched's
-// idleGovernorSelect); calibration with the measured wakeup time.
-func SelectIdleState(states []topology.IdleState, predicted, latencyLimit engine.Time) int {
+// IdleLimits constrain the idle governor besides its prediction: the
+// states switched off (cpuidle's stateN/disable, `cpupower idle-set -d`),
+// by index, and a PM QoS CPU latency request (cpu_latency_qos, e.g.
+// /dev/cpu_dma_latency held open) when Limited.
+type IdleLimits struct {
+	Disabled     []bool
+	Limited      bool
+	LatencyLimit engine.Time
+}
+
+func (l IdleLimits) disabled(i int) bool { return i < len(l.Disabled) && l.Disabled[i] }
+
+// SelectIdleState is the idle governor, after menu_select
+// (drivers/cpuidle/governors/menu.c, v6.19; the same order in v6.0 and
+// v5.12): walking the states shallowest first it skips disabled ones,
+// takes the first enabled state whatever its latency, and stops at the
+// first state whose target residency exceeds the predicted idle time or
+// whose advertised exit latency exceeds the latency request. With no
+// state enabled it takes state 0. It returns -1 for an empty list. The
+// kernel model predicts with the CPU's running average of idle periods
+// (sched's idleGovernorSelect); calibration with the measured wakeup
+// time. Simplified: menu's own prediction (next timer event, correction
+// factors, the repeating-interval detector), its POLL rule (a polling
+// state 0 is replaced by the next state when a timer is far) and the
+// latency_req = predicted / performance-multiplier cap of older kernels
+// are not modelled.
+func SelectIdleState(states []topology.IdleState, predicted engine.Time, lim IdleLimits) int {
 	if len(states) == 0 {
 		return -1
 	}
-	best := 0
+	idx := -1
 	for i, st := range states {
+		if lim.disabled(i) {
+			continue
+		}
+		if idx == -1 {
+			idx = i
+		}
 		if engine.Time(st.TargetResidencyNs) > predicted {
-			continue
+			break
 		}
-		if latencyLimit > 0 && engine.Time(st.ExitLatencyNs) > latencyLimit {
-			continue
+		if lim.Limited && engine.Time(st.ExitLatencyNs) > lim.LatencyLimit {
+			break
 		}
-		best = i
+		idx = i
 	}
-	return best
+	if idx == -1 {
+		idx = 0
+	}
+	return idx
 }

@@ -74,47 +74,51 @@ func TestSchedutilFollowsUtilisation(t *testing.T) {
 // off). The frequency it settles at follows from PELT and schedutil:
 //
 //  1. Idle states. The rest of CPU 2's cluster (CPUs 0-3) is idle and each
-//     idle period is 3 ms of sleep plus the exit; the governor's average
-//     (exit latency left out, as menu_update does) is ≈ 3 ms, above
-//     cluster-sleep's 2.7 ms target residency, so every wakeup waits for
-//     its 700 µs exit latency.
+//     idle period is 3 ms of sleep plus the wake-up. The governor's
+//     average leaves out the state's advertised exit latency, as
+//     menu_update does: from cluster-sleep (advertised 1500 µs, the DT's
+//     wakeup-latency-us) 3.7 ms − 1.5 ms = 2.2 ms, from cpu-sleep
+//     (advertised 950 µs = entry + exit) 3.25 ms − 0.95 ms = 2.3 ms. Both
+//     are below cluster-sleep's 2.7 ms target residency and above
+//     cpu-sleep's 1 ms, so the CPU settles in cpu-sleep, and every wakeup
+//     takes its 250 µs hardware exit (the DT's exit-latency-us;
+//     Settings.IdleWakeActual).
 //  2. What PELT sees. The sleep timer's handler runs once the CPU is out of
 //     its idle state, so the task is enqueued only then, and it is alone:
 //     it is runnable without running only while its CPU finishes work it
 //     was doing when the timer fired, the periodic balance of the tick an
-//     idle CPU keeps when its predicted idle (≈ 3 ms) is shorter than a
-//     tick (4 ms at HZ=250): a few µs a cycle, so runnable_sum stays
-//     within a few µs' worth of util_sum and runnable_avg within 1 of
-//     util_avg (pelt.c:__update_load_avg_se passes se->on_rq as runnable
-//     and cfs_rq->curr == se as running). While it runs, clock_pelt
-//     advances by wall time × freq/1024; at idle entry clock_pelt syncs with
-//     clock_task (pelt.h:update_rq_clock_pelt, _update_idle_rq_clock_pelt).
-//     So each cycle PELT counts 1 ms running in a wall-clock cycle of
-//     T(f) = 1 ms·1024/f + 3 ms + 0.7 ms (plus µs of switch costs).
+//     idle CPU keeps when its predicted idle (≈ 2.3 ms) is shorter than a
+//     tick (4 ms at HZ=250): at most about one balance pass a cycle, so
+//     runnable_sum stays within a pass's worth of util_sum and
+//     runnable_avg within 1 of util_avg (pelt.c:__update_load_avg_se
+//     passes se->on_rq as runnable and cfs_rq->curr == se as running).
+//     While it runs, clock_pelt advances by wall time × freq/1024; at idle
+//     entry clock_pelt syncs with clock_task (pelt.h:update_rq_clock_pelt,
+//     _update_idle_rq_clock_pelt). So each cycle PELT counts 1 ms running
+//     in a wall-clock cycle of T(f) = 1 ms·1024/f + 3 ms + 0.25 ms (plus
+//     µs of switch costs).
 //  3. The util the governor sees. At the end of a run util_avg peaks at
 //     U(f) = 1024·(1 − y^a)/(1 − y^c), y = 2^(−1/32), a = 1 ms and c = T(f)
-//     in 1.048576 ms periods: U(1024) ≈ 226, U(204) ≈ 127 (trough ≈ 108).
-//     util_est is the EWMA of util_avg at dequeue (fair.c:util_est_update),
-//     so it is at most U(f) plus the 10-unit margin once settled; with
-//     runnable equal to util, the "runnable above util" skip never holds
-//     and it decays by a quarter of the difference per cycle.
+//     in 1.048576 ms periods: U(1024) ≈ 249, U(204) ≈ 133 (trough
+//     U·y^(c−a) ≈ 115). util_est is the EWMA of util_avg at dequeue
+//     (fair.c:util_est_update), so it is at most U(f) plus the 10-unit
+//     margin once settled; with runnable equal to util, the "runnable
+//     above util" skip never holds and it decays by a quarter of the
+//     difference per cycle.
 //  4. schedutil asks for 1.25 × max(util_avg, util_est) of the maximum
-//     (map_util_perf, get_next_freq): 1.25·U(f) ≈ 283 at f = 1024, 159 at
+//     (map_util_perf, get_next_freq): 1.25·U(f) ≈ 311 at f = 1024, 167 at
 //     f = 204. That is below f everywhere in [204, 1024], so every cycle
 //     lowers the frequency until the policy's minimum, 1024·20/100 = 204,
-//     and the request (≈ 159) keeps it there.
+//     and the request (≈ 167) keeps it there.
 //
 // Before idle exits were modelled (idle_exit.go) the task was enqueued
 // when the timer fired and waited 700 µs runnable: runnable_avg ≈ 340
 // against util_avg ≈ 200 kept util_est at the 512 of its first dequeue
 // and the frequency at 1.25·512 = 640.
 // Reference: pelt.c:___update_load_sum, pelt.h:update_rq_clock_pelt,
-// fair.c:util_est_update, cpufreq_schedutil.c:get_next_freq (v6.19).
+// fair.c:util_est_update, cpufreq_schedutil.c:get_next_freq (v6.19);
+// drivers/cpuidle/governors/menu.c:menu_update; dt_idle_states.c.
 func TestSchedutilShortDutyCycle(t *testing.T) {
-	// runnableSlack bounds runnable_sum − util_sum: the few µs a wakeup
-	// waits for the periodic balance its CPU's kept tick runs (step 2),
-	// far below the 700 µs exit wait that used to stop util_est decaying.
-	const runnableSlack = 20 * 1024
 	k := newTestKernel(t, "hikey", kernels.V619)
 	withCosts(t, k)
 	p, err := k.Fork(TaskSpec{Comm: "duty", CPU: 2, Allowed: cpumask.Of(8, 2), Prog: loop(engine.Millisecond, 3*engine.Millisecond)})
@@ -122,6 +126,14 @@ func TestSchedutilShortDutyCycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	k.Eng.RunUntil(engine.Second)
+	// runnableSlack bounds runnable_sum − util_sum (step 2): the longest
+	// periodic balance pass so far, in PELT's 1024 ns units scaled by
+	// 1024, plus one unit of rounding; far below the 250 µs exit wait that
+	// used to stop util_est decaying.
+	runnableSlack := (uint64(k.BalanceStats.PeriodicBalance.Max)/1024 + 1) * 1024
+	if k.BalanceStats.PeriodicBalance.Calls == 0 {
+		t.Fatal("CPU 2 kept no tick: step 2's premise does not hold")
+	}
 	const minFreq = SchedCapacityScale * MinFreqPct / 100 // 204
 	var maxUtil, maxGap uint64
 	minUtil := uint64(SchedCapacityScale)
@@ -135,21 +147,22 @@ func TestSchedutilShortDutyCycle(t *testing.T) {
 		}
 		maxGap = max(maxGap, a.RunnableSum-uint64(a.UtilSum))
 		if s := k.Rqs[2].FreqScale; s != minFreq {
-			t.Fatalf("at %v: frequency %d/1024, want the minimum %d (1.25 × util ≈ 159 is below it)", k.Eng.Now(), s, minFreq)
+			t.Fatalf("at %v: frequency %d/1024, want the minimum %d (1.25 × util ≈ 167 is below it)", k.Eng.Now(), s, minFreq)
 		}
 		maxUtil, minUtil = max(maxUtil, a.UtilAvg), min(minUtil, a.UtilAvg)
 	}
 	// Integer PELT rounds a unit or two away from the real-valued U(204).
-	if maxUtil < 125 || maxUtil > 129 || minUtil < 106 || minUtil > 110 {
-		t.Errorf("util_avg between %d and %d, want the derived trough ≈ 108 and peak ≈ 127", minUtil, maxUtil)
+	if maxUtil < 131 || maxUtil > 135 || minUtil < 113 || minUtil > 117 {
+		t.Errorf("util_avg between %d and %d, want the derived trough ≈ 115 and peak ≈ 133", minUtil, maxUtil)
 	}
 	if e := uint64(p.SE.Avg.UtilEst &^ utilAvgUnchanged); e < minUtil || e > maxUtil+utilEstMargin {
 		t.Errorf("util_est %d, want it between the trough %d and the peak %d plus the margin", e, minUtil, maxUtil)
 	}
-	// One 700 µs cluster-sleep exit per cycle of T(204) ≈ 8.7 ms: about
-	// 115 exits in the last second.
-	if n := (k.Rqs[2].Costs.IdleExitNs - exitBefore) / 700000; n < 110 || n > 118 {
-		t.Errorf("%d cluster-sleep exits in a second, want ≈ 115", n)
+	// One 250 µs cpu-sleep wake-up per cycle of T(204) ≈ 8.27 ms: about
+	// 121 in the last second (and none from cluster-sleep, which would
+	// charge 700 µs and break the multiple of 250 µs).
+	if d := k.Rqs[2].Costs.IdleExitNs - exitBefore; d%250000 != 0 || d/250000 < 116 || d/250000 > 124 {
+		t.Errorf("idle exits took %d ns in a second, want ≈ 121 cpu-sleep wake-ups of 250 µs", d)
 	}
 	t.Logf("1 ms every 4 ms: frequency %d/1024, util_avg %d..%d, util_est %d, runnable_sum above util_sum by at most %d", k.Rqs[2].FreqScale, minUtil, maxUtil, p.SE.Avg.UtilEst&^utilAvgUnchanged, maxGap)
 }

@@ -126,6 +126,9 @@ type Kernel struct {
 	freqDoms    []*freqDomain
 	freqDomOf   []*freqDomain
 	FreqChanges uint64
+	// idleLimits are each CPU's idle governor constraints: the states
+	// disabled and the PM QoS request (work.go: newIdleLimits).
+	idleLimits []costmodel.IdleLimits
 	// costsOn is set by ApplyCosts; costRand is the cost jitter's stream.
 	costsOn  bool
 	costRand *rand.Rand
@@ -167,6 +170,11 @@ func New(eng *engine.Engine, topo *topology.Topology, s Settings) (*Kernel, erro
 	k.tickNsec = (1000000000 + uint64(s.HZ)/2) / uint64(s.HZ)
 	k.SelectTaskRq = selectTaskRqFair
 	k.Costs = *costmodel.None(topo.Spec)
+	lim, err := newIdleLimits(topo.Spec, s)
+	if err != nil {
+		return nil, err
+	}
+	k.idleLimits = lim
 
 	root := &TaskGroup{Name: "/", Shares: NiceZeroLoad, Weight: 100}
 	k.RootTG = root

@@ -113,6 +113,22 @@ type Settings struct {
 	CpufreqGovernor  string `sysctl:"model_cpufreq_governor"`
 	CpufreqRateLimit uint64 `sysctl:"model_cpufreq_rate_limit_ns"`
 
+	// IdleWakeActual makes a wakeup of an idle CPU take the hardware's
+	// measured wake time of its idle state (topology.IdleState.WakeNs),
+	// while the governor, find_idlest_group_cpu and PM QoS keep deciding
+	// with the advertised exit latency, as on a real machine. Off: the
+	// wakeup takes the advertised exit latency, as schedlab did before.
+	// Only with the cost model.
+	IdleWakeActual bool `sysctl:"model_idle_wake_actual"`
+	// IdleDisable names idle states switched off on every CPU, comma
+	// separated (cpupower idle-set -d; --idle-disable NAME), on top of
+	// the machine file's idle_disable.
+	IdleDisable string `sysctl:"model_idle_disable"`
+	// IdleLatencyLimitUs is a PM QoS CPU latency request in µs
+	// (/dev/cpu_dma_latency held open; --latency-limit US); -1 is none.
+	// With the machine file's latency_limit_us the smaller one holds.
+	IdleLatencyLimitUs int `sysctl:"model_idle_latency_limit_us"`
+
 	// --- wakeup path ---
 
 	// SISScanCost is the time, in ns, select_idle_cpu is taken to spend per
@@ -379,6 +395,8 @@ func Baseline(kernel string) (Settings, error) {
 		WakeupIPILatency:    2000,
 		CostJitterPct:       10,
 		CpufreqRateLimit:    1000000,
+		IdleWakeActual:      true,
+		IdleLatencyLimitUs:  -1,
 		TTWUQueueIdleTarget: true,
 		// load balancing: what v6.0 and v6.19 share, off for v5.12
 		NewidleTTWUPendingExit:     true,
@@ -693,6 +711,9 @@ func (s *Settings) Validate() error {
 	case 100, 250, 300, 1000:
 	default:
 		return fmt.Errorf("hz must be 100, 250, 300 or 1000, not %d", s.HZ)
+	}
+	if s.IdleLatencyLimitUs < -1 || s.IdleLatencyLimitUs > 1e9 {
+		return fmt.Errorf("model_idle_latency_limit_us must be -1 (no request) or 0..1000000000, not %d", s.IdleLatencyLimitUs)
 	}
 	if s.TunableScaling < 0 || s.TunableScaling > 2 {
 		return fmt.Errorf("tunable_scaling must be 0, 1 or 2")

@@ -3,6 +3,7 @@ package sched
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/schedlab/schedlab/internal/costmodel"
 	"github.com/schedlab/schedlab/internal/cpumask"
@@ -261,7 +262,8 @@ func (k *Kernel) chargeWakeupPath(rq *Rq, before WakeupCounters, target cpumask.
 }
 
 // idleExitLatency is the time an idle CPU takes to leave its idle state
-// when woken: the exit latency of the state the governor chose.
+// when woken: the hardware's wake time from the state it is in
+// (Settings.IdleWakeActual; the advertised exit latency when off).
 func (k *Kernel) idleExitLatency(rq *Rq) engine.Time {
 	if !k.costsOn || !rq.Curr.IsIdleTask() || rq.idleState < 0 {
 		return 0
@@ -271,7 +273,7 @@ func (k *Kernel) idleExitLatency(rq *Rq) engine.Time {
 	if len(states) > 0 {
 		idx = k.effectiveIdleState(rq, states)
 	}
-	d := k.Costs.IdleExitLatency(states, idx)
+	d := k.Costs.IdleWake(states, idx, k.S.IdleWakeActual)
 	rq.Costs.IdleExitNs += uint64(d)
 	return d
 }
@@ -304,9 +306,51 @@ func (k *Kernel) effectiveIdleState(rq *Rq, states []topology.IdleState) int {
 
 // idleGovernorSelect is the idle governor (costmodel.SelectIdleState)
 // with the CPU's average idle period as its prediction, a simplification
-// of the menu and teo governors.
+// of the menu and teo governors, under the CPU's disabled states and PM
+// QoS request.
 func (k *Kernel) idleGovernorSelect(rq *Rq) int {
-	return costmodel.SelectIdleState(k.Topo.Spec.IdleStatesOf(rq.CPU), engine.Time(rq.idleAvg), 0)
+	return costmodel.SelectIdleState(k.Topo.Spec.IdleStatesOf(rq.CPU), engine.Time(rq.idleAvg), k.idleLimits[rq.CPU])
+}
+
+// newIdleLimits builds each CPU's governor constraints from the machine
+// (idle_disable, latency_limit_us) and the settings (model_idle_disable,
+// model_idle_latency_limit_us): a state is disabled when either names it
+// (cpuidle's per-CPU stateN/disable), and the smaller latency request
+// holds (cpu_latency_qos keeps the minimum of all requests).
+func newIdleLimits(spec *topology.MachineSpec, s Settings) ([]costmodel.IdleLimits, error) {
+	names := append([]string(nil), spec.IdleDisable...)
+	if s.IdleDisable != "" {
+		for _, n := range strings.Split(s.IdleDisable, ",") {
+			n = strings.TrimSpace(n)
+			if !spec.HasIdleState(n) {
+				return nil, fmt.Errorf("idle-disable %s: machine %s has no idle state %q (its states: %s)", s.IdleDisable, spec.Name, n, strings.Join(spec.IdleStateNames(), ", "))
+			}
+			names = append(names, n)
+		}
+	}
+	var lim costmodel.IdleLimits
+	if spec.LatencyLimitNs != nil {
+		lim.Limited, lim.LatencyLimit = true, engine.Time(*spec.LatencyLimitNs)
+	}
+	if s.IdleLatencyLimitUs >= 0 {
+		l := engine.Time(s.IdleLatencyLimitUs) * engine.Microsecond
+		if !lim.Limited || l < lim.LatencyLimit {
+			lim.Limited, lim.LatencyLimit = true, l
+		}
+	}
+	out := make([]costmodel.IdleLimits, len(spec.CPUs))
+	for i := range spec.CPUs {
+		out[i] = lim
+		if len(names) == 0 {
+			continue
+		}
+		states := spec.IdleStatesOf(cpumask.CPU(i))
+		out[i].Disabled = make([]bool, len(states))
+		for j, st := range states {
+			out[i].Disabled[j] = slices.Contains(names, st.Name)
+		}
+	}
+	return out, nil
 }
 
 // costsEnterIdle records the idle entry for the governor.

@@ -67,7 +67,11 @@ func FormatTextCPUs(w io.Writer, t *Topology, cpus cpumask.Mask) error {
 			if st.Cluster {
 				cl = ", cluster"
 			}
-			fmt.Fprintf(bw, " %s(exit %s, residency %s%s)", st.Name, fmtNs(st.ExitLatencyNs), fmtNs(st.TargetResidencyNs), cl)
+			wake := ""
+			if st.WakeNs > 0 {
+				wake = ", wake " + fmtNs(st.WakeNs)
+			}
+			fmt.Fprintf(bw, " %s(exit %s, residency %s%s%s)", st.Name, fmtNs(st.ExitLatencyNs), fmtNs(st.TargetResidencyNs), wake, cl)
 		}
 		fmt.Fprintln(bw)
 	}
@@ -195,6 +199,8 @@ type jsonTopology struct {
 	Levels        []jsonLevel `json:"levels"`
 	Nodes         []jsonNode  `json:"nodes"`
 	CPUs          []jsonCPU   `json:"cpus"`
+	IdleDisable   []string    `json:"idle_disable,omitempty"`
+	LatencyLimit  *int64      `json:"latency_limit_ns,omitempty"`
 }
 
 type jsonLevel struct {
@@ -212,6 +218,7 @@ type jsonIdle struct {
 	ExitLatencyNs     int64  `json:"exit_latency_ns"`
 	TargetResidencyNs int64  `json:"target_residency_ns"`
 	Cluster           bool   `json:"cluster,omitempty"`
+	WakeNs            int64  `json:"wake_ns,omitempty"`
 }
 
 type jsonCPU struct {
@@ -264,6 +271,8 @@ func FormatJSON(w io.Writer, t *Topology) error {
 func FormatJSONCPUs(w io.Writer, t *Topology, cpus cpumask.Mask) error {
 	s := t.Spec
 	j := jsonTopology{
+		IdleDisable:   s.IdleDisable,
+		LatencyLimit:  s.LatencyLimitNs,
 		Machine:       s.Name,
 		Description:   s.Description,
 		Source:        s.Source,

@@ -68,7 +68,16 @@ func us(v int64) int64 { return v * 1000 }
 // (cluster_cpus_list, the L2 on x86) is the core. Max frequency is the
 // EPYC 7763 boost clock (3.5 GHz). acpi-cpufreq and amd-pstate give every
 // CPU its own policy. Idle states are acpi_idle's on Milan as reported by
-// cpupower idle-info (C1 = MWAIT, C2 = IO port); approximate.
+// cpupower idle-info (C1 = MWAIT, C2 = IO port); approximate. The 400 us
+// that server firmware advertises for C2 (CC6) is a policy value: EPYC
+// setups report 400 or 800 us ("may be configured in BIOS"), while Zen
+// client firmware advertises 18 us for the same CC6 entry (cpupower
+// idle-info and xen_acpi_processor logs of Ryzen machines: "C2: ACPI
+// IOPORT 0x414 18 uS"), and Schöne et al., "Energy Efficiency Aspects of
+// the AMD Zen 2 Architecture" (IEEE Cluster 2021, arXiv:2108.00808),
+// measure CC6 wake-ups of Zen 2 cores in the tens of microseconds. The
+// governor decides with the advertised 400 us; a wakeup from C2 takes
+// 18 us [approximate: the client figure, not a Milan measurement].
 func zen3(nps int) *MachineSpec {
 	r := Regular{
 		Arch:           ArchX86,
@@ -82,9 +91,9 @@ func zen3(nps int) *MachineSpec {
 		MaxFreqKHz:     3500000,
 		FreqDomains:    ScopeCPU,
 		IdleStates: []IdleState{
-			{"POLL", 0, 0, false},
-			{"C1", us(1), us(2), false},
-			{"C2", us(400), us(800), false},
+			{Name: "POLL"},
+			{Name: "C1", ExitLatencyNs: us(1), TargetResidencyNs: us(2)},
+			{Name: "C2", ExitLatencyNs: us(400), TargetResidencyNs: us(800), WakeNs: us(18)},
 		},
 	}
 	s, err := r.Spec()
@@ -123,7 +132,7 @@ func kunpeng920(clustersPerDie int) *MachineSpec {
 		},
 		MaxFreqKHz:  2600000,
 		FreqDomains: ScopeCPU,
-		IdleStates:  []IdleState{{"WFI", us(1), us(1), false}},
+		IdleStates:  []IdleState{{Name: "WFI", ExitLatencyNs: us(1), TargetResidencyNs: us(1)}},
 	}
 	s, err := r.Spec()
 	if err != nil {
@@ -139,10 +148,12 @@ func kunpeng920(clustersPerDie int) *MachineSpec {
 // CLUSTER1_L2) and no L3, so the L2 is the LLC; one opp-shared table for all
 // CPUs (one frequency domain) topping at 1.2 GHz; no capacity-dmips-mhz (all
 // 1024). Idle states: WFI (added by the PSCI cpuidle driver), CPU_SLEEP
-// (exit-latency-us 250, min-residency-us 1000) and CLUSTER_SLEEP
-// (exit-latency-us 700, min-residency-us 2700). The exit latencies are the
-// DT's exit-latency-us; cpuidle itself reports entry+exit (950 us) or
-// wakeup-latency-us (1500 us) as stateN/latency.
+// (entry-latency-us 700, exit-latency-us 250, min-residency-us 1000) and
+// CLUSTER_SLEEP (entry 1000, exit 700, min-residency 2700,
+// wakeup-latency-us 1500). The advertised exit latency is what
+// dt_idle_states.c gives cpuidle: wakeup-latency-us when the DT has it,
+// else entry + exit (950 us and 1500 us); a wakeup takes the DT's
+// exit-latency-us (250 us and 700 us; itself a worst case).
 func hikey() *MachineSpec {
 	r := Regular{
 		Arch:            ArchARM64,
@@ -155,9 +166,9 @@ func hikey() *MachineSpec {
 		MaxFreqKHz:      1200000,
 		FreqDomains:     ScopeMachine,
 		IdleStates: []IdleState{
-			{"WFI", us(1), us(1), false},
-			{"cpu-sleep", us(250), us(1000), false},
-			{"cluster-sleep", us(700), us(2700), true},
+			{Name: "WFI", ExitLatencyNs: us(1), TargetResidencyNs: us(1)},
+			{Name: "cpu-sleep", ExitLatencyNs: us(950), TargetResidencyNs: us(1000), WakeNs: us(250)},
+			{Name: "cluster-sleep", ExitLatencyNs: us(1500), TargetResidencyNs: us(2700), WakeNs: us(700), Cluster: true},
 		},
 	}
 	s, err := r.Spec()
@@ -176,7 +187,9 @@ func hikey() *MachineSpec {
 // the evaluation describes them; the kernel would scale them by max
 // frequency (topology_normalize_cpu_scale: 592*1844/2362 = 462 for the
 // A53s). Idle states: WFI, CPU_SLEEP_0/1 and CLUSTER_SLEEP_0/1
-// (exit-latency-us and min-residency-us).
+// (exit-latency-us and min-residency-us). [unverified: the DT's
+// entry-latency-us were not checked, so the advertised exit latency here is
+// the exit-latency-us alone, and a wakeup pays the same.]
 func hikey960() *MachineSpec {
 	r := Regular{
 		Arch:            ArchARM64,
@@ -192,8 +205,16 @@ func hikey960() *MachineSpec {
 	if err != nil {
 		panic("topology: hikey960 preset: " + err.Error())
 	}
-	little := []IdleState{{"WFI", us(1), us(1), false}, {"cpu-sleep-0", us(650), us(1500), false}, {"cluster-sleep-0", us(1600), us(3500), true}}
-	big := []IdleState{{"WFI", us(1), us(1), false}, {"cpu-sleep-1", us(550), us(1500), false}, {"cluster-sleep-1", us(2900), us(3500), true}}
+	little := []IdleState{
+		{Name: "WFI", ExitLatencyNs: us(1), TargetResidencyNs: us(1)},
+		{Name: "cpu-sleep-0", ExitLatencyNs: us(650), TargetResidencyNs: us(1500)},
+		{Name: "cluster-sleep-0", ExitLatencyNs: us(1600), TargetResidencyNs: us(3500), Cluster: true},
+	}
+	big := []IdleState{
+		{Name: "WFI", ExitLatencyNs: us(1), TargetResidencyNs: us(1)},
+		{Name: "cpu-sleep-1", ExitLatencyNs: us(550), TargetResidencyNs: us(1500)},
+		{Name: "cluster-sleep-1", ExitLatencyNs: us(2900), TargetResidencyNs: us(3500), Cluster: true},
+	}
 	for i := range s.CPUs {
 		c := &s.CPUs[i]
 		if i < 4 {
@@ -217,17 +238,31 @@ func hikey960() *MachineSpec {
 // cpufreq-hw LUT exposes 2.4 GHz [the 2553.6 MHz OPP is the 7c Gen 2's].
 // Capacities are the DT's capacity-dmips-mhz (the kernel's frequency
 // normalisation would give 415*1804800/2400000 = 312 for the little CPUs).
-// Idle states: WFI plus little-power-down (exit 901 us, residency 1774 us)
-// and little-rail-power-down (915, 4001) for cpu0-5, big-power-down (1244,
-// 2207) and big-rail-power-down (1854, 5555) for cpu6-7; the cluster
-// states belong to the PSCI power domain, not to cpuidle's per-CPU list.
+// Idle states: WFI plus little-power-down (entry 549 us, exit 901 us,
+// residency 1774 us) and little-rail-power-down (702, 915, 4001) for
+// cpu0-5, big-power-down (523, 1244, 2207) and big-rail-power-down (526,
+// 1854, 5555) for cpu6-7. cpuidle is told entry + exit (dt_idle_states.c
+// without wakeup-latency-us: 1450, 1617, 1767 and 2380 us); a wakeup
+// takes the exit-latency-us. Simplified: the rail power-down states are
+// modelled as cluster states (taken only when every CPU is idle), while
+// sc7180.dtsi lists them per CPU and has a separate CLUSTER_SLEEP_0
+// domain state (entry 3263, exit 6562, residency 9926) that is not
+// modelled.
 func chromebook7c() *MachineSpec {
 	s := &MachineSpec{
 		Arch:     ArchARM64,
 		Distance: [][]int{{10}},
 	}
-	little := []IdleState{{"WFI", us(1), us(1), false}, {"little-power-down", us(901), us(1774), false}, {"little-rail-power-down", us(915), us(4001), true}}
-	big := []IdleState{{"WFI", us(1), us(1), false}, {"big-power-down", us(1244), us(2207), false}, {"big-rail-power-down", us(1854), us(5555), true}}
+	little := []IdleState{
+		{Name: "WFI", ExitLatencyNs: us(1), TargetResidencyNs: us(1)},
+		{Name: "little-power-down", ExitLatencyNs: us(549 + 901), TargetResidencyNs: us(1774), WakeNs: us(901)},
+		{Name: "little-rail-power-down", ExitLatencyNs: us(702 + 915), TargetResidencyNs: us(4001), WakeNs: us(915), Cluster: true},
+	}
+	big := []IdleState{
+		{Name: "WFI", ExitLatencyNs: us(1), TargetResidencyNs: us(1)},
+		{Name: "big-power-down", ExitLatencyNs: us(523 + 1244), TargetResidencyNs: us(2207), WakeNs: us(1244)},
+		{Name: "big-rail-power-down", ExitLatencyNs: us(526 + 1854), TargetResidencyNs: us(5555), WakeNs: us(1854), Cluster: true},
+	}
 	for i := range 8 {
 		c := CPUSpec{CPU: cpumask.CPU(i), Core: i, Cluster: 0, LLC: 0, Package: 0, Node: 0}
 		if i < 6 {

@@ -3,6 +3,7 @@ package topology
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/schedlab/schedlab/internal/cpumask"
 )
@@ -46,6 +47,15 @@ type MachineSpec struct {
 	// Zen (arch/x86/kernel/cpu/amd.c, since v5.4), so that the two sockets
 	// of an EPYC (SLIT 32) still balance forks and affine wakeups.
 	ReclaimDistance int
+	// IdleDisable names idle states that are disabled on every CPU, as
+	// `cpupower idle-set -d N` (cpuidle's stateN/disable) or a firmware
+	// setup menu leaves them: the governor never selects them.
+	IdleDisable []string
+	// LatencyLimitNs, when set, is a standing PM QoS CPU latency request
+	// (what a process holding /dev/cpu_dma_latency open asks for): the
+	// governor selects no state whose advertised exit latency exceeds it.
+	// nil: no request.
+	LatencyLimitNs *int64
 	// Costs is the machine file's costs: section (nil if none), kept as
 	// read: package costmodel checks and applies it on top of its
 	// defaults.
@@ -71,16 +81,34 @@ type CPUSpec struct {
 	IdleStates []IdleState
 }
 
-// IdleState is one cpuidle state (cpuidle/stateN).
+// IdleState is one cpuidle state (cpuidle/stateN). ExitLatencyNs and
+// TargetResidencyNs are what the kernel is told (ACPI _CST, the device
+// tree's idle-states): the governor, find_idlest_group_cpu and PM QoS
+// decide with them. WakeNs is what the hardware takes to resume from the
+// state when woken, which published measurements often find far shorter
+// than advertised (the firmware's figure is a worst case or a policy
+// value); a wakeup of a CPU in the state pays WakeNs.
 type IdleState struct {
 	Name              string
-	ExitLatencyNs     int64 // stateN/latency, in ns
+	ExitLatencyNs     int64 // stateN/latency, in ns: the advertised exit latency
 	TargetResidencyNs int64 // stateN/residency, in ns
 	// Cluster marks a state of the whole cluster (a cluster or rail
 	// power-down, a PSCI domain idle state): a CPU is in it only while
 	// every CPU of its cluster is idle, otherwise in its deepest
 	// per-CPU state.
 	Cluster bool
+	// WakeNs is the measured wake-up time from the state, in ns; 0 means
+	// none is known and a wakeup pays the advertised ExitLatencyNs.
+	WakeNs int64
+}
+
+// Wake is the time a wakeup from the state takes on the hardware: WakeNs,
+// or the advertised exit latency when no measurement is known.
+func (st IdleState) Wake() int64 {
+	if st.WakeNs > 0 {
+		return st.WakeNs
+	}
+	return st.ExitLatencyNs
 }
 
 // MaxCPUs bounds the machines schedlab models (the kernel's NR_CPUS is 8192
@@ -175,6 +203,9 @@ func (s *MachineSpec) Validate() error {
 	if err := validateIdle(s.IdleStates, -1); err != nil {
 		return err
 	}
+	if err := s.validateIdleControls(); err != nil {
+		return err
+	}
 	if d := s.ReclaimDistance; d != 0 && (d < 10 || d > 255) {
 		return specErr("reclaim_distance", -1, "reclaim_distance must be 10..255, not %d", d)
 	}
@@ -195,13 +226,53 @@ func (s *MachineSpec) Validate() error {
 	return s.validateHierarchy()
 }
 
+// validateIdleControls checks idle_disable and latency_limit_us: every
+// disabled name is a state some CPU has.
+func (s *MachineSpec) validateIdleControls() error {
+	if l := s.LatencyLimitNs; l != nil && (*l < 0 || *l > maxIdleNs) {
+		return specErr("latency_limit_us", -1, "latency_limit_us must be 0..%d, not %d", maxIdleNs/1000, *l/1000)
+	}
+	for _, name := range s.IdleDisable {
+		if !s.HasIdleState(name) {
+			return specErr("idle_disable", -1, "idle_disable: no CPU has an idle state %q (the states are %s)", name, strings.Join(s.IdleStateNames(), ", "))
+		}
+	}
+	return nil
+}
+
+// HasIdleState reports whether some CPU has an idle state of that name.
+func (s *MachineSpec) HasIdleState(name string) bool {
+	for _, n := range s.IdleStateNames() {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// IdleStateNames lists the names of the machine's idle states, each once,
+// in the order the CPUs list them.
+func (s *MachineSpec) IdleStateNames() []string {
+	var out []string
+	seen := map[string]bool{}
+	for i := range s.CPUs {
+		for _, st := range s.IdleStatesOf(cpumask.CPU(i)) {
+			if !seen[st.Name] {
+				seen[st.Name] = true
+				out = append(out, st.Name)
+			}
+		}
+	}
+	return out
+}
+
 func validateIdle(states []IdleState, cpu int) error {
 	for _, st := range states {
 		if st.Name == "" {
 			return specErr("idle_states", cpu, "an idle state has no name")
 		}
-		if st.ExitLatencyNs < 0 || st.TargetResidencyNs < 0 || st.ExitLatencyNs > maxIdleNs || st.TargetResidencyNs > maxIdleNs {
-			return specErr("idle_states", cpu, "idle state %q: exit latency and target residency must be 0..%d us", st.Name, maxIdleNs/1000)
+		if st.ExitLatencyNs < 0 || st.TargetResidencyNs < 0 || st.WakeNs < 0 || st.ExitLatencyNs > maxIdleNs || st.TargetResidencyNs > maxIdleNs || st.WakeNs > maxIdleNs {
+			return specErr("idle_states", cpu, "idle state %q: exit latency, target residency and wake time must be 0..%d us", st.Name, maxIdleNs/1000)
 		}
 	}
 	return nil

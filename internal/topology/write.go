@@ -54,6 +54,16 @@ func writeYAML(b *strings.Builder, s *MachineSpec) error {
 	if s.ReclaimDistance != 0 {
 		fmt.Fprintf(b, "reclaim_distance: %d\n", s.ReclaimDistance)
 	}
+	if len(s.IdleDisable) > 0 {
+		names := make([]string, len(s.IdleDisable))
+		for i, n := range s.IdleDisable {
+			names[i] = yamlString(n)
+		}
+		fmt.Fprintf(b, "idle_disable: [%s]\n", strings.Join(names, ", "))
+	}
+	if s.LatencyLimitNs != nil {
+		fmt.Fprintf(b, "latency_limit_us: %d\n", *s.LatencyLimitNs/1000)
+	}
 	return writeCosts(b, s.Costs)
 }
 
@@ -70,8 +80,8 @@ func checkWritable(s *MachineSpec) error {
 			if err := str("idle state name", st.Name); err != nil {
 				return err
 			}
-			if st.ExitLatencyNs%1000 != 0 || st.TargetResidencyNs%1000 != 0 {
-				return fmt.Errorf("machine %s: idle state %q: exit latency %d ns and target residency %d ns must be whole microseconds in a machine file", s.Name, st.Name, st.ExitLatencyNs, st.TargetResidencyNs)
+			if st.ExitLatencyNs%1000 != 0 || st.TargetResidencyNs%1000 != 0 || st.WakeNs%1000 != 0 {
+				return fmt.Errorf("machine %s: idle state %q: exit latency %d ns, target residency %d ns and wake time %d ns must be whole microseconds in a machine file", s.Name, st.Name, st.ExitLatencyNs, st.TargetResidencyNs, st.WakeNs)
 			}
 		}
 		return nil
@@ -317,6 +327,9 @@ func idleFlow(states []IdleState) string {
 
 func idleState(st IdleState) string {
 	s := fmt.Sprintf("{name: %s, exit_latency_us: %d, target_residency_us: %d", yamlString(st.Name), st.ExitLatencyNs/1000, st.TargetResidencyNs/1000)
+	if st.WakeNs != 0 {
+		s += fmt.Sprintf(", wake_us: %d", st.WakeNs/1000)
+	}
 	if st.Cluster {
 		s += ", cluster: true"
 	}

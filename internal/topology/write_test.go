@@ -179,12 +179,12 @@ func TestWriteYAMLPerCPUCases(t *testing.T) {
 			}
 		}, true},
 		{"idle exception", func(s *MachineSpec) {
-			s.IdleStates = []IdleState{{"C1", 1000, 2000, false}}
+			s.IdleStates = []IdleState{{Name: "C1", ExitLatencyNs: 1000, TargetResidencyNs: 2000}}
 			s.CPUs[3].IdleStates = []IdleState{}
 		}, false},
 		{"idle per range", func(s *MachineSpec) {
 			s.CPUs[3].IdleStates = []IdleState{}
-			s.CPUs[1].IdleStates = []IdleState{{"C1", 1000, 2000, false}, {"CL", 9000, 20000, true}}
+			s.CPUs[1].IdleStates = []IdleState{{Name: "C1", ExitLatencyNs: 1000, TargetResidencyNs: 2000}, {Name: "CL", ExitLatencyNs: 9000, TargetResidencyNs: 20000, Cluster: true}}
 		}, true},
 		{"descriptions and costs", func(s *MachineSpec) {
 			s.Description = "a \"quoted\"\tdescription: with # and \u00e9"
@@ -213,7 +213,7 @@ func TestWriteYAMLUnwritable(t *testing.T) {
 	s.IdleStates[1].ExitLatencyNs = 250500
 	var b bytes.Buffer
 	err := WriteYAML(&b, s)
-	if err == nil || !strings.Contains(err.Error(), `idle state "cpu-sleep": exit latency 250500 ns and target residency 1000000 ns must be whole microseconds`) || b.Len() != 0 {
+	if err == nil || !strings.Contains(err.Error(), `idle state "cpu-sleep": exit latency 250500 ns, target residency 1000000 ns and wake time 250000 ns must be whole microseconds`) || b.Len() != 0 {
 		t.Errorf("sub-microsecond latency: %v, wrote %d bytes", err, b.Len())
 	}
 	s = mustPreset(t, "hikey")
@@ -250,7 +250,7 @@ func TestValidateFileLimits(t *testing.T) {
 		want string
 	}{
 		{"max freq", func(s *MachineSpec) { s.CPUs[2].MaxFreqKHz = 1e9 + 1 }, "cpu 2: max_freq_khz must be 0..1000000000, not 1000000001"},
-		{"idle", func(s *MachineSpec) { s.IdleStates[2].TargetResidencyNs = 1e12 + 1000 }, `idle state "cluster-sleep": exit latency and target residency must be 0..1000000000 us`},
+		{"idle", func(s *MachineSpec) { s.IdleStates[2].TargetResidencyNs = 1e12 + 1000 }, `idle state "cluster-sleep": exit latency, target residency and wake time must be 0..1000000000 us`},
 		{"reclaim low", func(s *MachineSpec) { s.ReclaimDistance = 9 }, "reclaim_distance must be 10..255, not 9"},
 		{"reclaim high", func(s *MachineSpec) { s.ReclaimDistance = 256 }, "reclaim_distance must be 10..255, not 256"},
 	} {

@@ -43,11 +43,11 @@ func ParseYAML(name string, data []byte) (*MachineSpec, error) {
 
 // Keys of the two forms.
 var (
-	commonKeys   = []string{"name", "description", "arch", "distance", "idle_states", "costs", "reclaim_distance"}
+	commonKeys   = []string{"name", "description", "arch", "distance", "idle_states", "idle_disable", "latency_limit_us", "costs", "reclaim_distance"}
 	regularKeys  = []string{"sockets", "nodes_per_socket", "llcs_per_node", "clusters_per_llc", "cores_per_cluster", "cores_per_llc", "threads_per_core", "numbering", "capacity", "max_freq_khz", "freq_domains"}
 	explicitKeys = []string{"cpus"}
 	cpuKeys      = []string{"cpu", "core", "cluster", "llc", "package", "node", "capacity", "freq_domain", "max_freq_khz", "idle_states"}
-	idleKeys     = []string{"name", "exit_latency_us", "target_residency_us", "cluster"}
+	idleKeys     = []string{"name", "exit_latency_us", "target_residency_us", "wake_us", "cluster"}
 )
 
 // yrange is one entry of a per-CPU-range list ("capacity: [{cpus: ...}]").
@@ -143,6 +143,26 @@ func (p *yparser) parse(data []byte) (*MachineSpec, error) {
 			return nil, err
 		}
 		s.ReclaimDistance = d
+	}
+	if v := vals["latency_limit_us"]; v != nil {
+		x, err := p.integer(v, "latency_limit_us", 0, 1e9)
+		if err != nil {
+			return nil, err
+		}
+		ns := int64(x) * 1000
+		s.LatencyLimitNs = &ns
+	}
+	if v := vals["idle_disable"]; v != nil {
+		if v.Kind != yaml.SequenceNode {
+			return nil, p.errf(v, "idle_disable must be a list of idle state names, e.g. [C2]")
+		}
+		for _, it := range v.Content {
+			name, err := p.str(it, "idle_disable entry")
+			if err != nil {
+				return nil, err
+			}
+			s.IdleDisable = append(s.IdleDisable, name)
+		}
 	}
 	if v := vals["arch"]; v != nil {
 		str, err := p.str(v, "arch")
@@ -272,6 +292,13 @@ func (p *yparser) idleList(n *yaml.Node) ([]IdleState, error) {
 				return nil, err
 			}
 			*f.dst = int64(x) * 1000
+		}
+		if v := vals["wake_us"]; v != nil {
+			x, err := p.integer(v, "wake_us", 0, 1e9)
+			if err != nil {
+				return nil, err
+			}
+			st.WakeNs = int64(x) * 1000
 		}
 		if v := vals["cluster"]; v != nil {
 			if v.Kind != yaml.ScalarNode || (v.Value != "true" && v.Value != "false") {

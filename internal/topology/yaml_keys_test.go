@@ -122,6 +122,26 @@ func keyCases() []keyCase {
 				t.Errorf("%+v", s.IdleStates)
 			}
 		}},
+		{"idle_states.wake_us", four + "idle_states: [{name: C2, exit_latency_us: 400, target_residency_us: 800, wake_us: 18}]\n", func(t *testing.T, s *MachineSpec) {
+			if st := s.IdleStates[0]; st.WakeNs != 18000 || st.Wake() != 18000 || st.ExitLatencyNs != 400000 {
+				t.Errorf("%+v", s.IdleStates)
+			}
+			if d := (IdleState{ExitLatencyNs: 400000}); d.Wake() != 400000 {
+				t.Errorf("without wake_us a wakeup takes %d ns, want the advertised 400000", d.Wake())
+			}
+		}},
+		{"idle_disable", four + "idle_states: [{name: C1, exit_latency_us: 2, target_residency_us: 4}, {name: C2, exit_latency_us: 9, target_residency_us: 20}]\nidle_disable: [C2]\n", func(t *testing.T, s *MachineSpec) {
+			// Its effect on the governor is sched's TestIdleDisable.
+			if len(s.IdleDisable) != 1 || s.IdleDisable[0] != "C2" {
+				t.Errorf("idle_disable %v", s.IdleDisable)
+			}
+		}},
+		{"latency_limit_us", four + "latency_limit_us: 5\n", func(t *testing.T, s *MachineSpec) {
+			// Its effect on the governor is sched's TestIdleLatencyLimit.
+			if s.LatencyLimitNs == nil || *s.LatencyLimitNs != 5000 {
+				t.Errorf("latency_limit %v", s.LatencyLimitNs)
+			}
+		}},
 		{"idle_states.cluster", four + "idle_states: [{name: CL, exit_latency_us: 2, target_residency_us: 4, cluster: true}]\n", func(t *testing.T, s *MachineSpec) {
 			if !s.IdleStates[0].Cluster {
 				t.Errorf("%+v", s.IdleStates)
