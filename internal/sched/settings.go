@@ -98,7 +98,8 @@ type Settings struct {
 	WakeupIPILatency uint64 `sysctl:"model_ipi_latency_ns"`
 
 	// CostJitterPct spreads every cost the cost model charges (system
-	// calls, context switches, cache refills, IPI latencies) uniformly by
+	// calls, context switches, cache refills, IPI latencies, idle-state
+	// wake-ups) uniformly by
 	// up to ± this many percent, drawn from the run's seed: a real machine
 	// never repeats a run exactly (interrupts, cache and memory state), and
 	// without this spread runs with different seeds would often be

@@ -211,7 +211,8 @@ func (k *Kernel) Charge(d engine.Time) {
 	t.overhead += k.jitter(d)
 }
 
-// jitter spreads a cost by up to ±CostJitterPct percent (in steps of
+// jitter spreads a cost (a system call, a context switch, a cache refill,
+// an IPI, an idle state's wake-up) by up to ±CostJitterPct percent (in steps of
 // 0.1%), from the run's "costs" random stream. Nothing is drawn while the
 // cost model is off, so runs without it do not depend on the seed here.
 func (k *Kernel) jitter(d engine.Time) engine.Time {
@@ -273,7 +274,9 @@ func (k *Kernel) idleExitLatency(rq *Rq) engine.Time {
 	if len(states) > 0 {
 		idx = k.effectiveIdleState(rq, states)
 	}
-	d := k.Costs.IdleWake(states, idx, k.S.IdleWakeActual)
+	// The wake time is spread like every other cost (CostJitterPct): a
+	// state's exit varies with voltage ramp and cache state on hardware.
+	d := k.jitter(k.Costs.IdleWake(states, idx, k.S.IdleWakeActual))
 	rq.Costs.IdleExitNs += uint64(d)
 	return d
 }

@@ -243,7 +243,7 @@ func TestClusterIdleStateNeedsIdleCluster(t *testing.T) {
 		{"other cluster busy", 5, 700 * engine.Microsecond},
 	} {
 		k := newTestKernel(t, "hikey", kernels.V619)
-		k.costsOn = true
+		k.costsOn, k.S.CostJitterPct = true, 0
 		if tc.busyCPU != cpumask.None {
 			runOnce(t, k, "busy", tc.busyCPU, Run(engine.Second), 0)
 			k.Eng.RunUntil(engine.Millisecond)
