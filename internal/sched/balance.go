@@ -180,6 +180,12 @@ type BalanceStats struct {
 	// ActiveBalance: stopper runs (active_load_balance_cpu_stop), time
 	// on the busiest CPU.
 	ActiveBalance BalanceCounter
+	// RqLockWaits counts the times a CPU's reschedule (a wakeup's IPI, a
+	// preemption) or the start of its next task was pushed back because
+	// balancing work held its rq lock or occupied it (LBBusyUntil:
+	// update_blocked_averages, newidle and periodic balance, a NOHZ
+	// kick's pass), with the time each push added.
+	RqLockWaits BalanceCounter
 	// IlbKicks counts kick_ilb IPIs sent.
 	IlbKicks uint64
 	// Migrations counts tasks moved by the balancer (detach_tasks and the
@@ -393,6 +399,7 @@ func (k *Kernel) lbExtendSegment(rq *Rq, d engine.Time) {
 // starts when that is over.
 func (k *Kernel) lbDelayNext(rq *Rq) {
 	if d := rq.LBBusyUntil - k.Eng.Now(); d > 0 {
+		k.BalanceStats.RqLockWaits.add(d)
 		k.lbExtendSegment(rq, d)
 	}
 }
@@ -406,6 +413,7 @@ func (k *Kernel) holdRqLock(rq *Rq) {
 	if t := k.lbNow(); t > rq.LBBusyUntil {
 		rq.LBBusyUntil = t
 		if rq.reschedTimer.Armed() && rq.reschedTimer.When() < t {
+			k.BalanceStats.RqLockWaits.add(t - rq.reschedTimer.When())
 			k.Eng.Schedule(rq.reschedTimer, t)
 		}
 	}

@@ -130,6 +130,7 @@ func (k *Kernel) reschedCurr(rq *Rq) {
 	at = k.idleWakeAt(rq, at) // an idle CPU acts once out of its idle state
 	// load balancing: balancing work on this CPU or its rq lock delays it.
 	if at < rq.LBBusyUntil {
+		k.BalanceStats.RqLockWaits.add(rq.LBBusyUntil - at)
 		at = rq.LBBusyUntil
 	}
 	if !rq.reschedTimer.Armed() || rq.reschedTimer.When() > at {

@@ -91,7 +91,11 @@ type Balance struct {
 	PeriodicBalance       BalanceCounter `json:"periodic_balance"`
 	NohzIdleBalance       BalanceCounter `json:"nohz_idle_balance"`
 	ActiveBalance         BalanceCounter `json:"active_balance"`
-	Migrations            uint64         `json:"migrations"`
+	// RqLockWaits are the reschedules (a wakeup's IPI, a preemption) and
+	// task starts that waited for balancing work holding the target
+	// CPU's rq lock or occupying it, with the time each wait added.
+	RqLockWaits BalanceCounter `json:"rq_lock_waits"`
+	Migrations  uint64         `json:"migrations"`
 }
 
 // BalanceCounter is one balancing path's calls and simulated time.
@@ -112,6 +116,7 @@ func balanceOf(b sched.BalanceStats) *Balance {
 		PeriodicBalance:       counterOf(b.PeriodicBalance),
 		NohzIdleBalance:       counterOf(b.NohzIdleBalance),
 		ActiveBalance:         counterOf(b.ActiveBalance),
+		RqLockWaits:           counterOf(b.RqLockWaits),
 		Migrations:            b.Migrations,
 	}
 }

@@ -141,3 +141,33 @@ func TestCostsFileChangesResult(t *testing.T) {
 		t.Errorf("options %+v", slow.Options)
 	}
 }
+
+// TestRqLockWaits: on the Chromebook with 200 background cgroups,
+// update_blocked_averages walks hundreds of leaf cfs_rqs with the rq lock
+// held, so some wakeups (and task starts) wait for it; the result's
+// balance section counts them. Each wait is the rest of one balancing pass
+// holding the target's lock, so none is longer than the longest pass.
+// Without background cgroups the passes are short and waits rarer and
+// shorter in total.
+func TestRqLockWaits(t *testing.T) {
+	run := func(bg int) *Balance {
+		t.Helper()
+		res, err := Run(Config{Machine: "chromebook-7c", BackgroundCgroups: bg, Seed: 1, Tool: "schbench", Args: []string{"-m", "1", "-t", "2", "-r", "2"}}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Balance
+	}
+	b := run(200)
+	w := b.RqLockWaits
+	if w.Calls == 0 || w.TotalNs <= 0 || w.MaxNs <= 0 || w.MaxNs > w.TotalNs {
+		t.Fatalf("200 cgroups: rq lock waits %+v, want some", w)
+	}
+	longest := max(b.UpdateBlockedAverages.MaxNs, b.NewidleBalance.MaxNs, b.PeriodicBalance.MaxNs, b.NohzIdleBalance.MaxNs, b.ActiveBalance.MaxNs)
+	if w.MaxNs > longest {
+		t.Errorf("a wait of %d ns is longer than the longest balancing pass, %d ns", w.MaxNs, longest)
+	}
+	if q := run(0).RqLockWaits; q.TotalNs >= w.TotalNs {
+		t.Errorf("rq lock waits without background cgroups %+v, with 200 %+v: want less waiting without", q, w)
+	}
+}
