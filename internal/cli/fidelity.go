@@ -13,6 +13,7 @@ import (
 
 	corpus "github.com/schedlab/schedlab/fidelity"
 	"github.com/schedlab/schedlab/internal/fidelity"
+	"github.com/schedlab/schedlab/internal/fidelity/fit"
 	"github.com/schedlab/schedlab/internal/fidelity/score"
 	"github.com/schedlab/schedlab/internal/sim"
 )
@@ -27,6 +28,8 @@ func init() {
 		var (
 			quick, markdown, list          bool
 			glob, jsonFile, dir, corpusDir string
+			costsFile                      string
+			fitSpecs                       []string
 			jobs, seeds                    int
 		)
 		c := &cobra.Command{
@@ -47,7 +50,18 @@ many. With --dir RESULTS each run's record is kept there and a rerun skips
 the runs already done (after checking that the model still gives what the
 directory holds). --list prints every point with its citation and runs
 nothing. --markdown prints docs/fidelity.md instead of the tables; --json
-also writes the report as JSON. --corpus DIR reads the cases from DIR instead.`,
+also writes the report as JSON. --corpus DIR reads the cases from DIR instead.
+--costs FILE lays a cost-model file over every run's machine costs.
+
+--fit PARAM=V1,V2,... (repeatable) calibrates cost parameters against the
+selected cases: a one-pass coordinate search from the machines' defaults,
+each parameter in the order given, keeping the value with the lowest median
+|log ratio| (ties: more points within 2x). It prints every trial's summary
+and the best values as a costs file whose sources say "fitted to the
+fidelity corpus (N points)". Pick the candidates within what each
+parameter's source allows, and the cases of the machines the parameter
+belongs to (--case); docs/costs.md, "Calibration against the fidelity
+corpus", describes the procedure.`,
 			Args: cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, args []string) error {
 				if list {
@@ -55,6 +69,26 @@ also writes the report as JSON. --corpus DIR reads the cases from DIR instead.`,
 						if cmd.Flags().Changed(name) {
 							return fmt.Errorf("fidelity: --list runs nothing, so --%s has no effect: drop one of them", name)
 						}
+					}
+				}
+				if len(fitSpecs) > 0 {
+					for _, name := range []string{"json", "markdown", "dir", "list", "costs"} {
+						if cmd.Flags().Changed(name) {
+							return fmt.Errorf("fidelity: --fit runs its own trials and prints its own table: drop --%s", name)
+						}
+					}
+				}
+				var axes []fit.Axis
+				for _, spec := range fitSpecs {
+					a, err := fit.ParseAxis(spec)
+					if err != nil {
+						return err
+					}
+					axes = append(axes, a)
+				}
+				if costsFile != "" {
+					if _, err := os.Stat(costsFile); err != nil {
+						return fmt.Errorf("--costs %s: %v", costsFile, unwrapPathError(err))
 					}
 				}
 				if jobs < 0 {
@@ -93,7 +127,13 @@ also writes the report as JSON. --corpus DIR reads the cases from DIR instead.`,
 						return !quick || cs.InQuick(row)
 					})
 				}
-				plan, err := fidelity.NewPlan(cp, cases, fidelity.PlanOptions{Quick: quick, Seeds: seeds})
+				if jobs == 0 {
+					jobs = runtime.NumCPU()
+				}
+				if len(axes) > 0 {
+					return runFit(env, cp, cases, where, axes, fidelity.PlanOptions{Quick: quick, Seeds: seeds}, jobs, cmd.Flags().Args(), os.Args)
+				}
+				plan, err := fidelity.NewPlan(cp, cases, fidelity.PlanOptions{Quick: quick, Seeds: seeds, CostsFile: costsFile})
 				if err != nil {
 					return err
 				}
@@ -107,9 +147,6 @@ also writes the report as JSON. --corpus DIR reads the cases from DIR instead.`,
 					if len(left) > 0 {
 						fmt.Fprintf(env.Stderr, "schedlab: fidelity --quick: %d of %d cases have no simulate.quick loads and do not run: %s\n", len(left), len(cases), strings.Join(left, ", "))
 					}
-				}
-				if jobs == 0 {
-					jobs = runtime.NumCPU()
 				}
 				start := time.Now()
 				prog := newProgress(env)
@@ -168,6 +205,52 @@ also writes the report as JSON. --corpus DIR reads the cases from DIR instead.`,
 		f.StringVar(&dir, "dir", "", "keep each run's record in this results directory; a rerun skips the runs already there")
 		f.IntVar(&seeds, "seeds", 0, fmt.Sprintf("seeds per simulated value (default %d, or %d with --quick)", fidelity.DefaultSeeds, fidelity.QuickSeeds))
 		f.StringVar(&corpusDir, "corpus", "", "read the cases from this directory instead of the corpus in the binary")
+		f.StringVar(&costsFile, "costs", "", "lay this cost-model file over every run's machine costs (see 'schedlab costs')")
+		f.StringArrayVar(&fitSpecs, "fit", nil, "calibrate a cost parameter: PARAM=V1,V2,... (repeatable; see above)")
 		return c
 	})
+}
+
+// runFit is fidelity --fit: the trials, their table, and the best values
+// as a costs file.
+func runFit(env *Env, cp *fidelity.Corpus, cases []*fidelity.Case, where string, axes []fit.Axis, po fidelity.PlanOptions, jobs int, _ []string, argv []string) error {
+	n := 1
+	for _, a := range axes {
+		n += len(a.Values)
+	}
+	plan, err := fidelity.NewPlan(cp, cases, po)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stderr, "schedlab: fidelity --fit: %d trials of %d runs each (%d cases)\n", n, len(plan.Runs), len(plan.Cases))
+	start, done := time.Now(), 0
+	res, err := fit.Run(axes, fit.Options{Corpus: cp, Cases: cases, Plan: po, Jobs: jobs, Where: where, Trial: func(t fit.Trial) {
+		done++
+		fmt.Fprintf(env.Stderr, "schedlab: trial %d/%d (%s) after %s: %s\n", done, n, t.Label(), fmtDuration(time.Since(start)), t.Summary.Line())
+	}})
+	if err != nil {
+		return err
+	}
+	how := "schedlab fidelity " + strings.Join(fitArgs(argv), " ")
+	var out bytes.Buffer
+	if err := fit.WriteTable(&out, res); err != nil {
+		return err
+	}
+	out.WriteString("\n# costs file (schedlab fidelity --costs FILE, schedlab run --costs FILE, or a machine file's costs: section)\n")
+	if err := fit.WriteCosts(&out, res, how); err != nil {
+		return err
+	}
+	_, err = env.Stdout.Write(out.Bytes())
+	return err
+}
+
+// fitArgs is the fidelity command line as given, for the fitted values'
+// source: what follows "fidelity" in argv.
+func fitArgs(argv []string) []string {
+	for i, a := range argv {
+		if a == "fidelity" {
+			return argv[i+1:]
+		}
+	}
+	return nil
 }

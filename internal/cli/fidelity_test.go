@@ -155,10 +155,37 @@ func TestFidelityErrors(t *testing.T) {
 		{[]string{"--json", filepath.Join(bad, "no", "x.json")}, "schedlab: --json " + filepath.Join(bad, "no", "x.json") + ": directory " + filepath.Join(bad, "no") + " does not exist"},
 		{[]string{"--dir", "/proc/self/x"}, "schedlab: --dir /proc/self/x: "},
 		{[]string{"extra"}, "schedlab: unknown command \"extra\" for \"schedlab fidelity\""},
+		{[]string{"--fit", "nope_ns=1"}, `schedlab: --fit nope_ns=1: unknown cost parameter "nope_ns"`},
+		{[]string{"--fit", "pipe_write_ns"}, "schedlab: --fit pipe_write_ns: write PARAM=V1,V2,..."},
+		{[]string{"--fit", "pipe_write_ns=-4"}, "schedlab: --fit pipe_write_ns=-4: pipe_write_ns must lie in 0.."},
+		{[]string{"--fit", "pipe_write_ns=500", "--markdown"}, "schedlab: fidelity: --fit runs its own trials and prints its own table: drop --markdown"},
+		{[]string{"--costs", filepath.Join(bad, "none.yaml")}, "schedlab: --costs " + filepath.Join(bad, "none.yaml") + ": "},
 	} {
 		code, out, errs := runFidelity(t, tc.args...)
 		if code != 2 || out != "" || !strings.HasPrefix(errs, tc.want) || strings.Count(errs, "\n") != 1 {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want %q", tc.args, code, out, errs, tc.want)
 		}
+	}
+}
+
+// --fit on the synthetic corpus: a table of trials (the defaults first,
+// the best marked) and a costs file with the fitted source.
+func TestFidelityFit(t *testing.T) {
+	code, out, errs := runFidelity(t, "--corpus", fidelityTestCorpus, "--quick", "--seeds", "1", "--case", "synthetic-hikey-messaging", "--fit", "pipe_write_ns=100,50000")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	lines := strings.Split(out, "\n")
+	if len(lines) < 4 || !strings.Contains(lines[0], "defaults ") || !strings.Contains(lines[1], "pipe_write_ns=100 ") || !strings.Contains(lines[2], "pipe_write_ns=50000 ") {
+		t.Fatalf("trial table:\n%s", out)
+	}
+	if strings.Count(out, "\n* ") != 0 && !strings.HasPrefix(out, "* ") && strings.Count(out, "* ") != 1 {
+		t.Errorf("want one trial marked best:\n%s", out)
+	}
+	if !strings.Contains(out, "# costs file") || !strings.Contains(out, "fitted to the fidelity corpus") {
+		t.Errorf("no costs file in:\n%s", out)
+	}
+	if !strings.Contains(errs, "schedlab: fidelity --fit: 3 trials of ") || strings.Count(errs, "schedlab: trial ") != 3 {
+		t.Errorf("stderr %q", errs)
 	}
 }

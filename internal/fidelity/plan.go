@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 
@@ -34,6 +35,10 @@ type PlanOptions struct {
 	// Seeds overrides the seeds per value (0: DefaultSeeds, or
 	// QuickSeeds with Quick).
 	Seeds int
+	// CostsFile is a cost-model file applied over every run's machine
+	// costs (sim.Config.CostsFile; `schedlab fidelity --costs`, and each
+	// trial of --fit); its contents are part of every run's key.
+	CostsFile string
 }
 
 // Plan is the runs of some cases: case × row × simulated column × seed,
@@ -44,6 +49,10 @@ type Plan struct {
 	Quick  bool
 	Seeds  int
 	Runs   []Run
+	// CostsFile is PlanOptions.CostsFile, and costsHash its contents'
+	// SHA-256.
+	CostsFile string
+	costsHash string
 }
 
 // Run is one simulation of the plan.
@@ -82,7 +91,15 @@ func NewPlan(c *Corpus, cases []*Case, opt PlanOptions) (*Plan, error) {
 	if seeds < 1 || seeds > 1000 {
 		return nil, fmt.Errorf("--seeds %d: give 1 to 1000 (2 or more for intervals)", seeds)
 	}
-	p := &Plan{Corpus: c, Quick: opt.Quick, Seeds: seeds}
+	p := &Plan{Corpus: c, Quick: opt.Quick, Seeds: seeds, CostsFile: opt.CostsFile}
+	if opt.CostsFile != "" {
+		data, err := os.ReadFile(opt.CostsFile)
+		if err != nil {
+			return nil, fmt.Errorf("--costs %s: %v", opt.CostsFile, err)
+		}
+		sum := sha256.Sum256(data)
+		p.costsHash = hex.EncodeToString(sum[:])
+	}
 	for _, cs := range cases {
 		n := len(p.Runs)
 		for ri, row := range cs.Rows {
@@ -122,6 +139,7 @@ func (p *Plan) Config(r *Run, machineDir string) sim.Config {
 	cfg.Seed = r.Seed
 	cfg.Tool = cs.Simulate.Tool
 	cfg.Args = cs.Args(r.Load())
+	cfg.CostsFile = p.CostsFile
 	if cs.Machine.File != "" {
 		cfg.Machine = filepath.Join(machineDir, cs.Machine.File)
 	}
@@ -135,7 +153,9 @@ func (p *Plan) key(r *Run) string {
 	id := struct {
 		Machine string     `json:"machine"`
 		Config  sim.Config `json:"config"`
-	}{Machine: r.Case.Machine.Preset, Config: cfg}
+		Costs   string     `json:"costs,omitempty"`
+	}{Machine: r.Case.Machine.Preset, Config: cfg, Costs: p.costsHash}
+	id.Config.CostsFile = "" // its contents count, not its path
 	if f := r.Case.Machine.File; f != "" {
 		id.Machine = "file:" + p.Corpus.Machines[f].Hash
 	}
