@@ -804,8 +804,7 @@ func (k *Kernel) setNextTaskFair(rq *Rq, p *Task, first bool) {
 // head of cfs_tasks (the balancer scans from the tail, least recently run).
 func (k *Kernel) setNextTaskFairTail(rq *Rq, p *Task) {
 	if p.OnRq == taskOnRqQueued {
-		rq.cfsTasksDel(&p.SE)
-		rq.cfsTasksAdd(&p.SE)
+		rq.cfsTasksMove(&p.SE)
 	}
 	k.updateMisfitStatus(p, rq) // load balancing: __set_next_task_fair does
 }

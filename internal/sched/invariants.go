@@ -27,11 +27,19 @@ func (k *Kernel) CheckInvariants() {
 			panic(fmt.Sprintf("sched: invariant: cpu%d cfs.h_nr_queued %d != nr_running %d", rq.CPU, rq.CFS.HNrQueued, rq.NrRunning))
 		}
 		n := 0
+		var last *SchedEntity
 		for se := rq.cfsTasksHead; se != nil; se = se.groupNext {
 			n++
 			if !se.OnRq {
 				panic(fmt.Sprintf("sched: invariant: cpu%d cfs_tasks holds a dequeued task %d", rq.CPU, se.task.PID))
 			}
+			if se.groupPrev != last {
+				panic(fmt.Sprintf("sched: invariant: cpu%d cfs_tasks links broken at task %d", rq.CPU, se.task.PID))
+			}
+			last = se
+		}
+		if rq.cfsTasksTail != last {
+			panic(fmt.Sprintf("sched: invariant: cpu%d cfs_tasks tail is not the last task", rq.CPU))
 		}
 		if n != rq.NrRunning {
 			panic(fmt.Sprintf("sched: invariant: cpu%d cfs_tasks has %d tasks, nr_running %d", rq.CPU, n, rq.NrRunning))

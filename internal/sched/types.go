@@ -292,8 +292,10 @@ type Rq struct {
 	// TTWUPending counts wakeups queued on this CPU's wake_list.
 	TTWUPending int
 	needResched bool
-	// cfs_tasks: queued fair tasks, most recently picked at the head.
-	cfsTasksHead *SchedEntity
+	// cfs_tasks: queued fair tasks, most recently picked at the head. The
+	// kernel's list_head is circular (the tail is head->prev); here the
+	// list keeps both ends, so the balancer's list_last_entry is O(1).
+	cfsTasksHead, cfsTasksTail *SchedEntity
 	// leaf_cfs_rq_list: cfs_rqs with load, children before parents.
 	leafCfsRqs []*CfsRq
 	k          *Kernel
@@ -420,16 +422,22 @@ func (rq *Rq) CfsTasks() []*Task {
 	return out
 }
 
+// cfsTasksAdd mirrors list_add(&se->group_node, &rq->cfs_tasks) (v6.19):
+// se becomes the head.
 func (rq *Rq) cfsTasksAdd(se *SchedEntity) {
 	se.groupPrev = nil
 	se.groupNext = rq.cfsTasksHead
 	if rq.cfsTasksHead != nil {
 		rq.cfsTasksHead.groupPrev = se
+	} else {
+		rq.cfsTasksTail = se
 	}
 	rq.cfsTasksHead = se
 	se.onCfsTasks = true
 }
 
+// cfsTasksDel mirrors list_del_init(&se->group_node) (v6.19); a task not on
+// the list is left alone.
 func (rq *Rq) cfsTasksDel(se *SchedEntity) {
 	if !se.onCfsTasks {
 		return
@@ -441,8 +449,17 @@ func (rq *Rq) cfsTasksDel(se *SchedEntity) {
 	}
 	if se.groupNext != nil {
 		se.groupNext.groupPrev = se.groupPrev
+	} else {
+		rq.cfsTasksTail = se.groupPrev
 	}
 	se.groupPrev, se.groupNext, se.onCfsTasks = nil, nil, false
+}
+
+// cfsTasksMove mirrors list_move(&se->group_node, &rq->cfs_tasks) (v6.19):
+// se moves to the head.
+func (rq *Rq) cfsTasksMove(se *SchedEntity) {
+	rq.cfsTasksDel(se)
+	rq.cfsTasksAdd(se)
 }
 
 // TaskSchedInfo mirrors struct sched_info (delay accounting for schedstat;
