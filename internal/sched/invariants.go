@@ -59,7 +59,8 @@ func (k *Kernel) checkCfsRq(c *CfsRq) {
 	hQueued, hRunnable := 0, 0
 	var sumW int64
 	var sumWeight uint64
-	all := c.timeline
+	all := c.timelineEntities()
+	k.checkTree(c)
 	for i, se := range all {
 		if se == c.Curr {
 			panic("sched: invariant: curr is in the tree")
@@ -145,5 +146,83 @@ func (k *Kernel) checkCores() {
 		if busy[i] != k.coreBusy[i] {
 			panic(fmt.Sprintf("sched: invariant: core %d has %d busy CPUs, counted %d", i, busy[i], k.coreBusy[i]))
 		}
+	}
+}
+
+// checkTree checks tasks_timeline against its definition: parent links,
+// the red-black rules (a black root, no red node with a red child, the
+// same number of black nodes on every path), the cached leftmost entity,
+// the count, and each node's min_vruntime, min_slice and max_slice
+// recomputed from its subtree.
+func (k *Kernel) checkTree(c *CfsRq) {
+	where := fmt.Sprintf("cpu%d cfs_rq %s", c.rq.CPU, c.tg.Name)
+	if rbIsRed(c.rbRoot) || (c.rbRoot != nil && c.rbRoot.rbParent != nil) {
+		panic("sched: invariant: " + where + " tree root is red or has a parent")
+	}
+	n := 0
+	var walk func(se *SchedEntity) (blacks int, minV, minS, maxS uint64)
+	walk = func(se *SchedEntity) (int, uint64, uint64, uint64) {
+		n++
+		if !se.onTimeline {
+			panic("sched: invariant: " + where + " tree node not marked onTimeline")
+		}
+		minV, minS, maxS := se.Vruntime, se.Slice, se.Slice
+		blacks := -1
+		for _, ch := range [2]*SchedEntity{se.rbLeft, se.rbRight} {
+			b := 0
+			if ch != nil {
+				if ch.rbParent != se {
+					panic("sched: invariant: " + where + " tree parent link broken")
+				}
+				if se.rbRed && ch.rbRed {
+					panic("sched: invariant: " + where + " red node with a red child")
+				}
+				var v, mn, mx uint64
+				b, v, mn, mx = walk(ch)
+				if int64(minV-v) > 0 {
+					minV = v
+				}
+				minS, maxS = min(minS, mn), max(maxS, mx)
+			}
+			if blacks >= 0 && b != blacks {
+				panic("sched: invariant: " + where + " tree black heights differ")
+			}
+			blacks = b
+		}
+		if minV != se.minVruntime || minS != se.minSlice || maxS != se.maxSlice {
+			panic(fmt.Sprintf("sched: invariant: %s augmented values %d/%d/%d, recomputed %d/%d/%d", where, se.minVruntime, se.minSlice, se.maxSlice, minV, minS, maxS))
+		}
+		if !se.rbRed {
+			blacks++
+		}
+		return blacks, minV, minS, maxS
+	}
+	if c.rbRoot != nil {
+		walk(c.rbRoot)
+	}
+	if n != c.nrTimeline {
+		panic(fmt.Sprintf("sched: invariant: %s tree holds %d entities, nr %d", where, n, c.nrTimeline))
+	}
+	first := c.rbRoot
+	for first != nil && first.rbLeft != nil {
+		first = first.rbLeft
+	}
+	if first != c.rbLeftmost {
+		panic("sched: invariant: " + where + " cached leftmost is not the first entity")
+	}
+}
+
+// checkPickEEVDF checks __pick_eevdf's heap search against the scan it
+// replaced: the first eligible entity in tree order.
+func (k *Kernel) checkPickEEVDF(c *CfsRq, best *SchedEntity) {
+	var scan *SchedEntity
+	for se := c.rbLeftmost; se != nil; se = rbNext(se) {
+		if entityEligible(c, se) {
+			scan = se
+			break
+		}
+	}
+	if scan != best {
+		panic(fmt.Sprintf("sched: invariant: cpu%d cfs_rq %s heap search picked another entity than the first eligible", c.rq.CPU, c.tg.Name))
 	}
 }

@@ -146,6 +146,12 @@ type SchedEntity struct {
 	durAvgRFC2, prevSumRuntimeVol uint64
 
 	task *Task
+	// run_node: the entity's links in its cfs_rq's tasks_timeline, and
+	// the augmented values of its subtree there (min_vruntime,
+	// min_slice, max_slice; tree.go).
+	rbLeft, rbRight, rbParent       *SchedEntity
+	rbRed, onTimeline               bool
+	minVruntime, minSlice, maxSlice uint64
 	// rq->cfs_tasks membership (group_node).
 	groupPrev, groupNext *SchedEntity
 	onCfsTasks           bool
@@ -212,8 +218,10 @@ type CfsRq struct {
 	SumWVruntime int64
 	SumWeight    uint64
 
-	// timeline is the rb-tree as a sorted slice (see tree.go).
-	timeline []*SchedEntity
+	// tasks_timeline (see tree.go): the rb-tree's root, its cached
+	// leftmost entity and how many entities it holds.
+	rbRoot, rbLeftmost *SchedEntity
+	nrTimeline         int
 
 	Curr, Next, Last, Skip *SchedEntity
 
@@ -242,11 +250,14 @@ func (c *CfsRq) TG() *TaskGroup { return c.tg }
 // Entities returns the queued entities in pick order (tree order), with curr
 // first if it is queued.
 func (c *CfsRq) Entities() []*SchedEntity {
-	out := make([]*SchedEntity, 0, len(c.timeline)+1)
+	out := make([]*SchedEntity, 0, c.nrTimeline+1)
 	if c.Curr != nil && c.Curr.OnRq {
 		out = append(out, c.Curr)
 	}
-	return append(out, c.timeline...)
+	for se := c.rbLeftmost; se != nil; se = rbNext(se) {
+		out = append(out, se)
+	}
+	return out
 }
 
 // TaskGroup mirrors struct task_group (CONFIG_FAIR_GROUP_SCHED; v6.19, the
