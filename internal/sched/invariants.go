@@ -1,6 +1,10 @@
 package sched
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/schedlab/schedlab/internal/engine"
+)
 
 // CheckInvariants recomputes what the kernel model keeps incrementally and
 // panics on a mismatch: nr_running, the queues' counts and weights,
@@ -50,6 +54,7 @@ func (k *Kernel) CheckInvariants() {
 		if rq.Curr == rq.Idle && rq.CFS.Curr != nil {
 			panic(fmt.Sprintf("sched: invariant: cpu%d is idle but cfs.curr is set", rq.CPU))
 		}
+		k.checkSleepers(rq)
 	}
 }
 
@@ -224,5 +229,25 @@ func (k *Kernel) checkPickEEVDF(c *CfsRq, best *SchedEntity) {
 	}
 	if scan != best {
 		panic(fmt.Sprintf("sched: invariant: cpu%d cfs_rq %s heap search picked another entity than the first eligible", c.rq.CPU, c.tg.Name))
+	}
+}
+
+// checkSleepers checks rq.sleepers' links and nextSleepTimer against the
+// scan of every task it replaced.
+func (k *Kernel) checkSleepers(rq *Rq) {
+	for i, t := range rq.sleepers {
+		if !t.sleepListed || t.sleepIdx != i || t.sleepCPU != rq.CPU {
+			panic(fmt.Sprintf("sched: invariant: cpu%d sleepers[%d] is task %d, listed %v at %d on cpu%d", rq.CPU, i, t.PID, t.sleepListed, t.sleepIdx, t.sleepCPU))
+		}
+	}
+	var want engine.Time
+	wantOK := false
+	for _, t := range k.Tasks {
+		if t.sleepCPU == rq.CPU && t.sleepTimer.Armed() && (!wantOK || t.sleepTimer.When() < want) {
+			want, wantOK = t.sleepTimer.When(), true
+		}
+	}
+	if got, ok := k.nextSleepTimer(rq.CPU); got != want || ok != wantOK {
+		panic(fmt.Sprintf("sched: invariant: cpu%d next sleep timer %v/%v, scan says %v/%v", rq.CPU, got, ok, want, wantOK))
 	}
 }

@@ -342,6 +342,10 @@ type Rq struct {
 	// idleTicks counts the tick wakeups of the current idle period of a
 	// CPU that kept its tick (core.go: idleTickGovernor).
 	idleTicks int
+	// sleepers are the tasks whose sleep timer was last armed on this CPU
+	// and may still be armed (the CPU's hrtimer base; core.go:
+	// nextSleepTimer drops the ones that fired or were cancelled).
+	sleepers []*Task
 
 	// --- blocked load (PELT) ---
 	HasBlockedLoad            bool
@@ -518,9 +522,12 @@ type Task struct {
 	Parent *Task
 	Prog   Program
 	// Work model: CPU time left in the current operation, ns at full speed.
-	workLeft         engine.Time
-	sleepTimer       *engine.Timer
-	sleepCPU         cpumask.CPU
+	workLeft   engine.Time
+	sleepTimer *engine.Timer
+	sleepCPU   cpumask.CPU
+	// sleepListed: t is in Rqs[sleepCPU].sleepers, at sleepIdx.
+	sleepListed      bool
+	sleepIdx         int
 	wakeTimer        *engine.Timer
 	pendingWakeFlags int
 	waking           bool
