@@ -307,12 +307,13 @@ func cpuID(i int) cpumask.CPU { return cpumask.CPU(i) }
 
 // TestWaitQueueModel checks the linked WaitQueue against the slice it
 // replaced (issue 15): random adds (exclusive or not, repeated), removals
-// and wakeups of 40 tasks, some still runnable from an earlier wakeup,
-// leave the same waiters in the same order and wake the same tasks.
+// and wakeups of 100 tasks, some still runnable from an earlier wakeup,
+// leave the same waiters in the same order and wake the same tasks, with
+// and without the index of a long queue.
 func TestWaitQueueModel(t *testing.T) {
 	k := newKernel(t)
 	var ts []*sched.Task
-	for i := 0; i < 40; i++ {
+	for i := 0; i < 100; i++ {
 		ts = append(ts, fork(t, k, "t", i%8, func(k *sched.Kernel, t *sched.Task) sched.Op { return sched.Block() }))
 	}
 	now := engine.Millisecond
@@ -323,6 +324,7 @@ func TestWaitQueueModel(t *testing.T) {
 	}
 	var model []ent
 	var q WaitQueue
+	longest := 0
 	rnd := uint64(1)
 	next := func(n int) int {
 		rnd ^= rnd << 13
@@ -331,8 +333,8 @@ func TestWaitQueueModel(t *testing.T) {
 		return int(rnd % uint64(n))
 	}
 	for step := 0; step < 5000; step++ {
-		switch op := next(10); {
-		case op < 8:
+		switch op := next(11); {
+		case op < 9:
 			p, excl := ts[next(len(ts))], next(2) == 0
 			q.Add(p, excl)
 			found := false
@@ -344,7 +346,7 @@ func TestWaitQueueModel(t *testing.T) {
 			} else if !found {
 				model = append([]ent{{p, false}}, model...)
 			}
-		case op < 9:
+		case op < 10:
 			p := ts[next(len(ts))]
 			q.Remove(p)
 			for i, e := range model {
@@ -380,6 +382,7 @@ func TestWaitQueueModel(t *testing.T) {
 				k.Eng.RunUntil(now)
 			}
 		}
+		longest = max(longest, q.Len())
 		var got []ent
 		for e := q.head; e != nil; e = e.next {
 			got = append(got, ent{e.t, e.excl})
@@ -392,5 +395,8 @@ func TestWaitQueueModel(t *testing.T) {
 				t.Fatalf("step %d: waiter %d is %v, want %v", step, i, got[i], model[i])
 			}
 		}
+	}
+	if longest <= indexFrom {
+		t.Fatalf("the queue grew to %d waiters only; the index (from %d) was not tested", longest, indexFrom)
 	}
 }

@@ -39,17 +39,18 @@ type waiter struct {
 type WaitQueue struct {
 	head, tail *waiter
 	n          int
-	// index finds a task's entry once the queue has held indexFrom
-	// waiters, so that Add's "already queued" test (prepare_to_wait's
-	// list_empty(&wq_entry->entry)) does not walk a long list.
+	// index finds a task's entry while the queue is long (from
+	// indexFrom waiters until it drains), so that Add's "already queued"
+	// test (prepare_to_wait's list_empty(&wq_entry->entry)) does not walk
+	// a long list; short queues, the common case, are walked.
 	index map[*sched.Task]*waiter
 	// free keeps entries of woken waiters for reuse.
 	free *waiter
 }
 
 // indexFrom is the queue length from which a WaitQueue indexes its
-// waiters by task.
-const indexFrom = 8
+// waiters by task: below it a walk of the list costs less than the map.
+const indexFrom = 32
 
 // Len is the number of waiting tasks.
 func (w *WaitQueue) Len() int { return w.n }
@@ -128,6 +129,9 @@ func (w *WaitQueue) del(e *waiter) {
 	w.n--
 	if w.index != nil {
 		delete(w.index, e.t)
+		if w.n == 0 {
+			w.index = nil // a drained table only slows the next lookups
+		}
 	}
 	*e = waiter{next: w.free}
 	w.free = e
