@@ -662,7 +662,7 @@ func (k *Kernel) detachTasks(env *lbEnv) int {
 			break
 		}
 		k.lbCharge(k.Costs.Balance.TaskExamined)
-		se := src.cfsTasksTail()
+		se := src.cfsTasksTail // list_last_entry(tasks, ...)
 		p := se.task
 		ok, hot := k.canMigrateTask(p, env)
 		if ok {
@@ -700,8 +700,7 @@ func (k *Kernel) detachTasks(env *lbEnv) int {
 				p.SE.Stats.NrFailedMigrationsHot++
 			}
 			// list_move to the head: look at it last next time.
-			src.cfsTasksDel(se)
-			src.cfsTasksAdd(se)
+			src.cfsTasksMove(se)
 			continue
 		}
 		k.detachTask(p, env, hot)
@@ -716,15 +715,6 @@ func (k *Kernel) detachTasks(env *lbEnv) int {
 	}
 	env.sd.Stats.LbGained[env.idle] += uint64(detached)
 	return detached
-}
-
-// cfsTasksTail returns the last entity of rq->cfs_tasks.
-func (rq *Rq) cfsTasksTail() *SchedEntity {
-	se := rq.cfsTasksHead
-	for se != nil && se.groupNext != nil {
-		se = se.groupNext
-	}
-	return se
 }
 
 // attachTask mirrors fair.c:attach_task (v6.19): enqueue a detached task on rq and
@@ -830,12 +820,10 @@ outUnlock:
 // then runs something else or idles, and switched reports it).
 func (k *Kernel) detachOneTask(env *lbEnv) (p *Task, switched bool) {
 	src := env.srcRq
-	var order []*SchedEntity
-	for se := src.cfsTasksHead; se != nil; se = se.groupNext {
-		order = append(order, se)
-	}
-	for i := len(order) - 1; i >= 0; i-- {
-		p = order[i].task
+	// list_for_each_entry_reverse: the loop ends at the first task it
+	// takes, so the list does not change under it.
+	for se := src.cfsTasksTail; se != nil; se = se.groupPrev {
+		p = se.task
 		k.lbCharge(k.Costs.Balance.TaskExamined)
 		if ok, _ := k.canMigrateTask(p, env); !ok {
 			continue

@@ -288,16 +288,49 @@ func (k *Kernel) idleStopsTick(rq *Rq) bool {
 
 // nextSleepTimer is the earliest sleep timer armed on cpu (hrtimers fire
 // where they were armed), the next timer event tick_nohz_next_event and
-// the governors look at.
+// the governors look at. It looks only at the tasks that armed their timer
+// on cpu, dropping those whose timer has fired or was cancelled since, so
+// an idle entry costs what is armed there, not the number of tasks.
 func (k *Kernel) nextSleepTimer(cpu cpumask.CPU) (engine.Time, bool) {
+	rq := k.Rqs[cpu]
 	var next engine.Time
 	found := false
-	for _, t := range k.Tasks {
-		if t.sleepCPU == cpu && t.sleepTimer.Armed() && (!found || t.sleepTimer.When() < next) {
+	for i := 0; i < len(rq.sleepers); {
+		t := rq.sleepers[i]
+		if !t.sleepTimer.Armed() {
+			rq.dropSleeper(t)
+			continue
+		}
+		if !found || t.sleepTimer.When() < next {
 			next, found = t.sleepTimer.When(), true
 		}
+		i++
 	}
 	return next, found
+}
+
+// sleepTimerArmed records that t armed its sleep timer on rq's CPU.
+func (k *Kernel) sleepTimerArmed(t *Task, rq *Rq) {
+	if t.sleepListed && t.sleepCPU != rq.CPU {
+		k.Rqs[t.sleepCPU].dropSleeper(t)
+	}
+	t.sleepCPU = rq.CPU
+	if !t.sleepListed {
+		t.sleepListed, t.sleepIdx = true, len(rq.sleepers)
+		rq.sleepers = append(rq.sleepers, t)
+	}
+}
+
+// dropSleeper takes t out of rq.sleepers (order does not matter: only the
+// earliest expiry is read).
+func (rq *Rq) dropSleeper(t *Task) {
+	last := len(rq.sleepers) - 1
+	moved := rq.sleepers[last]
+	rq.sleepers[t.sleepIdx] = moved
+	moved.sleepIdx = t.sleepIdx
+	rq.sleepers[last] = nil
+	rq.sleepers = rq.sleepers[:last]
+	t.sleepListed = false
 }
 
 // idleTickGovernor is the idle loop's next pass after a tick woke rq's

@@ -32,7 +32,7 @@ func newEEVDFOracle(c *CfsRq) *eevdfOracle {
 	if c.Curr != nil && c.Curr.OnRq {
 		o.ents = append(o.ents, c.Curr)
 	}
-	o.ents = append(o.ents, c.timeline...)
+	o.ents = append(o.ents, c.timelineEntities()...)
 	if len(o.ents) > 0 {
 		o.ref = o.ents[0].Vruntime
 	}

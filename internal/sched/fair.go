@@ -81,30 +81,30 @@ func vruntimeEligible(c *CfsRq, vruntime uint64) bool {
 // entityEligible mirrors fair.c:entity_eligible (v6.19).
 func entityEligible(c *CfsRq, se *SchedEntity) bool { return vruntimeEligible(c, se.Vruntime) }
 
-// cfsRqMinSlice mirrors fair.c:cfs_rq_min_slice (v6.19; u64max if nothing queued).
+// cfsRqMinSlice mirrors fair.c:cfs_rq_min_slice (v6.19; u64max if nothing
+// queued): curr's slice and the tree root's min_slice.
 func cfsRqMinSlice(c *CfsRq) uint64 {
+	root := pickRootEntity(c)
 	min := u64Max
 	if c.Curr != nil && c.Curr.OnRq {
 		min = c.Curr.Slice
 	}
-	for _, se := range c.timeline {
-		if se.Slice < min {
-			min = se.Slice
-		}
+	if root != nil && root.minSlice < min {
+		min = root.minSlice
 	}
 	return min
 }
 
-// cfsRqMaxSlice mirrors fair.c:cfs_rq_max_slice (v6.19).
+// cfsRqMaxSlice mirrors fair.c:cfs_rq_max_slice (v6.19): curr's slice and
+// the tree root's max_slice.
 func cfsRqMaxSlice(c *CfsRq) uint64 {
+	root := pickRootEntity(c)
 	var max uint64
 	if c.Curr != nil && c.Curr.OnRq {
 		max = c.Curr.Slice
 	}
-	for _, se := range c.timeline {
-		if se.Slice > max {
-			max = se.Slice
-		}
+	if root != nil && root.maxSlice > max {
+		max = root.maxSlice
 	}
 	return max
 }
@@ -484,6 +484,9 @@ func (k *Kernel) enqueueTaskFair(rq *Rq, p *Task, flags int) {
 		k.updateCfsGroup(se)
 		if k.S.EEVDF {
 			se.Slice = slice
+			if se.onTimeline {
+				minVruntimeCbPropagate(se)
+			}
 			slice = cfsRqMinSlice(c)
 		}
 		c.HNrRunnable += hNrRunnable
@@ -541,6 +544,9 @@ func (k *Kernel) dequeueEntities(rq *Rq, se *SchedEntity, flags int) int {
 		k.updateCfsGroup(se)
 		if k.S.EEVDF {
 			se.Slice = slice
+			if se.onTimeline {
+				minVruntimeCbPropagate(se)
+			}
 			slice = cfsRqMinSlice(c)
 		}
 		c.HNrRunnable -= hNrRunnable
@@ -623,7 +629,9 @@ func setSkipBuddy(se *SchedEntity) {
 	}
 }
 
-// pickEEVDF mirrors fair.c:__pick_eevdf (v6.19).
+// pickEEVDF mirrors fair.c:__pick_eevdf (v6.19): the leftmost entity if
+// it is eligible, else the heap search down the tree by min_vruntime,
+// which finds the first eligible entity in deadline order in O(log n).
 func (k *Kernel) pickEEVDF(c *CfsRq, protect bool) *SchedEntity {
 	curr := c.Curr
 	if c.NrQueued == 1 {
@@ -642,11 +650,25 @@ func (k *Kernel) pickEEVDF(c *CfsRq, protect bool) *SchedEntity {
 		return curr
 	}
 	var best *SchedEntity
-	for _, se := range c.timeline {
-		if entityEligible(c, se) {
-			best = se
-			break
+	if se := pickFirstEntity(c); se != nil && entityEligible(c, se) {
+		best = se // the leftmost entity, if eligible
+	} else {
+		// Heap search for the EEVD entity: an eligible entity in the
+		// left subtree has an earlier deadline than this node's.
+		for node := pickRootEntity(c); node != nil; {
+			if left := node.rbLeft; left != nil && vruntimeEligible(c, left.minVruntime) {
+				node = left
+				continue
+			}
+			if entityEligible(c, node) {
+				best = node
+				break
+			}
+			node = node.rbRight
 		}
+	}
+	if invariantsEnabled {
+		k.checkPickEEVDF(c, best)
 	}
 	if best == nil || (curr != nil && k.entityBefore(curr, best)) {
 		best = curr
@@ -804,8 +826,7 @@ func (k *Kernel) setNextTaskFair(rq *Rq, p *Task, first bool) {
 // head of cfs_tasks (the balancer scans from the tail, least recently run).
 func (k *Kernel) setNextTaskFairTail(rq *Rq, p *Task) {
 	if p.OnRq == taskOnRqQueued {
-		rq.cfsTasksDel(&p.SE)
-		rq.cfsTasksAdd(&p.SE)
+		rq.cfsTasksMove(&p.SE)
 	}
 	k.updateMisfitStatus(p, rq) // load balancing: __set_next_task_fair does
 }

@@ -1,6 +1,10 @@
 package sched
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/schedlab/schedlab/internal/engine"
+)
 
 // CheckInvariants recomputes what the kernel model keeps incrementally and
 // panics on a mismatch: nr_running, the queues' counts and weights,
@@ -27,11 +31,19 @@ func (k *Kernel) CheckInvariants() {
 			panic(fmt.Sprintf("sched: invariant: cpu%d cfs.h_nr_queued %d != nr_running %d", rq.CPU, rq.CFS.HNrQueued, rq.NrRunning))
 		}
 		n := 0
+		var last *SchedEntity
 		for se := rq.cfsTasksHead; se != nil; se = se.groupNext {
 			n++
 			if !se.OnRq {
 				panic(fmt.Sprintf("sched: invariant: cpu%d cfs_tasks holds a dequeued task %d", rq.CPU, se.task.PID))
 			}
+			if se.groupPrev != last {
+				panic(fmt.Sprintf("sched: invariant: cpu%d cfs_tasks links broken at task %d", rq.CPU, se.task.PID))
+			}
+			last = se
+		}
+		if rq.cfsTasksTail != last {
+			panic(fmt.Sprintf("sched: invariant: cpu%d cfs_tasks tail is not the last task", rq.CPU))
 		}
 		if n != rq.NrRunning {
 			panic(fmt.Sprintf("sched: invariant: cpu%d cfs_tasks has %d tasks, nr_running %d", rq.CPU, n, rq.NrRunning))
@@ -42,6 +54,7 @@ func (k *Kernel) CheckInvariants() {
 		if rq.Curr == rq.Idle && rq.CFS.Curr != nil {
 			panic(fmt.Sprintf("sched: invariant: cpu%d is idle but cfs.curr is set", rq.CPU))
 		}
+		k.checkSleepers(rq)
 	}
 }
 
@@ -51,7 +64,8 @@ func (k *Kernel) checkCfsRq(c *CfsRq) {
 	hQueued, hRunnable := 0, 0
 	var sumW int64
 	var sumWeight uint64
-	all := c.timeline
+	all := c.timelineEntities()
+	k.checkTree(c)
 	for i, se := range all {
 		if se == c.Curr {
 			panic("sched: invariant: curr is in the tree")
@@ -137,5 +151,103 @@ func (k *Kernel) checkCores() {
 		if busy[i] != k.coreBusy[i] {
 			panic(fmt.Sprintf("sched: invariant: core %d has %d busy CPUs, counted %d", i, busy[i], k.coreBusy[i]))
 		}
+	}
+}
+
+// checkTree checks tasks_timeline against its definition: parent links,
+// the red-black rules (a black root, no red node with a red child, the
+// same number of black nodes on every path), the cached leftmost entity,
+// the count, and each node's min_vruntime, min_slice and max_slice
+// recomputed from its subtree.
+func (k *Kernel) checkTree(c *CfsRq) {
+	where := fmt.Sprintf("cpu%d cfs_rq %s", c.rq.CPU, c.tg.Name)
+	if rbIsRed(c.rbRoot) || (c.rbRoot != nil && c.rbRoot.rbParent != nil) {
+		panic("sched: invariant: " + where + " tree root is red or has a parent")
+	}
+	n := 0
+	var walk func(se *SchedEntity) (blacks int, minV, minS, maxS uint64)
+	walk = func(se *SchedEntity) (int, uint64, uint64, uint64) {
+		n++
+		if !se.onTimeline {
+			panic("sched: invariant: " + where + " tree node not marked onTimeline")
+		}
+		minV, minS, maxS := se.Vruntime, se.Slice, se.Slice
+		blacks := -1
+		for _, ch := range [2]*SchedEntity{se.rbLeft, se.rbRight} {
+			b := 0
+			if ch != nil {
+				if ch.rbParent != se {
+					panic("sched: invariant: " + where + " tree parent link broken")
+				}
+				if se.rbRed && ch.rbRed {
+					panic("sched: invariant: " + where + " red node with a red child")
+				}
+				var v, mn, mx uint64
+				b, v, mn, mx = walk(ch)
+				if int64(minV-v) > 0 {
+					minV = v
+				}
+				minS, maxS = min(minS, mn), max(maxS, mx)
+			}
+			if blacks >= 0 && b != blacks {
+				panic("sched: invariant: " + where + " tree black heights differ")
+			}
+			blacks = b
+		}
+		if minV != se.minVruntime || minS != se.minSlice || maxS != se.maxSlice {
+			panic(fmt.Sprintf("sched: invariant: %s augmented values %d/%d/%d, recomputed %d/%d/%d", where, se.minVruntime, se.minSlice, se.maxSlice, minV, minS, maxS))
+		}
+		if !se.rbRed {
+			blacks++
+		}
+		return blacks, minV, minS, maxS
+	}
+	if c.rbRoot != nil {
+		walk(c.rbRoot)
+	}
+	if n != c.nrTimeline {
+		panic(fmt.Sprintf("sched: invariant: %s tree holds %d entities, nr %d", where, n, c.nrTimeline))
+	}
+	first := c.rbRoot
+	for first != nil && first.rbLeft != nil {
+		first = first.rbLeft
+	}
+	if first != c.rbLeftmost {
+		panic("sched: invariant: " + where + " cached leftmost is not the first entity")
+	}
+}
+
+// checkPickEEVDF checks __pick_eevdf's heap search against the scan it
+// replaced: the first eligible entity in tree order.
+func (k *Kernel) checkPickEEVDF(c *CfsRq, best *SchedEntity) {
+	var scan *SchedEntity
+	for se := c.rbLeftmost; se != nil; se = rbNext(se) {
+		if entityEligible(c, se) {
+			scan = se
+			break
+		}
+	}
+	if scan != best {
+		panic(fmt.Sprintf("sched: invariant: cpu%d cfs_rq %s heap search picked another entity than the first eligible", c.rq.CPU, c.tg.Name))
+	}
+}
+
+// checkSleepers checks rq.sleepers' links and nextSleepTimer against the
+// scan of every task it replaced.
+func (k *Kernel) checkSleepers(rq *Rq) {
+	for i, t := range rq.sleepers {
+		if !t.sleepListed || t.sleepIdx != i || t.sleepCPU != rq.CPU {
+			panic(fmt.Sprintf("sched: invariant: cpu%d sleepers[%d] is task %d, listed %v at %d on cpu%d", rq.CPU, i, t.PID, t.sleepListed, t.sleepIdx, t.sleepCPU))
+		}
+	}
+	var want engine.Time
+	wantOK := false
+	for _, t := range k.Tasks {
+		if t.sleepCPU == rq.CPU && t.sleepTimer.Armed() && (!wantOK || t.sleepTimer.When() < want) {
+			want, wantOK = t.sleepTimer.When(), true
+		}
+	}
+	if got, ok := k.nextSleepTimer(rq.CPU); got != want || ok != wantOK {
+		panic(fmt.Sprintf("sched: invariant: cpu%d next sleep timer %v/%v, scan says %v/%v", rq.CPU, got, ok, want, wantOK))
 	}
 }

@@ -146,6 +146,12 @@ type SchedEntity struct {
 	durAvgRFC2, prevSumRuntimeVol uint64
 
 	task *Task
+	// run_node: the entity's links in its cfs_rq's tasks_timeline, and
+	// the augmented values of its subtree there (min_vruntime,
+	// min_slice, max_slice; tree.go).
+	rbLeft, rbRight, rbParent       *SchedEntity
+	rbRed, onTimeline               bool
+	minVruntime, minSlice, maxSlice uint64
 	// rq->cfs_tasks membership (group_node).
 	groupPrev, groupNext *SchedEntity
 	onCfsTasks           bool
@@ -212,8 +218,10 @@ type CfsRq struct {
 	SumWVruntime int64
 	SumWeight    uint64
 
-	// timeline is the rb-tree as a sorted slice (see tree.go).
-	timeline []*SchedEntity
+	// tasks_timeline (see tree.go): the rb-tree's root, its cached
+	// leftmost entity and how many entities it holds.
+	rbRoot, rbLeftmost *SchedEntity
+	nrTimeline         int
 
 	Curr, Next, Last, Skip *SchedEntity
 
@@ -242,11 +250,14 @@ func (c *CfsRq) TG() *TaskGroup { return c.tg }
 // Entities returns the queued entities in pick order (tree order), with curr
 // first if it is queued.
 func (c *CfsRq) Entities() []*SchedEntity {
-	out := make([]*SchedEntity, 0, len(c.timeline)+1)
+	out := make([]*SchedEntity, 0, c.nrTimeline+1)
 	if c.Curr != nil && c.Curr.OnRq {
 		out = append(out, c.Curr)
 	}
-	return append(out, c.timeline...)
+	for se := c.rbLeftmost; se != nil; se = rbNext(se) {
+		out = append(out, se)
+	}
+	return out
 }
 
 // TaskGroup mirrors struct task_group (CONFIG_FAIR_GROUP_SCHED; v6.19, the
@@ -292,8 +303,10 @@ type Rq struct {
 	// TTWUPending counts wakeups queued on this CPU's wake_list.
 	TTWUPending int
 	needResched bool
-	// cfs_tasks: queued fair tasks, most recently picked at the head.
-	cfsTasksHead *SchedEntity
+	// cfs_tasks: queued fair tasks, most recently picked at the head. The
+	// kernel's list_head is circular (the tail is head->prev); here the
+	// list keeps both ends, so the balancer's list_last_entry is O(1).
+	cfsTasksHead, cfsTasksTail *SchedEntity
 	// leaf_cfs_rq_list: cfs_rqs with load, children before parents.
 	leafCfsRqs []*CfsRq
 	k          *Kernel
@@ -329,6 +342,10 @@ type Rq struct {
 	// idleTicks counts the tick wakeups of the current idle period of a
 	// CPU that kept its tick (core.go: idleTickGovernor).
 	idleTicks int
+	// sleepers are the tasks whose sleep timer was last armed on this CPU
+	// and may still be armed (the CPU's hrtimer base; core.go:
+	// nextSleepTimer drops the ones that fired or were cancelled).
+	sleepers []*Task
 
 	// --- blocked load (PELT) ---
 	HasBlockedLoad            bool
@@ -420,16 +437,22 @@ func (rq *Rq) CfsTasks() []*Task {
 	return out
 }
 
+// cfsTasksAdd mirrors list_add(&se->group_node, &rq->cfs_tasks) (v6.19):
+// se becomes the head.
 func (rq *Rq) cfsTasksAdd(se *SchedEntity) {
 	se.groupPrev = nil
 	se.groupNext = rq.cfsTasksHead
 	if rq.cfsTasksHead != nil {
 		rq.cfsTasksHead.groupPrev = se
+	} else {
+		rq.cfsTasksTail = se
 	}
 	rq.cfsTasksHead = se
 	se.onCfsTasks = true
 }
 
+// cfsTasksDel mirrors list_del_init(&se->group_node) (v6.19); a task not on
+// the list is left alone.
 func (rq *Rq) cfsTasksDel(se *SchedEntity) {
 	if !se.onCfsTasks {
 		return
@@ -441,8 +464,17 @@ func (rq *Rq) cfsTasksDel(se *SchedEntity) {
 	}
 	if se.groupNext != nil {
 		se.groupNext.groupPrev = se.groupPrev
+	} else {
+		rq.cfsTasksTail = se.groupPrev
 	}
 	se.groupPrev, se.groupNext, se.onCfsTasks = nil, nil, false
+}
+
+// cfsTasksMove mirrors list_move(&se->group_node, &rq->cfs_tasks) (v6.19):
+// se moves to the head.
+func (rq *Rq) cfsTasksMove(se *SchedEntity) {
+	rq.cfsTasksDel(se)
+	rq.cfsTasksAdd(se)
 }
 
 // TaskSchedInfo mirrors struct sched_info (delay accounting for schedstat;
@@ -490,9 +522,12 @@ type Task struct {
 	Parent *Task
 	Prog   Program
 	// Work model: CPU time left in the current operation, ns at full speed.
-	workLeft         engine.Time
-	sleepTimer       *engine.Timer
-	sleepCPU         cpumask.CPU
+	workLeft   engine.Time
+	sleepTimer *engine.Timer
+	sleepCPU   cpumask.CPU
+	// sleepListed: t is in Rqs[sleepCPU].sleepers, at sleepIdx.
+	sleepListed      bool
+	sleepIdx         int
 	wakeTimer        *engine.Timer
 	pendingWakeFlags int
 	waking           bool

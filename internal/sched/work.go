@@ -179,7 +179,7 @@ func (k *Kernel) doOp(rq *Rq, t *Task, op Op) {
 	case OpSleep:
 		t.State = TaskInterruptible
 		k.Eng.Schedule(t.sleepTimer, k.Eng.Now()+op.D)
-		t.sleepCPU = rq.CPU
+		k.sleepTimerArmed(t, rq)
 		k.schedule(rq, false)
 	case OpBlock:
 		t.State = TaskInterruptible

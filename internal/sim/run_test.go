@@ -151,9 +151,11 @@ func TestUnknownTool(t *testing.T) {
 }
 
 // The workloads' simulated event rates (docs/workloads.md's table comes
-// from these): go test -run XXX -bench . ./internal/sim/
+// from these) and simulated seconds per wall second: go test -run XXX
+// -bench . ./internal/sim/
 func benchRun(b *testing.B, tool string, args ...string) {
 	var events uint64
+	var simulated int64
 	var wall time.Duration
 	for i := 0; i < b.N; i++ {
 		start := time.Now()
@@ -163,14 +165,36 @@ func benchRun(b *testing.B, tool string, args ...string) {
 		}
 		wall += time.Since(start)
 		events += res.Sim.Events
+		simulated += res.Sim.SimulatedNs
 	}
 	b.ReportMetric(float64(events)/wall.Seconds(), "events/s")
 	b.ReportMetric(float64(events)/float64(b.N), "events/op")
+	b.ReportMetric(float64(simulated)/float64(wall.Nanoseconds()), "sim-s/wall-s")
 }
 
 func BenchmarkHackbench(b *testing.B) {
 	for _, g := range []int{1, 2, 4, 8, 16} {
 		b.Run(fmt.Sprintf("g%d", g), func(b *testing.B) { benchRun(b, "hackbench", "-p", "-T", "-l", "2000", "-g", fmt.Sprint(g)) })
+	}
+}
+
+// BenchmarkHackbenchTasks shows that the cost of an event does not grow
+// with the number of tasks (issue 15): hackbench in socket mode with 10,
+// 1,000 and 100,000 tasks on zen3-2s-nps1 (256 CPUs), the loops scaled so
+// that each run passes 0.5 to 1 million messages. events/s should be
+// about the same for all three; docs/performance.md has the figures.
+//
+//	go test -run XXX -bench HackbenchTasks -benchtime 1x ./internal/sim/
+func BenchmarkHackbenchTasks(b *testing.B) {
+	for _, c := range []struct {
+		tasks int
+		args  []string
+	}{
+		{10, []string{"-f", "5", "-g", "1", "-l", "20000"}}, // 5×5 pairs × 20,000 = 500,000 messages
+		{1000, []string{"-g", "25", "-l", "50"}},            // 25 × 20×20 × 50 = 500,000
+		{100000, []string{"-g", "2500", "-l", "1"}},         // 2,500 × 20×20 × 1 = 1,000,000
+	} {
+		b.Run(fmt.Sprintf("tasks=%d", c.tasks), func(b *testing.B) { benchRun(b, "hackbench", c.args...) })
 	}
 }
 

@@ -304,3 +304,99 @@ func TestWaitQueueExclusive(t *testing.T) {
 }
 
 func cpuID(i int) cpumask.CPU { return cpumask.CPU(i) }
+
+// TestWaitQueueModel checks the linked WaitQueue against the slice it
+// replaced (issue 15): random adds (exclusive or not, repeated), removals
+// and wakeups of 100 tasks, some still runnable from an earlier wakeup,
+// leave the same waiters in the same order and wake the same tasks, with
+// and without the index of a long queue.
+func TestWaitQueueModel(t *testing.T) {
+	k := newKernel(t)
+	var ts []*sched.Task
+	for i := 0; i < 100; i++ {
+		ts = append(ts, fork(t, k, "t", i%8, func(k *sched.Kernel, t *sched.Task) sched.Op { return sched.Block() }))
+	}
+	now := engine.Millisecond
+	k.Eng.RunUntil(now)
+	type ent struct {
+		t    *sched.Task
+		excl bool
+	}
+	var model []ent
+	var q WaitQueue
+	longest := 0
+	rnd := uint64(1)
+	next := func(n int) int {
+		rnd ^= rnd << 13
+		rnd ^= rnd >> 7
+		rnd ^= rnd << 17
+		return int(rnd % uint64(n))
+	}
+	for step := 0; step < 5000; step++ {
+		switch op := next(11); {
+		case op < 9:
+			p, excl := ts[next(len(ts))], next(2) == 0
+			q.Add(p, excl)
+			found := false
+			for _, e := range model {
+				found = found || e.t == p
+			}
+			if !found && excl {
+				model = append(model, ent{p, true})
+			} else if !found {
+				model = append([]ent{{p, false}}, model...)
+			}
+		case op < 10:
+			p := ts[next(len(ts))]
+			q.Remove(p)
+			for i, e := range model {
+				if e.t == p {
+					model = append(model[:i], model[i+1:]...)
+					break
+				}
+			}
+		default:
+			nrWake := next(4)
+			nr := nrWake
+			want := 0
+			var rest []ent
+			stopped := false
+			for _, e := range model {
+				if stopped || e.t.State == sched.TaskRunning {
+					rest = append(rest, e)
+					continue
+				}
+				want++
+				if e.excl {
+					if nr--; nr == 0 {
+						stopped = true
+					}
+				}
+			}
+			if got := q.Wake(k, nrWake, 0); got != want {
+				t.Fatalf("step %d: woke %d, want %d", step, got, want)
+			}
+			model = rest
+			if next(2) == 0 {
+				now += engine.Millisecond
+				k.Eng.RunUntil(now)
+			}
+		}
+		longest = max(longest, q.Len())
+		var got []ent
+		for e := q.head; e != nil; e = e.next {
+			got = append(got, ent{e.t, e.excl})
+		}
+		if len(got) != len(model) || q.Len() != len(model) {
+			t.Fatalf("step %d: %d waiters (Len %d), want %d", step, len(got), q.Len(), len(model))
+		}
+		for i := range got {
+			if got[i] != model[i] {
+				t.Fatalf("step %d: waiter %d is %v, want %v", step, i, got[i], model[i])
+			}
+		}
+	}
+	if longest <= indexFrom {
+		t.Fatalf("the queue grew to %d waiters only; the index (from %d) was not tested", longest, indexFrom)
+	}
+}

@@ -23,48 +23,124 @@ package kobj
 
 import "github.com/schedlab/schedlab/internal/sched"
 
-// waiter is a wait_queue_entry.
+// waiter is a wait_queue_entry, linked into its queue's list (entry).
 type waiter struct {
-	t    *sched.Task
-	excl bool // WQ_FLAG_EXCLUSIVE
+	t          *sched.Task
+	excl       bool // WQ_FLAG_EXCLUSIVE
+	prev, next *waiter
 }
 
 // WaitQueue mirrors struct wait_queue_head (kernel/sched/wait.c, v6.19):
 // non-exclusive waiters are added at the head (__add_wait_queue), exclusive
 // ones at the tail (__add_wait_queue_entry_tail); a wakeup walks from the
-// head.
+// head. The list is doubly linked as the kernel's list_head is, so adding
+// and removing a waiter cost the same however many wait (hackbench's
+// thousands of tasks on one start pipe). The zero value is an empty queue.
 type WaitQueue struct {
-	q []waiter
+	head, tail *waiter
+	n          int
+	// index finds a task's entry while the queue is long (from
+	// indexFrom waiters until it drains), so that Add's "already queued"
+	// test (prepare_to_wait's list_empty(&wq_entry->entry)) does not walk
+	// a long list; short queues, the common case, are walked.
+	index map[*sched.Task]*waiter
+	// free keeps entries of woken waiters for reuse.
+	free *waiter
 }
 
+// indexFrom is the queue length from which a WaitQueue indexes its
+// waiters by task: below it a walk of the list costs less than the map.
+const indexFrom = 32
+
 // Len is the number of waiting tasks.
-func (w *WaitQueue) Len() int { return len(w.q) }
+func (w *WaitQueue) Len() int { return w.n }
+
+// find returns t's entry, or nil if t is not queued.
+func (w *WaitQueue) find(t *sched.Task) *waiter {
+	if w.index != nil {
+		return w.index[t]
+	}
+	for e := w.head; e != nil; e = e.next {
+		if e.t == t {
+			return e
+		}
+	}
+	return nil
+}
 
 // Add queues t as prepare_to_wait (exclusive false) or
 // prepare_to_wait_exclusive (exclusive true) do. A task already queued is
 // not queued twice.
 func (w *WaitQueue) Add(t *sched.Task, exclusive bool) {
-	for _, e := range w.q {
-		if e.t == t {
-			return
-		}
-	}
-	if exclusive {
-		w.q = append(w.q, waiter{t, true})
+	if w.find(t) != nil {
 		return
 	}
-	w.q = append(w.q, waiter{})
-	copy(w.q[1:], w.q)
-	w.q[0] = waiter{t, false}
+	e := w.free
+	if e != nil {
+		w.free = e.next
+		e.next = nil
+	} else {
+		e = &waiter{}
+	}
+	e.t, e.excl = t, exclusive
+	if exclusive {
+		// __add_wait_queue_entry_tail: list_add_tail
+		e.prev = w.tail
+		if w.tail != nil {
+			w.tail.next = e
+		} else {
+			w.head = e
+		}
+		w.tail = e
+	} else {
+		// __add_wait_queue: list_add at the head
+		e.next = w.head
+		if w.head != nil {
+			w.head.prev = e
+		} else {
+			w.tail = e
+		}
+		w.head = e
+	}
+	w.n++
+	switch {
+	case w.index != nil:
+		w.index[t] = e
+	case w.n >= indexFrom:
+		w.index = make(map[*sched.Task]*waiter, 2*w.n)
+		for q := w.head; q != nil; q = q.next {
+			w.index[q.t] = q
+		}
+	}
+}
+
+// del unlinks e (list_del_init) and keeps it for reuse.
+func (w *WaitQueue) del(e *waiter) {
+	if e.prev != nil {
+		e.prev.next = e.next
+	} else {
+		w.head = e.next
+	}
+	if e.next != nil {
+		e.next.prev = e.prev
+	} else {
+		w.tail = e.prev
+	}
+	w.n--
+	if w.index != nil {
+		delete(w.index, e.t)
+		if w.n == 0 {
+			w.index = nil // a drained table only slows the next lookups
+		}
+	}
+	*e = waiter{next: w.free}
+	w.free = e
 }
 
 // Remove takes t off the queue (finish_wait).
 func (w *WaitQueue) Remove(t *sched.Task) {
-	for i, e := range w.q {
-		if e.t == t {
-			w.q = append(w.q[:i], w.q[i+1:]...)
-			return
-		}
+	if e := w.find(t); e != nil {
+		w.del(e)
 	}
 }
 
@@ -75,24 +151,27 @@ func (w *WaitQueue) Remove(t *sched.Task) {
 // variants). It returns the number of tasks woken.
 func (w *WaitQueue) Wake(k *sched.Kernel, nrExclusive int, wakeFlags int) int {
 	woken := 0
-	i := 0
-	for i < len(w.q) {
-		e := w.q[i]
+	// list_for_each_entry_safe_from: the next entry is taken before the
+	// current one may leave the list.
+	for e := w.head; e != nil; {
+		next := e.next
 		if !k.WakeUp(e.t, wakeFlags) {
 			// Not sleeping (still running on its way to sleep cannot
 			// happen here, but a task woken by another object can):
 			// leave it queued, as autoremove_wake_function does.
-			i++
+			e = next
 			continue
 		}
-		w.q = append(w.q[:i], w.q[i+1:]...)
+		excl := e.excl
+		w.del(e)
 		woken++
-		if e.excl {
+		if excl {
 			nrExclusive--
 			if nrExclusive == 0 {
 				break
 			}
 		}
+		e = next
 	}
 	return woken
 }
