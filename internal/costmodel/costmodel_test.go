@@ -308,13 +308,14 @@ func TestScaleWork(t *testing.T) {
 		t.Errorf("full speed: %v", got)
 	}
 	s := preset(t, "zen3-2s-nps1")
-	tab := Compile(mustFor(t, s), s)
+	par := mustFor(t, s)
+	tab := Compile(par, s)
 	// smt_factor 0.62 is 635/1024.
 	if tab.SMTSpeed(1024, true) != 635 || tab.SMTSpeed(1024, false) != 1024 {
 		t.Errorf("SMTSpeed %d", tab.SMTSpeed(1024, true))
 	}
 	c := &tab.Syscalls
-	if c.PipeWriteCost(100) != 575+34 || c.UnixRecvCost(1000) != 1530+115 || c.TCPSendCost(1000) != 6000+250 {
+	if c.PipeWriteCost(100) != 575+34 || c.UnixRecvCost(1000) != 1530+115 || c.TCPSendCost(1000) != par.TCPSend+250 {
 		t.Errorf("IPC costs %v %v %v", c.PipeWriteCost(100), c.UnixRecvCost(1000), c.TCPSendCost(1000))
 	}
 	b := &tab.Balance

@@ -42,6 +42,11 @@ const (
 	citeTCP = "placeholder sized so that a tbench operation (client send, server receive, server send, client receive " +
 		"and the copies) costs about 23 µs of CPU: Debian's tbench 4.00 with 2 clients on the project's 2-CPU " +
 		"development VM ran 403 MB/s, about 27 µs per operation round trip including wakeups"
+	// citeTCPFit is the corpus fit that replaced citeTCP's VM-sized
+	// placeholders (6000 and 4000 ns) on Zen3.
+	citeTCPFit = "fitted to the fidelity corpus (24 points: the 1- and 2-client rows of the 12 zen3 tbench cases): " +
+		"schedlab fidelity --quick --case '*zen3-nps*-tbench' --fit tcp_send_ns=1500,2000,3000,4000 " +
+		"--fit tcp_recv_ns=1000,1500,2500,4000; median |log ratio| 0.686 -> 0.163 (" + citeTCP + ": 6000 and 4000 ns)"
 	citeSpecIdle = "not used: the machine spec lists cpuidle states (internal/topology/presets.go), whose exit latencies win"
 )
 
@@ -58,8 +63,8 @@ func zen3(nps int) []entry {
 		{"unix_send_ns", 2290, citeKobj + ": 3.82 µs per message, 60 % to the send (skb allocation) [split assumed]"},
 		{"unix_recv_ns", 1530, citeKobj + ": 3.82 µs per message, 40 % to the receive [split assumed]"},
 		{"unix_ns_per_byte", 0.115, citeKobj + ": slope 0.23 ns/B, half per side"},
-		{"tcp_send_ns", 6000, citeTCP + ", 60 % to the send [split assumed]"},
-		{"tcp_recv_ns", 4000, citeTCP + ", 40 % to the receive [split assumed]"},
+		{"tcp_send_ns", 2000, citeTCPFit},
+		{"tcp_recv_ns", 1000, citeTCPFit},
 		{"tcp_ns_per_byte", 0.25, "placeholder [unverified]: a round figure above unix_ns_per_byte for the loopback TCP path, on each side"},
 		{"poll_ns", 500, "placeholder [unverified]: poll(2) of one ready descriptor, 0.5 µs"},
 		{"futex_ns", 500, "placeholder [unverified]: one futex(2) wait or wake, 0.5 µs"},
