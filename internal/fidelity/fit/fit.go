@@ -246,4 +246,3 @@ func sameSettings(a, b []Setting) bool {
 	}
 	return true
 }
-
