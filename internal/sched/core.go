@@ -600,7 +600,9 @@ func (k *Kernel) sleepTimerFired(p *Task) {
 		return
 	}
 	k.thisCPU = p.sleepCPU
+	k.inTimer = true
 	k.TryToWakeUp(p, 0)
+	k.inTimer = false
 	k.afterEvent()
 }
 
