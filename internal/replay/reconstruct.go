@@ -1,0 +1,392 @@
+// Package replay turns a scheduler trace recorded on a real kernel (or by
+// schedlab) into task programs and runs them on a modelled machine, kernel
+// and variant: `schedlab run replay FILE`, `schedlab compare ... replay
+// FILE` and `schedlab replay FILE` (docs/replay.md).
+//
+// # Reconstruction
+//
+// Read reads a trace.dat (versions 6 and 7), ftrace text, `trace-cmd
+// report` text or `perf sched script` text into trace events, and
+// Reconstruct turns them into one program per task: its CPU bursts (the
+// time it ran between two points where it blocked, woke another task,
+// forked or exited; preemption does not end a burst), its sleeps and what
+// ended each one, its forks and its exit. A sleep ends by
+//
+//   - a waker task: sched_waking (or sched_wakeup when the trace has no
+//     sched_waking) fired in task context on a CPU where that task was
+//     current. The replayed wakee blocks on a wait queue until the replayed
+//     waker reaches the same point of its own program and wakes it.
+//   - a timer: the wakeup fired from an interrupt (hardirq or softirq
+//     context) or on an idle CPU. The trace cannot tell a timer from a
+//     device interrupt; both become a timed sleep of the recorded length.
+//   - unknown: the task ran again with no wakeup in the trace (an event
+//     lost, or a trace without wakeup events). Also a timed sleep.
+//
+// Tasks alive when the trace starts are created at time 0 of the replay;
+// one first seen running starts running, one first seen being woken starts
+// asleep, one first seen switched in starts with an unknown sleep until
+// then. Tasks forked during the trace are forked by their replayed parent.
+//
+// # What a trace does not hold
+//
+// No affinity (a task whose comm names a CPU, "ksoftirqd/2" or
+// "kworker/1:0", and that ran only there is pinned to it), no cgroups, no
+// sync-wakeup hint (every replayed wakeup is a plain futex-like one), no
+// real-time policy (an RT task replays as a nice-0 fair task), no CPU
+// frequency. A burst is the wall time the task ran; with RecordedOn it is
+// scaled by the recording CPU's capacity (work = time × capacity / 1024).
+package replay
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/schedlab/schedlab/internal/trace"
+)
+
+// Kind is the kind of one step of a task's program.
+type Kind uint8
+
+// The steps of a reconstructed program.
+const (
+	// Run computes for D ns of work at capacity 1024.
+	Run Kind = iota + 1
+	// Wake wakes task Pid out of its sleep number Seq.
+	Wake
+	// Fork creates task Pid.
+	Fork
+	// Sleep is the task's sleep number Seq, D ns long when recorded;
+	// Cause says what ended it (and Pid is the waker).
+	Sleep
+	// Exit ends the task.
+	Exit
+)
+
+// Cause is what ended a sleep.
+type Cause uint8
+
+// The causes of a sleep's end.
+const (
+	ByTask Cause = iota + 1
+	ByTimer
+	ByUnknown
+)
+
+func (c Cause) String() string {
+	switch c {
+	case ByTask:
+		return "task"
+	case ByTimer:
+		return "timer"
+	case ByUnknown:
+		return "unknown"
+	}
+	return "cause(" + strconv.Itoa(int(c)) + ")"
+}
+
+// Step is one step of a task's program.
+type Step struct {
+	Kind  Kind
+	Cause Cause
+	Pid   int32
+	Seq   int32
+	D     uint64
+}
+
+// Task is one recorded task and its program.
+type Task struct {
+	Pid  int32
+	Comm string
+	// Prio is the kernel prio last recorded (120: nice 0).
+	Prio int32
+	// Parent is the forking task's pid; 0 for a task alive at the start.
+	Parent int32
+	// PinnedCPU is the CPU a per-CPU kernel thread is pinned to, or -1.
+	PinnedCPU int32
+	// FirstCPU is the CPU the task was first seen on.
+	FirstCPU int32
+	Steps    []Step
+
+	// reconstruction state
+	state    int
+	runStart uint64
+	burst    uint64
+	sleepAt  uint64
+	sleeps   int32
+	cpus     map[int32]bool
+	exited   bool
+}
+
+const (
+	stUnseen = iota
+	stRunning
+	stRunnable
+	stSleeping
+	stDead
+)
+
+// Nice is the task's nice value from its prio; RT and deadline prios
+// (below 100) give 0.
+func (t *Task) Nice() int {
+	if t.Prio >= 100 && t.Prio <= 139 {
+		return int(t.Prio) - 120
+	}
+	return 0
+}
+
+// Trace is a reconstructed trace.
+type Trace struct {
+	// Start and End are the first and last event's timestamps.
+	Start, End uint64
+	// NrCPUs is the number of CPUs the trace shows (highest CPU + 1).
+	NrCPUs int
+	// Tasks in order of first appearance.
+	Tasks []*Task
+	// Events are the trace's sched events, for the summary.
+	Events []trace.Event
+	Stats  Stats
+}
+
+// Stats count what Reconstruct found.
+type Stats struct {
+	Tasks, Forked, Bursts       int
+	Sleeps                      [ByUnknown + 1]int
+	StrayWakeups, RTTasks, Pins int
+	// RunNs is the recorded CPU time of every burst.
+	RunNs uint64
+}
+
+// Summary is one line describing the reconstruction.
+func (s *Stats) Summary() string {
+	return fmt.Sprintf("%d tasks (%d forked), %d bursts (%.3f ms), %d sleeps ended by a task, %d by a timer or interrupt, %d unknown; %d wakeups of tasks not asleep ignored",
+		s.Tasks, s.Forked, s.Bursts, float64(s.RunNs)/1e6, s.Sleeps[ByTask], s.Sleeps[ByTimer], s.Sleeps[ByUnknown], s.StrayWakeups)
+}
+
+// Reconstruct builds the task programs of evs (in time order). capacity,
+// if not nil, gives the recording CPUs' capacities for burst scaling.
+func Reconstruct(evs []trace.Event, capacity func(cpu int32) int) (*Trace, error) {
+	tr := &Trace{Events: evs}
+	if len(evs) == 0 {
+		return nil, fmt.Errorf("the trace has no sched events")
+	}
+	tr.Start, tr.End = evs[0].TS, evs[len(evs)-1].TS
+	byPid := map[int32]*Task{}
+	waking := false
+	for i := range evs {
+		if evs[i].Type == trace.SchedWaking {
+			waking = true
+			break
+		}
+	}
+	get := func(pid int32, comm trace.Comm, cpu int32) *Task {
+		t, ok := byPid[pid]
+		if !ok {
+			t = &Task{Pid: pid, Comm: comm.String(), Prio: 120, PinnedCPU: -1, FirstCPU: cpu, cpus: map[int32]bool{}}
+			byPid[pid] = t
+			tr.Tasks = append(tr.Tasks, t)
+		}
+		if c := comm.String(); c != "" && c != "<...>" {
+			t.Comm = c
+		}
+		return t
+	}
+	// scale turns a recorded burst on cpu into work at capacity 1024.
+	scale := func(cpu int32, d uint64) uint64 {
+		if capacity == nil {
+			return d
+		}
+		return d * uint64(capacity(cpu)) / 1024
+	}
+	// flush ends t's burst at ts (t running on cpu) before a step.
+	flush := func(t *Task, ts uint64, cpu int32) {
+		if t.state == stUnseen {
+			// Running since before the trace began.
+			t.state, t.runStart = stRunning, tr.Start
+		}
+		if t.state == stRunning && ts > t.runStart {
+			t.burst += scale(cpu, ts-t.runStart)
+			t.runStart = ts
+		}
+		if t.burst > 0 {
+			t.Steps = append(t.Steps, Step{Kind: Run, D: t.burst})
+			tr.Stats.Bursts++
+			tr.Stats.RunNs += t.burst
+			t.burst = 0
+		}
+	}
+	// endSleep closes t's sleep at ts.
+	endSleep := func(t *Task, ts uint64, cause Cause, waker int32) int32 {
+		if t.state == stUnseen {
+			t.state, t.sleepAt = stSleeping, tr.Start
+		}
+		seq := t.sleeps
+		t.sleeps++
+		t.Steps = append(t.Steps, Step{Kind: Sleep, Cause: cause, Pid: waker, Seq: seq, D: ts - t.sleepAt})
+		tr.Stats.Sleeps[cause]++
+		t.state = stRunnable
+		return seq
+	}
+	for i := range evs {
+		ev := &evs[i]
+		if int(ev.CPU)+1 > tr.NrCPUs {
+			tr.NrCPUs = int(ev.CPU) + 1
+		}
+		switch ev.Type {
+		case trace.SchedSwitch:
+			if p := ev.Task.Pid; p != 0 {
+				t := get(p, ev.Task.Comm, ev.CPU)
+				t.Prio = ev.Task.Prio
+				t.cpus[ev.CPU] = true
+				if t.state == stUnseen {
+					t.state, t.runStart = stRunning, tr.Start
+				}
+				if t.state == stRunning && ev.TS > t.runStart {
+					t.burst += scale(ev.CPU, ev.TS-t.runStart)
+					t.runStart = ev.TS
+				}
+				switch {
+				case t.exited || ev.PrevState&(trace.ExitDead|trace.ExitZombie) != 0:
+					flush(t, ev.TS, ev.CPU)
+					t.state = stDead
+				case ev.PrevState&0xff == 0:
+					t.state = stRunnable // preempted, or woken before it slept
+				default:
+					flush(t, ev.TS, ev.CPU)
+					t.state, t.sleepAt = stSleeping, ev.TS
+				}
+			}
+			if n := ev.Next.Pid; n != 0 {
+				t := get(n, ev.Next.Comm, ev.CPU)
+				t.Prio = ev.Next.Prio
+				t.cpus[ev.CPU] = true
+				switch t.state {
+				case stUnseen:
+					// Runnable since before the trace: an unknown
+					// wait from the start.
+					t.state, t.sleepAt = stSleeping, tr.Start
+					endSleep(t, ev.TS, ByUnknown, 0)
+				case stSleeping:
+					endSleep(t, ev.TS, ByUnknown, 0)
+				}
+				t.state, t.runStart = stRunning, ev.TS
+			}
+		case trace.SchedWaking, trace.SchedWakeup:
+			if ev.Type == trace.SchedWakeup && waking {
+				continue // perf's rule: sched_waking when the trace has it
+			}
+			t := get(ev.Task.Pid, ev.Task.Comm, ev.TargetCPU)
+			t.Prio = ev.Task.Prio
+			if t.state != stSleeping && t.state != stUnseen {
+				tr.Stats.StrayWakeups++
+				continue
+			}
+			w := ev.Cur.Pid
+			irq := ev.Flags&(trace.FlagHardirq|trace.FlagSoftirq|trace.FlagNMI) != 0
+			if w == 0 || w == t.Pid || irq {
+				endSleep(t, ev.TS, ByTimer, 0)
+				continue
+			}
+			waker := get(w, ev.Cur.Comm, ev.CPU)
+			if waker.state != stRunning && waker.state != stUnseen {
+				// The trace says w is current here but it was not
+				// seen switched in: treat it as running since now.
+				waker.state, waker.runStart = stRunning, ev.TS
+			}
+			flush(waker, ev.TS, ev.CPU)
+			seq := endSleep(t, ev.TS, ByTask, w)
+			waker.Steps = append(waker.Steps, Step{Kind: Wake, Pid: t.Pid, Seq: seq})
+		case trace.SchedProcessFork:
+			parent := get(ev.Task.Pid, ev.Task.Comm, ev.CPU)
+			if _, dup := byPid[ev.Next.Pid]; dup {
+				continue // a pid seen before its fork: keep it a start task
+			}
+			flush(parent, ev.TS, ev.CPU)
+			child := get(ev.Next.Pid, ev.Next.Comm, ev.CPU)
+			child.Parent = parent.Pid
+			child.state = stRunnable
+			parent.Steps = append(parent.Steps, Step{Kind: Fork, Pid: child.Pid})
+			tr.Stats.Forked++
+		case trace.SchedProcessExit:
+			t := get(ev.Task.Pid, ev.Task.Comm, ev.CPU)
+			if t.exited {
+				continue
+			}
+			flush(t, ev.TS, ev.CPU)
+			t.Steps = append(t.Steps, Step{Kind: Exit})
+			t.exited = true
+		case trace.SchedMigrateTask:
+			if t, ok := byPid[ev.Task.Pid]; ok {
+				t.cpus[ev.DestCPU] = true
+			}
+		}
+	}
+	for _, t := range tr.Tasks {
+		if t.state == stRunning {
+			t.burst += scale(t.FirstCPU, tr.End-t.runStart)
+			t.runStart = tr.End
+		}
+		if t.state != stDead || t.burst > 0 {
+			flush(t, tr.End, t.FirstCPU)
+		}
+		if !t.exited {
+			t.Steps = append(t.Steps, Step{Kind: Exit})
+			t.exited = true
+		}
+		if t.Prio < 100 {
+			tr.Stats.RTTasks++
+		}
+		if cpu, ok := perCPUThread(t.Comm); ok && len(t.cpus) == 1 && t.cpus[cpu] {
+			t.PinnedCPU = cpu
+			tr.Stats.Pins++
+		}
+		t.cpus = nil
+	}
+	tr.Stats.Tasks = len(tr.Tasks)
+	return tr, nil
+}
+
+// perCPUThread recognises the comm of a per-CPU kernel thread: NAME/N or
+// kworker/N:M (kworker/uN:M is unbound).
+func perCPUThread(comm string) (int32, bool) {
+	_, rest, ok := strings.Cut(comm, "/")
+	if !ok {
+		return 0, false
+	}
+	if i := strings.IndexByte(rest, ':'); i >= 0 {
+		rest = rest[:i]
+	}
+	n, err := strconv.ParseUint(rest, 10, 16)
+	if err != nil {
+		return 0, false
+	}
+	return int32(n), true
+}
+
+// Graph is the wakeup graph: how many times each task woke each other
+// task, keyed "waker>wakee" by pid.
+type Graph map[[2]int32]int
+
+// WakeGraph is the graph of the sleeps ended by tasks.
+func (tr *Trace) WakeGraph() Graph {
+	g := Graph{}
+	for _, t := range tr.Tasks {
+		for _, s := range t.Steps {
+			if s.Kind == Wake {
+				g[[2]int32{t.Pid, s.Pid}]++
+			}
+		}
+	}
+	return g
+}
+
+// Edges lists the graph's edges in order, "waker->wakee xN".
+func (g Graph) Edges() []string {
+	var out []string
+	for k, n := range g {
+		out = append(out, fmt.Sprintf("%d->%d x%d", k[0], k[1], n))
+	}
+	sort.Strings(out)
+	return out
+}
