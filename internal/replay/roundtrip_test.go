@@ -133,3 +133,43 @@ func TestHackbenchRoundTrip(t *testing.T) {
 		t.Errorf("the replay woke tasks the recording never did: %s", strings.Join(extra, " "))
 	}
 }
+
+// The real 4-CPU trace replays on another machine to the end: every task
+// exits, the summary has a row for every task the recording's summary
+// has, and the same seed gives byte-identical output.
+func TestReplayReal(t *testing.T) {
+	path := filepath.Join("..", "..", "..", "shared", "traces", "real-4cpu-sched.dat")
+	if _, err := os.Stat(path); err != nil {
+		path = filepath.Join("..", "..", "..", "..", "shared", "traces", "real-4cpu-sched.dat")
+	}
+	if _, err := os.Stat(path); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	b, res := bench(t, "hikey", "--pids", path)
+	if b.Progress() != 1 {
+		t.Errorf("progress %v at the end", b.Progress())
+	}
+	orig, err := trace.Summarize(b.Trace().Events, trace.LatencyOptions{NoMerge: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range orig.Rows {
+		line := ""
+		for _, l := range strings.Split(res.Output, "\n") {
+			if strings.HasPrefix(l, r.Name()) {
+				line = l
+			}
+		}
+		if line == "" || strings.Count(line, " - ") > 0 {
+			t.Errorf("no replayed row for %s: %q", r.Name(), line)
+		}
+	}
+	_, res2 := bench(t, "hikey", "--pids", path)
+	if res.Output != res2.Output {
+		t.Error("two runs with one seed differ")
+	}
+	t.Logf("%s", strings.SplitN(res.Output, "\n", 3)[:2])
+}

@@ -1,0 +1,64 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func realTracePath(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join("..", "..", "..", "shared", "traces", "real-4cpu-sched.dat")
+	if _, err := os.Stat(p); err != nil {
+		p = filepath.Join("..", "..", "..", "..", "shared", "traces", "real-4cpu-sched.dat")
+	}
+	if _, err := os.Stat(p); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	return p
+}
+
+// schedlab replay TRACE --machine M prints the side-by-side summary, with
+// --trace on the replay itself; it is the same run as run ... replay.
+func TestReplayCommand(t *testing.T) {
+	path := realTracePath(t)
+	dat := filepath.Join(t.TempDir(), "replayed.dat")
+	out, stderr, code := run("replay", path, "--machine", "hikey", "--trace", dat)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"replay of " + path + ": 120 tasks", "recorded |    replayed", "  TOTAL:"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if st, err := os.Stat(dat); err != nil || st.Size() == 0 {
+		t.Errorf("--trace wrote nothing: %v", err)
+	}
+	out2, _, code := run("run", "--machine", "hikey", "replay", path)
+	if code != 0 || out2 != out {
+		t.Errorf("run ... replay differs from replay (exit %d)", code)
+	}
+}
+
+// A malformed trace: one error line naming the file and where, exit 2.
+func TestReplayMalformed(t *testing.T) {
+	dir := t.TempDir()
+	for name, data := range map[string]string{
+		"bad.txt": "# tracer: nop\nhello world\n",
+		"bad.dat": "\x17\x08\x44tracing7\x00\x00\x08\x00\x10",
+	} {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, stderr, code := run("replay", p, "--machine", "hikey")
+		if code != 2 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, p+":") {
+			t.Errorf("%s: exit %d, stderr %q", name, code, stderr)
+		}
+	}
+}
