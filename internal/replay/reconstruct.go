@@ -264,9 +264,11 @@ func Reconstruct(evs []trace.Event, capacity func(cpu int32) int) (*Trace, error
 				switch t.state {
 				case stUnseen:
 					// Runnable since before the trace: an unknown
-					// wait from the start.
-					t.state, t.sleepAt = stSleeping, tr.Start
-					endSleep(t, ev.TS, ByUnknown, 0)
+					// wait from the start, if it began before now.
+					if ev.TS > tr.Start {
+						t.state, t.sleepAt = stSleeping, tr.Start
+						endSleep(t, ev.TS, ByUnknown, 0)
+					}
 				case stSleeping:
 					endSleep(t, ev.TS, ByUnknown, 0)
 				}

@@ -148,7 +148,7 @@ func TestTextForms(t *testing.T) {
 	for i := range evs {
 		a, b := evs[i], back[i]
 		a.TS, b.TS = (a.TS+500)/1000, b.TS/1000 // ftrace text prints rounded µs
-		if a.Cur.Comm.String() == "<...>" { // a comm not in the cmdlines
+		if a.Cur.Comm.String() == "<...>" {     // a comm not in the cmdlines
 			a.Cur.Comm, b.Cur.Comm = trace.Comm{}, trace.Comm{}
 		}
 		if a != b {
@@ -248,4 +248,35 @@ func FuzzParse(f *testing.F) {
 		}
 		_ = bytes.MinRead
 	})
+}
+
+// --recorded-on scales a burst by the capacity of the CPU it ran on: 1 ms
+// on a CPU of capacity 512 is 0.5 ms of work at 1024; a wakeup from an
+// interrupt is a timer sleep of the recorded length.
+func TestCapacityScaling(t *testing.T) {
+	a := trace.Task{Comm: trace.MakeComm("a"), Pid: 10, Prio: 120}
+	idle := func(cpu int32) trace.Task { return trace.Task{Comm: trace.MakeComm("swapper"), Pid: 0, Prio: 120} }
+	const ms = 1_000_000
+	evs := []trace.Event{
+		trace.Switch(0, 1, idle(1), trace.TaskRunning, a),
+		trace.Switch(1*ms, 1, a, trace.TaskInterruptible, idle(1)),
+		trace.Waking(3*ms, 1, idle(1), a, 1),
+		trace.Switch(3*ms, 1, idle(1), trace.TaskRunning, a),
+		trace.Switch(5*ms, 1, a, trace.TaskInterruptible, idle(1)),
+	}
+	evs[2].Flags |= trace.FlagHardirq
+	tr, err := Reconstruct(evs, func(cpu int32) int { return 512 * int(cpu) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := tr.Tasks[0].Steps
+	want := []Step{{Kind: Run, D: ms / 2}, {Kind: Sleep, Cause: ByTimer, D: 2 * ms}, {Kind: Run, D: ms}, {Kind: Exit}}
+	if len(got) != len(want) {
+		t.Fatalf("steps %+v", got)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("step %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
 }

@@ -90,9 +90,6 @@ func runtimeOf(evs []trace.Event) uint64 {
 func TestHackbenchRoundTrip(t *testing.T) {
 	const machine = "hikey"
 	args := []string{"-g", "2", "-f", "4", "-l", "200"}
-	if a := os.Getenv("HB"); a != "" {
-		args = strings.Fields(a)
-	}
 	path, _ := record(t, sim.Config{Machine: machine, Tool: "hackbench", Args: args, Seed: 7}, 8)
 	b, res := bench(t, machine, "--pids", path)
 	tr := b.Trace()
