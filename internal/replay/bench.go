@@ -69,7 +69,7 @@ func ParseArgs(args []string) (*Spec, error) {
 
 // Load reads and reconstructs the spec's trace.
 func Load(s *Spec) (*Trace, error) {
-	evs, err := Read(s.File)
+	in, err := Read(s.File)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +91,7 @@ func Load(s *Spec) (*Trace, error) {
 			return 1024
 		}
 	}
-	tr, err := Reconstruct(evs, capacity)
+	tr, err := ReconstructCPUs(in.Events, in.NrCPUs, capacity)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", s.File, err)
 	}
@@ -276,6 +276,11 @@ func (r *recorder) Write(ev trace.Event) error {
 		}
 		if p, ok := r.b.byPID[sched.PID(t.Pid)]; ok {
 			t.Pid = p
+		} else {
+			// A task of the run that no recorded task plays
+			// (--background-cgroups): above any pid a kernel gives
+			// (PID_MAX_LIMIT), so that it matches no recorded row.
+			t.Pid += pidMaxLimit
 		}
 	}
 	m(&ev.Cur)
@@ -286,6 +291,9 @@ func (r *recorder) Write(ev trace.Event) error {
 }
 
 func (r *recorder) Close() error { return nil }
+
+// pidMaxLimit is the kernel's PID_MAX_LIMIT on 64-bit machines.
+const pidMaxLimit = 1 << 22
 
 // ReplayEvents are the replay's sched events, with the recorded pids.
 func (b *Bench) ReplayEvents() []trace.Event { return b.events }

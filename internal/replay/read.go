@@ -14,6 +14,13 @@ import (
 	"github.com/schedlab/schedlab/internal/trace"
 )
 
+// Input is a trace file's sched events and, where it says, its number of
+// CPUs (0 when it does not).
+type Input struct {
+	Events []trace.Event
+	NrCPUs int
+}
+
 // Read reads the sched events of a trace file: a trace.dat (by its magic),
 // else text, line by line, in any of three forms: ftrace text (as
 // /sys/kernel/tracing/trace and `schedlab --trace` write it), `trace-cmd
@@ -21,29 +28,46 @@ import (
 // plugin's "comm:pid [prio] S ==> comm:pid [prio]" form or the raw fields)
 // and `perf sched script`. Events come back in time order. A mistake is
 // one error naming the file and its byte offset (trace.dat) or line.
-func Read(path string) ([]trace.Event, error) {
+func Read(path string) (*Input, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	return Parse(path, data)
+	return ParseInput(path, data)
 }
 
-// Parse is Read on data already read; name is the file's name in errors.
+// Parse is Read on data already read, for the events only.
 func Parse(name string, data []byte) ([]trace.Event, error) {
+	in, err := ParseInput(name, data)
+	if err != nil {
+		return nil, err
+	}
+	return in.Events, nil
+}
+
+// ParseInput is Read on data already read; name is the file's name in
+// errors.
+func ParseInput(name string, data []byte) (*Input, error) {
 	if bytes.HasPrefix(data, []byte("\x17\x08\x44tracing")) {
 		tr, err := trace.ReadDat(data)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", name, err)
 		}
-		return tr.Events, nil
+		if len(tr.Events) == 0 {
+			return nil, fmt.Errorf("%s: no sched events (record with trace-cmd record -e sched)", name)
+		}
+		return &Input{Events: tr.Events, NrCPUs: tr.NrCPUs}, nil
 	}
+	ncpu := 0
 	var evs []trace.Event
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	line := 0
 	for sc.Scan() {
 		line++
+		if m := cpusRE.FindSubmatch(sc.Bytes()); m != nil && ncpu == 0 {
+			ncpu, _ = strconv.Atoi(string(m[1]))
+		}
 		ev, ok, err := parseTextLine(sc.Bytes())
 		if err != nil {
 			return nil, fileerr.Errorf(name, line, "%v", err)
@@ -59,8 +83,12 @@ func Parse(name string, data []byte) ([]trace.Event, error) {
 		return nil, fileerr.Errorf(name, 1, "no sched events: want a trace.dat, ftrace text, trace-cmd report or perf sched script output")
 	}
 	sort.SliceStable(evs, func(i, j int) bool { return evs[i].TS < evs[j].TS })
-	return evs, nil
+	return &Input{Events: evs, NrCPUs: ncpu}, nil
 }
+
+// cpusRE finds the CPU count of ftrace's header ("#P:8") and of trace-cmd
+// report's first line ("cpus=4").
+var cpusRE = regexp.MustCompile(`^(?:#.*#P:|cpus=)(\d{1,4})\s*$`)
 
 // lineRE is the common prefix of the three text forms: the task (comm
 // with '-' or ' ' before the pid), an optional (tgid), the [CPU], optional

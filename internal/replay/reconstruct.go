@@ -167,7 +167,13 @@ func (s *Stats) Summary() string {
 // Reconstruct builds the task programs of evs (in time order). capacity,
 // if not nil, gives the recording CPUs' capacities for burst scaling.
 func Reconstruct(evs []trace.Event, capacity func(cpu int32) int) (*Trace, error) {
-	tr := &Trace{Events: evs}
+	return ReconstructCPUs(evs, 0, capacity)
+}
+
+// ReconstructCPUs is Reconstruct for a trace that says how many CPUs the
+// recording machine had (0: as many as the events show).
+func ReconstructCPUs(evs []trace.Event, nrCPUs int, capacity func(cpu int32) int) (*Trace, error) {
+	tr := &Trace{Events: evs, NrCPUs: nrCPUs}
 	if len(evs) == 0 {
 		return nil, fmt.Errorf("the trace has no sched events")
 	}
@@ -275,7 +281,7 @@ func Reconstruct(evs []trace.Event, capacity func(cpu int32) int) (*Trace, error
 				t.state, t.runStart = stRunning, ev.TS
 			}
 		case trace.SchedWaking, trace.SchedWakeup:
-			if ev.Type == trace.SchedWakeup && waking {
+			if ev.Type == trace.SchedWakeup && waking || ev.Task.Pid == 0 {
 				continue // perf's rule: sched_waking when the trace has it
 			}
 			t := get(ev.Task.Pid, ev.Task.Comm, ev.TargetCPU)
@@ -300,10 +306,16 @@ func Reconstruct(evs []trace.Event, capacity func(cpu int32) int) (*Trace, error
 			seq := endSleep(t, ev.TS, ByTask, w)
 			waker.Steps = append(waker.Steps, Step{Kind: Wake, Pid: t.Pid, Seq: seq})
 		case trace.SchedProcessFork:
-			parent := get(ev.Task.Pid, ev.Task.Comm, ev.CPU)
-			if _, dup := byPid[ev.Next.Pid]; dup {
+			if _, dup := byPid[ev.Next.Pid]; dup || ev.Next.Pid == 0 {
 				continue // a pid seen before its fork: keep it a start task
 			}
+			if ev.Task.Pid == 0 {
+				// Forked by the idle task (a kernel thread, or
+				// schedlab's first task): a task of the start.
+				get(ev.Next.Pid, ev.Next.Comm, ev.CPU).state = stRunnable
+				continue
+			}
+			parent := get(ev.Task.Pid, ev.Task.Comm, ev.CPU)
 			flush(parent, ev.TS, ev.CPU)
 			child := get(ev.Next.Pid, ev.Next.Comm, ev.CPU)
 			child.Parent = parent.Pid
@@ -311,6 +323,9 @@ func Reconstruct(evs []trace.Event, capacity func(cpu int32) int) (*Trace, error
 			parent.Steps = append(parent.Steps, Step{Kind: Fork, Pid: child.Pid})
 			tr.Stats.Forked++
 		case trace.SchedProcessExit:
+			if ev.Task.Pid == 0 {
+				continue
+			}
 			t := get(ev.Task.Pid, ev.Task.Comm, ev.CPU)
 			if t.exited {
 				continue

@@ -40,7 +40,11 @@ func realTrace(t testing.TB) string {
 // tasks (from the trace's start for whoever was running then, to its end
 // for whoever still is).
 func TestReconstructReal(t *testing.T) {
-	evs, err := Read(realTrace(t))
+	in, err := Read(realTrace(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := in.Events
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +134,11 @@ func TestReconstructReal(t *testing.T) {
 // back to the same sched_switch records.
 func TestTextForms(t *testing.T) {
 	path := realTrace(t)
-	evs, err := Read(path)
+	in, err := Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := in.Events
 	if err != nil {
 		t.Fatal(err)
 	}

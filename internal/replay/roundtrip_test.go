@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/schedlab/schedlab/internal/golden"
 	"github.com/schedlab/schedlab/internal/observe"
 	"github.com/schedlab/schedlab/internal/replay"
 	"github.com/schedlab/schedlab/internal/sched"
@@ -169,4 +170,14 @@ func TestReplayReal(t *testing.T) {
 		t.Error("two runs with one seed differ")
 	}
 	t.Logf("%s", strings.SplitN(res.Output, "\n", 3)[:2])
+}
+
+// The output of a small replay, pinned: the counts, the side-by-side table
+// and its layout (testdata/hackbench-pipe.txt is schedlab's own ftrace text
+// of hackbench -p -g 1 -f 2 -l 5 on hikey, seed 3).
+func TestReportGolden(t *testing.T) {
+	_, res := bench(t, "hikey", "--pids", filepath.Join("testdata", "hackbench-pipe.txt"))
+	golden.Check(t, filepath.Join("testdata", "hackbench-pipe.out"), []byte(res.Output))
+	_, merged := bench(t, "hikey", filepath.Join("testdata", "hackbench-pipe.txt"))
+	golden.Check(t, filepath.Join("testdata", "hackbench-pipe-merged.out"), []byte(merged.Output))
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 
 	"github.com/schedlab/schedlab/internal/trace"
 )
@@ -34,10 +35,30 @@ func WriteSideBySide(w io.Writer, orig, rep *trace.LatencySummary) error {
 		}
 	}
 	used := map[*trace.LatencyRow]bool{}
-	const rule = " -----------------------------------------------------------------------------------------------------------------------------------------------------\n"
+	// Four groups of two columns, recorded and replayed, each group
+	// " %Ns | %Ms |" wide.
+	groups := []struct {
+		title string
+		w1    int
+		w2    int
+	}{{"Runtime ms", 10, 11}, {"Count", 8, 8}, {"Avg delay ms", 10, 11}, {"Max delay ms", 10, 11}}
+	width := 26
+	for _, g := range groups {
+		width += g.w1 + g.w2 + 6
+	}
+	rule := " " + strings.Repeat("-", width-1) + "\n"
 	bw.WriteString(rule)
-	bw.WriteString("                         |        Runtime ms         |       Count         |       Avg delay ms        |       Max delay ms        |\n")
-	bw.WriteString("  Task                   |   recorded |    replayed | recorded | replayed |   recorded |    replayed |   recorded |    replayed |\n")
+	fmt.Fprintf(bw, "%-25s|", "")
+	for _, g := range groups {
+		n := g.w1 + g.w2 + 5
+		left := (n - len(g.title)) / 2
+		fmt.Fprintf(bw, "%*s%-*s|", left, "", n-left, g.title)
+	}
+	fmt.Fprintf(bw, "\n%-25s|", "  Task")
+	for _, g := range groups {
+		fmt.Fprintf(bw, " %*s | %*s |", g.w1, "recorded", g.w2, "replayed")
+	}
+	bw.WriteString("\n")
 	bw.WriteString(rule)
 	line := func(name string, a, b *trace.LatencyRow) {
 		fmt.Fprintf(bw, "%-25s|", name)
