@@ -62,3 +62,29 @@ func TestReplayMalformed(t *testing.T) {
 		}
 	}
 }
+
+// --recorded-on scales the bursts by the recording machine's capacities
+// (hikey960's little CPUs have 592) and must have the trace's CPUs.
+func TestReplayRecordedOn(t *testing.T) {
+	path := realTracePath(t)
+	out, stderr, code := run("replay", path, "--machine", "hikey", "--recorded-on", "hikey960")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	plain, _, _ := run("replay", path, "--machine", "hikey")
+	burst := func(s string) string {
+		i := strings.Index(s, " bursts (")
+		j := strings.Index(s[i:], " ms)")
+		return s[i+9 : i+j]
+	}
+	if a, b := burst(out), burst(plain); a == b {
+		t.Errorf("bursts %s ms scaled and unscaled", a)
+	}
+	dir := t.TempDir()
+	big := filepath.Join(dir, "m.txt")
+	os.WriteFile(big, []byte("  a-1 [009] d..2. 1.000000: sched_switch: prev_comm=a prev_pid=1 prev_prio=120 prev_state=S ==> next_comm=b next_pid=2 next_prio=120\n"), 0o644)
+	_, stderr, code = run("replay", big, "--recorded-on", "hikey")
+	if code != 2 || !strings.Contains(stderr, "--recorded-on hikey: the machine has 8 CPUs, the trace 10") {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+}

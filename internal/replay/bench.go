@@ -84,6 +84,13 @@ func Load(s *Spec) (*Trace, error) {
 			return nil, fmt.Errorf("--recorded-on: %v", err)
 		}
 		caps := topo.CPUCapacity
+		ncpu := in.NrCPUs
+		for i := range in.Events {
+			ncpu = max(ncpu, int(in.Events[i].CPU)+1)
+		}
+		if ncpu > len(caps) {
+			return nil, fmt.Errorf("--recorded-on %s: the machine has %d CPUs, the trace %d", s.RecordedOn, len(caps), ncpu)
+		}
 		capacity = func(cpu int32) int {
 			if int(cpu) < len(caps) && cpu >= 0 {
 				return caps[cpu]

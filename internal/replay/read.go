@@ -93,7 +93,7 @@ var cpusRE = regexp.MustCompile(`^(?:#.*#P:|cpus=)(\d{1,4})\s*$`)
 // lineRE is the common prefix of the three text forms: the task (comm
 // with '-' or ' ' before the pid), an optional (tgid), the [CPU], optional
 // latency flags, the timestamp in seconds and the event name.
-var lineRE = regexp.MustCompile(`^\s*(.*?)[- ](\d+)\s+(?:\(\s*[\d-]+\)\s+)?\[(\d+)\]\s+(?:([a-zA-Z.]{4,6})\s+)?(\d+)\.(\d+):\s+([\w:]+):\s*(.*)$`)
+var lineRE = regexp.MustCompile(`^\s*(.*?)[- ](\d+)\s+(?:\(\s*[\d-]+\)\s+)?\[(\d+)\]\s+(?:([a-zA-Z0-9.]{4,6})\s+)?(\d+)\.(\d+):\s+([\w:]+):\s*(.*)$`)
 
 // parseTextLine returns the event on one line; ok is false for lines that
 // hold none (headers, comments, stack traces, other events).

@@ -288,3 +288,33 @@ func TestCapacityScaling(t *testing.T) {
 		}
 	}
 }
+
+// Lines of the text forms: spacing other than schedlab's, a (tgid),
+// latency flags with an interrupt context, trace-cmd's sched_switch plugin
+// form, perf's sched: prefix.
+func TestTextLineForms(t *testing.T) {
+	for _, tc := range []struct {
+		line      string
+		typ       trace.EventType
+		cur, task int32
+		cpu       int32
+		ts        uint64
+		irq       bool
+	}{
+		{"  a-1 [009] d..2. 1.000000: sched_switch: prev_comm=a prev_pid=1 prev_prio=120 prev_state=S ==> next_comm=b next_pid=2 next_prio=120", trace.SchedSwitch, 1, 1, 9, 1e9, false},
+		{"   my task-77  ( 70) [002] d.h2. 12.000500: sched_waking: comm=x pid=5 prio=120 target_cpu=002", trace.SchedWaking, 77, 5, 2, 12000500000, true},
+		{"       trace-cmd-86674 [002] 11370.816264: sched_switch:         trace-cmd:86674 [120] S ==> swapper/2:0 [120]", trace.SchedSwitch, 86674, 86674, 2, 11370816264000, false},
+		{"     worker    77 [001] 12345.679300123:       sched:sched_process_exit: comm=worker pid=77 prio=115", trace.SchedProcessExit, 77, 77, 1, 12345679300123, false},
+		{"     bash  9 [000] 1.5: sched:sched_process_fork: comm=bash pid=9 child_comm=bash child_pid=10", trace.SchedProcessFork, 9, 9, 0, 1500000000, false},
+	} {
+		evs, err := Parse("x", []byte(tc.line+"\n"))
+		if err != nil {
+			t.Errorf("%q: %v", tc.line, err)
+			continue
+		}
+		ev := evs[0]
+		if ev.Type != tc.typ || ev.Cur.Pid != tc.cur || ev.Task.Pid != tc.task || ev.CPU != tc.cpu || ev.TS != tc.ts || (ev.Flags&trace.FlagHardirq != 0) != tc.irq {
+			t.Errorf("%q:\n got %+v", tc.line, ev)
+		}
+	}
+}
