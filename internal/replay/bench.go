@@ -98,7 +98,7 @@ func Load(s *Spec) (*Trace, error) {
 			return 1024
 		}
 	}
-	tr, err := ReconstructCPUs(in.Events, in.NrCPUs, capacity)
+	tr, err := Reconstruct(in.Events, Options{NrCPUs: in.NrCPUs, Capacity: capacity, Freqs: in.Freqs})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", s.File, err)
 	}

@@ -19,6 +19,8 @@ import (
 type Input struct {
 	Events []trace.Event
 	NrCPUs int
+	// Freqs are the trace's power:cpu_frequency changes, in time order.
+	Freqs []trace.Frequency
 }
 
 // Read reads the sched events of a trace file: a trace.dat (by its magic),
@@ -56,9 +58,10 @@ func ParseInput(name string, data []byte) (*Input, error) {
 		if len(tr.Events) == 0 {
 			return nil, fmt.Errorf("%s: no sched events (record with trace-cmd record -e sched)", name)
 		}
-		return &Input{Events: tr.Events, NrCPUs: tr.NrCPUs}, nil
+		return &Input{Events: tr.Events, NrCPUs: tr.NrCPUs, Freqs: tr.Frequencies}, nil
 	}
 	ncpu := 0
+	var freqs []trace.Frequency
 	var evs []trace.Event
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
@@ -67,6 +70,10 @@ func ParseInput(name string, data []byte) (*Input, error) {
 		line++
 		if m := cpusRE.FindSubmatch(sc.Bytes()); m != nil && ncpu == 0 {
 			ncpu, _ = strconv.Atoi(string(m[1]))
+		}
+		if fr, ok := parseFrequency(sc.Bytes()); ok {
+			freqs = append(freqs, fr)
+			continue
 		}
 		ev, ok, err := parseTextLine(sc.Bytes())
 		if err != nil {
@@ -83,7 +90,28 @@ func ParseInput(name string, data []byte) (*Input, error) {
 		return nil, fileerr.Errorf(name, 1, "no sched events: want a trace.dat, ftrace text, trace-cmd report or perf sched script output")
 	}
 	sort.SliceStable(evs, func(i, j int) bool { return evs[i].TS < evs[j].TS })
-	return &Input{Events: evs, NrCPUs: ncpu}, nil
+	sort.SliceStable(freqs, func(i, j int) bool { return freqs[i].TS < freqs[j].TS })
+	return &Input{Events: evs, NrCPUs: ncpu, Freqs: freqs}, nil
+}
+
+var freqRE = regexp.MustCompile(`\s(\d+)\.(\d+):\s+(?:power:)?cpu_frequency:\s+state=(\d+) cpu_id=(\d+)`)
+
+// parseFrequency reads a power:cpu_frequency line of any text form.
+func parseFrequency(b []byte) (trace.Frequency, bool) {
+	if !bytes.Contains(b, []byte("cpu_frequency:")) {
+		return trace.Frequency{}, false
+	}
+	m := freqRE.FindSubmatch(b)
+	if m == nil {
+		return trace.Frequency{}, false
+	}
+	ts, err := seconds(string(m[1]), string(m[2]))
+	khz, err2 := strconv.ParseUint(string(m[3]), 10, 32)
+	cpu, err3 := strconv.ParseUint(string(m[4]), 10, 16)
+	if err != nil || err2 != nil || err3 != nil {
+		return trace.Frequency{}, false
+	}
+	return trace.Frequency{TS: ts, CPU: int32(cpu), KHz: uint32(khz)}, true
 }
 
 // cpusRE finds the CPU count of ftrace's header ("#P:8") and of trace-cmd

@@ -32,13 +32,15 @@
 // No affinity (a task whose comm names a CPU, "ksoftirqd/2" or
 // "kworker/1:0", and that ran only there is pinned to it), no cgroups, no
 // sync-wakeup hint (every replayed wakeup is a plain futex-like one), no
-// real-time policy (an RT task replays as a nice-0 fair task), no CPU
-// frequency. A burst is the wall time the task ran; with RecordedOn it is
-// scaled by the recording CPU's capacity (work = time × capacity / 1024).
+// real-time policy (an RT task replays as a nice-0 fair task). A burst is
+// the wall time the task ran, scaled by the recording CPU's capacity when
+// the recording machine is named (work = time × capacity / 1024) and by its
+// frequency where the trace has power:cpu_frequency records.
 package replay
 
 import (
 	"fmt"
+	"math/bits"
 	"sort"
 	"strconv"
 	"strings"
@@ -115,6 +117,7 @@ type Task struct {
 	burst    uint64
 	sleepAt  uint64
 	sleeps   int32
+	cpu      int32 // where it runs, while running
 	cpus     map[int32]bool
 	exited   bool
 }
@@ -164,16 +167,23 @@ func (s *Stats) Summary() string {
 		s.Tasks, s.Forked, s.Bursts, float64(s.RunNs)/1e6, s.Sleeps[ByTask], s.Sleeps[ByTimer], s.Sleeps[ByUnknown], s.StrayWakeups)
 }
 
-// Reconstruct builds the task programs of evs (in time order). capacity,
-// if not nil, gives the recording CPUs' capacities for burst scaling.
-func Reconstruct(evs []trace.Event, capacity func(cpu int32) int) (*Trace, error) {
-	return ReconstructCPUs(evs, 0, capacity)
+// Options are what Reconstruct knows of the recording machine.
+type Options struct {
+	// NrCPUs is the recording machine's CPU count (0: as many as the
+	// events show).
+	NrCPUs int
+	// Capacity, if set, is each recording CPU's capacity (1024 for the
+	// biggest); a burst's work is its time × capacity / 1024.
+	Capacity func(cpu int32) int
+	// Freqs are the recording CPUs' frequency changes in time order
+	// (power:cpu_frequency); a burst's work is further scaled by the
+	// frequency it ran at over the highest the trace shows for its CPU.
+	Freqs []trace.Frequency
 }
 
-// ReconstructCPUs is Reconstruct for a trace that says how many CPUs the
-// recording machine had (0: as many as the events show).
-func ReconstructCPUs(evs []trace.Event, nrCPUs int, capacity func(cpu int32) int) (*Trace, error) {
-	tr := &Trace{Events: evs, NrCPUs: nrCPUs}
+// Reconstruct builds the task programs of evs (in time order).
+func Reconstruct(evs []trace.Event, o Options) (*Trace, error) {
+	tr := &Trace{Events: evs, NrCPUs: o.NrCPUs}
 	if len(evs) == 0 {
 		return nil, fmt.Errorf("the trace has no sched events")
 	}
@@ -189,7 +199,7 @@ func ReconstructCPUs(evs []trace.Event, nrCPUs int, capacity func(cpu int32) int
 	get := func(pid int32, comm trace.Comm, cpu int32) *Task {
 		t, ok := byPid[pid]
 		if !ok {
-			t = &Task{Pid: pid, Comm: comm.String(), Prio: 120, PinnedCPU: -1, FirstCPU: cpu, cpus: map[int32]bool{}}
+			t = &Task{Pid: pid, Comm: comm.String(), Prio: 120, PinnedCPU: -1, FirstCPU: cpu, cpu: cpu, cpus: map[int32]bool{}}
 			byPid[pid] = t
 			tr.Tasks = append(tr.Tasks, t)
 		}
@@ -198,12 +208,18 @@ func ReconstructCPUs(evs []trace.Event, nrCPUs int, capacity func(cpu int32) int
 		}
 		return t
 	}
-	// scale turns a recorded burst on cpu into work at capacity 1024.
-	scale := func(cpu int32, d uint64) uint64 {
-		if capacity == nil {
-			return d
+	freq := newFreqTable(o.Freqs)
+	// scale turns the time a task ran on cpu, from..to, into work at
+	// capacity 1024 and full frequency.
+	scale := func(cpu int32, from, to uint64) uint64 {
+		if to <= from {
+			return 0
 		}
-		return d * uint64(capacity(cpu)) / 1024
+		d := freq.work(cpu, from, to)
+		if o.Capacity != nil {
+			d = d * uint64(o.Capacity(cpu)) / 1024
+		}
+		return d
 	}
 	// flush ends t's burst at ts (t running on cpu) before a step.
 	flush := func(t *Task, ts uint64, cpu int32) {
@@ -212,7 +228,7 @@ func ReconstructCPUs(evs []trace.Event, nrCPUs int, capacity func(cpu int32) int
 			t.state, t.runStart = stRunning, tr.Start
 		}
 		if t.state == stRunning && ts > t.runStart {
-			t.burst += scale(cpu, ts-t.runStart)
+			t.burst += scale(cpu, t.runStart, ts)
 			t.runStart = ts
 		}
 		if t.burst > 0 {
@@ -249,7 +265,7 @@ func ReconstructCPUs(evs []trace.Event, nrCPUs int, capacity func(cpu int32) int
 					t.state, t.runStart = stRunning, tr.Start
 				}
 				if t.state == stRunning && ev.TS > t.runStart {
-					t.burst += scale(ev.CPU, ev.TS-t.runStart)
+					t.burst += scale(ev.CPU, t.runStart, ev.TS)
 					t.runStart = ev.TS
 				}
 				switch {
@@ -278,7 +294,7 @@ func ReconstructCPUs(evs []trace.Event, nrCPUs int, capacity func(cpu int32) int
 				case stSleeping:
 					endSleep(t, ev.TS, ByUnknown, 0)
 				}
-				t.state, t.runStart = stRunning, ev.TS
+				t.state, t.runStart, t.cpu = stRunning, ev.TS, ev.CPU
 			}
 		case trace.SchedWaking, trace.SchedWakeup:
 			if ev.Type == trace.SchedWakeup && waking || ev.Task.Pid == 0 {
@@ -341,11 +357,11 @@ func ReconstructCPUs(evs []trace.Event, nrCPUs int, capacity func(cpu int32) int
 	}
 	for _, t := range tr.Tasks {
 		if t.state == stRunning {
-			t.burst += scale(t.FirstCPU, tr.End-t.runStart)
+			t.burst += scale(t.cpu, t.runStart, tr.End)
 			t.runStart = tr.End
 		}
 		if t.state != stDead || t.burst > 0 {
-			flush(t, tr.End, t.FirstCPU)
+			flush(t, tr.End, t.cpu)
 		}
 		if !t.exited {
 			t.Steps = append(t.Steps, Step{Kind: Exit})
@@ -406,4 +422,50 @@ func (g Graph) Edges() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// freqTable answers what work a CPU did in a time span at its recorded
+// frequencies, relative to the highest frequency the trace shows for it.
+// A CPU with no frequency record, and the time before a CPU's first
+// record, count at full frequency.
+type freqTable struct {
+	byCPU map[int32][]trace.Frequency
+	max   map[int32]uint32
+}
+
+func newFreqTable(fs []trace.Frequency) *freqTable {
+	t := &freqTable{byCPU: map[int32][]trace.Frequency{}, max: map[int32]uint32{}}
+	for _, f := range fs {
+		t.byCPU[f.CPU] = append(t.byCPU[f.CPU], f)
+		t.max[f.CPU] = max(t.max[f.CPU], f.KHz)
+	}
+	return t
+}
+
+func (t *freqTable) work(cpu int32, from, to uint64) uint64 {
+	fs := t.byCPU[cpu]
+	top := uint64(t.max[cpu])
+	if len(fs) == 0 || top == 0 {
+		return to - from
+	}
+	// The first change after from.
+	i := sort.Search(len(fs), func(i int) bool { return fs[i].TS > from })
+	khz := top
+	if i > 0 {
+		khz = uint64(fs[i-1].KHz)
+	}
+	var w uint64
+	at := from
+	for ; i < len(fs) && fs[i].TS < to; i++ {
+		w += mulDiv(fs[i].TS-at, khz, top)
+		at, khz = fs[i].TS, uint64(fs[i].KHz)
+	}
+	return w + mulDiv(to-at, khz, top)
+}
+
+// mulDiv is d × num / den without overflow, for num <= den.
+func mulDiv(d, num, den uint64) uint64 {
+	hi, lo := bits.Mul64(d, num)
+	q, _ := bits.Div64(hi, lo, den)
+	return q
 }

@@ -48,7 +48,7 @@ func TestReconstructReal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := Reconstruct(evs, nil)
+	tr, err := Reconstruct(evs, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +205,7 @@ func TestPerfScript(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := Reconstruct(evs, nil)
+	tr, err := Reconstruct(evs, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +251,7 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
-		if _, err := Reconstruct(evs, nil); err != nil && !errors.Is(err, err) {
+		if _, err := Reconstruct(evs, Options{}); err != nil && !errors.Is(err, err) {
 			t.Fatal(err)
 		}
 		_ = bytes.MinRead
@@ -273,7 +273,7 @@ func TestCapacityScaling(t *testing.T) {
 		trace.Switch(5*ms, 1, a, trace.TaskInterruptible, idle(1)),
 	}
 	evs[2].Flags |= trace.FlagHardirq
-	tr, err := Reconstruct(evs, func(cpu int32) int { return 512 * int(cpu) })
+	tr, err := Reconstruct(evs, Options{Capacity: func(cpu int32) int { return 512 * int(cpu) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -316,5 +316,31 @@ func TestTextLineForms(t *testing.T) {
 		if ev.Type != tc.typ || ev.Cur.Pid != tc.cur || ev.Task.Pid != tc.task || ev.CPU != tc.cpu || ev.TS != tc.ts || (ev.Flags&trace.FlagHardirq != 0) != tc.irq {
 			t.Errorf("%q:\n got %+v", tc.line, ev)
 		}
+	}
+}
+
+// power:cpu_frequency scales a burst by the frequency it ran at over the
+// highest the trace shows for the CPU: 1 ms at 2 GHz then 1 ms at 1 GHz is
+// 1.5 ms of work at full speed.
+func TestFrequencyScaling(t *testing.T) {
+	in := `cpus=2
+          <idle>-0     [000]     0.999000: cpu_frequency:        state=2000000 cpu_id=0
+          <idle>-0     [000]     1.000000: sched_switch:         swapper/0:0 [120] R ==> a:10 [120]
+               a-10    [000]     1.001000: cpu_frequency:        state=1000000 cpu_id=0
+               a-10    [000]     1.002000: sched_switch:         a:10 [120] S ==> swapper/0:0 [120]
+`
+	got, err := ParseInput("f.txt", []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.NrCPUs != 2 || len(got.Freqs) != 2 || got.Freqs[1] != (trace.Frequency{TS: 1001000000, CPU: 0, KHz: 1000000}) {
+		t.Fatalf("input %+v", got)
+	}
+	tr, err := Reconstruct(got.Events, Options{NrCPUs: got.NrCPUs, Freqs: got.Freqs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := tr.Tasks[0].Steps[0]; s != (Step{Kind: Run, D: 1500000}) {
+		t.Errorf("burst %+v, want 1.5 ms of work", s)
 	}
 }

@@ -17,8 +17,9 @@ import (
 // through options, optionally zstd-compressed, the default of trace-cmd 3.x),
 // little-endian. It decodes the seven sched events of event.go, using the
 // field offsets of the file's own format files, so layouts of older kernels
-// (a "success" field, __data_loc comms) read too; records of every other
-// event (irq, softirq, kernel stacks, ...) are counted and skipped.
+// (a "success" field, __data_loc comms) read too, and power:cpu_frequency
+// for the CPUs' frequencies; records of every other event (irq, softirq,
+// kernel stacks, ...) are counted and skipped.
 //
 // Not read: big-endian files, the latency ("latency  ") data of v6, zlib
 // compression, trace instances other than the top one, and the clock
@@ -44,8 +45,18 @@ type DatTrace struct {
 	// Events are the sched events in time order (ties by CPU, then by
 	// position in the CPU's buffer).
 	Events []Event
+	// Frequencies are the power:cpu_frequency records, in time order.
+	Frequencies []Frequency
 	// Skipped counts the records of other events, by event name.
 	Skipped map[string]uint64
+}
+
+// Frequency is one power:cpu_frequency record: from TS on, CPU runs at
+// KHz (the event's state field).
+type Frequency struct {
+	TS  uint64
+	CPU int32
+	KHz uint32
 }
 
 // maxDecompressed bounds one decompressed section or chunk, so that a
@@ -227,6 +238,7 @@ func (p *datParser) parse() *DatTrace {
 		}
 		return a.CPU < b.CPU
 	})
+	sort.SliceStable(tr.Frequencies, func(i, j int) bool { return tr.Frequencies[i].TS < tr.Frequencies[j].TS })
 	return tr
 }
 
@@ -695,6 +707,12 @@ func (p *datParser) record(tr *DatTrace, rec []byte, ts uint64, cpu int32, off i
 		p.fail(off, "record of event id %d, which no format file describes%s", id, where)
 	}
 	if f.typ == 0 {
+		if f.system == "power" && f.name == "cpu_frequency" {
+			if fr, ok := p.frequency(f, rec, ts); ok {
+				tr.Frequencies = append(tr.Frequencies, fr)
+				return
+			}
+		}
 		tr.Skipped[f.system+":"+f.name]++
 		return
 	}
@@ -793,6 +811,18 @@ func (p *datParser) record(tr *DatTrace, rec []byte, ts uint64, cpu int32, off i
 		ev.GroupDead = num("group_dead", 0) != 0
 	}
 	tr.Events = append(tr.Events, ev)
+}
+
+// frequency decodes cpu_frequency's state (kHz) and cpu_id; a layout
+// other than two u32 fields is skipped.
+func (p *datParser) frequency(f *datFormat, rec []byte, ts uint64) (Frequency, bool) {
+	st, ok1 := f.fields["state"]
+	id, ok2 := f.fields["cpu_id"]
+	if !ok1 || !ok2 || st.size != 4 || id.size != 4 || st.offset+4 > len(rec) || id.offset+4 > len(rec) || st.offset < 0 || id.offset < 0 {
+		return Frequency{}, false
+	}
+	le := binary.LittleEndian
+	return Frequency{TS: ts, CPU: int32(le.Uint32(rec[id.offset:])), KHz: le.Uint32(rec[st.offset:])}, true
 }
 
 // missing as a default marks a field an event cannot do without.
