@@ -1,8 +1,6 @@
 package replay
 
 import (
-	"bytes"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -251,10 +249,11 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
-		if _, err := Reconstruct(evs, Options{}); err != nil && !errors.Is(err, err) {
+		// Parse returns no empty event list, the one input
+		// Reconstruct refuses.
+		if _, err := Reconstruct(evs, Options{}); err != nil {
 			t.Fatal(err)
 		}
-		_ = bytes.MinRead
 	})
 }
 
