@@ -88,3 +88,18 @@ func TestReplayRecordedOn(t *testing.T) {
 		t.Errorf("exit %d: %s", code, stderr)
 	}
 }
+
+// compare takes replay like any benchmark: variants against tip on one
+// trace, paired by seed.
+func TestCompareReplay(t *testing.T) {
+	out, stderr, code := run("compare", "--machine", "hikey", "--variant", "short-task-v4", "--runs", "2", "--jobs", "1",
+		"replay", filepath.Join("..", "replay", "testdata", "hackbench-pipe.txt"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"Test          : replay ../replay/testdata/hackbench-pipe.txt", "Metric        : runtime_ms", "short-task-v4"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("compare output lacks %q:\n%s", want, out)
+		}
+	}
+}
