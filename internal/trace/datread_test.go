@@ -4,9 +4,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/schedlab/schedlab/internal/testutil"
 )
 
 // realDat is the trace recorded on a real 4-CPU kernel (../shared/traces,
@@ -166,4 +169,39 @@ func FuzzReadDat(f *testing.F) {
 			}
 		}
 	})
+}
+
+// trace-cmd convert rewrites a v6 file as v7, uncompressed and with zstd:
+// ReadDat reads the same events from all three.
+func TestReadDatConverted(t *testing.T) {
+	bin := testutil.NeedTool(t, "trace-cmd")
+	evs := synthEvents(3000, 11, 4)
+	dir := t.TempDir()
+	v6 := filepath.Join(dir, "v6.dat")
+	if err := os.WriteFile(v6, datOf(t, evs, DatOptions{NrCPUs: 4}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, comp := range []string{"none", "zstd"} {
+		out := filepath.Join(dir, "v7-"+comp+".dat")
+		cmd := exec.Command(bin, "convert", "-i", v6, "-o", out, "--file-version", "7", "--compression", comp)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("trace-cmd convert --compression %s: %v\n%s", comp, err, b)
+		}
+		data, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, err := ReadDat(data)
+		if err != nil {
+			t.Fatalf("%s: %v", comp, err)
+		}
+		if tr.Version != 7 || tr.NrCPUs != 4 || len(tr.Events) != len(evs) {
+			t.Fatalf("%s: version %d, %d CPUs, %d events of %d", comp, tr.Version, tr.NrCPUs, len(tr.Events), len(evs))
+		}
+		for i := range evs {
+			if tr.Events[i] != evs[i] {
+				t.Fatalf("%s: event %d:\n got %+v\nwant %+v", comp, i, tr.Events[i], evs[i])
+			}
+		}
+	}
 }
