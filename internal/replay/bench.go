@@ -156,7 +156,7 @@ func (b *Bench) Start(k *sched.Kernel) error {
 		if th.rec.Parent != 0 {
 			continue
 		}
-		if err := b.spawn(th, cpumask.CPU(int(th.rec.FirstCPU)%k.NrCPUs())); err != nil {
+		if err := b.spawn(th, cpumask.CPU(max(int(th.rec.FirstCPU), 0)%k.NrCPUs())); err != nil {
 			return err
 		}
 	}
@@ -170,7 +170,10 @@ func (b *Bench) spawn(th *thread, cpu cpumask.CPU) error {
 	k := b.k
 	th.waiting = -1
 	spec := sched.TaskSpec{Comm: th.rec.Comm, Nice: th.rec.Nice(), CPU: cpu, Prog: th}
-	if c := th.rec.PinnedCPU; c >= 0 && int(c) < k.NrCPUs() {
+	// A per-CPU thread stays on its CPU if this machine has it and the
+	// run allows it (--cpus); otherwise it runs where the run's tasks may.
+	if c := th.rec.PinnedCPU; c >= 0 && int(c) < k.NrCPUs() &&
+		(k.DefaultAllowed.Size() == 0 || k.DefaultAllowed.Test(cpumask.CPU(c))) {
 		m := cpumask.New(k.NrCPUs())
 		m.Set(cpumask.CPU(c))
 		spec.Allowed = m
