@@ -163,8 +163,15 @@ type Stats struct {
 
 // Summary is one line describing the reconstruction.
 func (s *Stats) Summary() string {
-	return fmt.Sprintf("%d tasks (%d forked), %d bursts (%.3f ms), %d sleeps ended by a task, %d by a timer or interrupt, %d unknown; %d wakeups of tasks not asleep ignored",
+	out := fmt.Sprintf("%d tasks (%d forked), %d bursts (%.3f ms), %d sleeps ended by a task, %d by a timer or interrupt, %d unknown; %d wakeups of tasks not asleep ignored",
 		s.Tasks, s.Forked, s.Bursts, float64(s.RunNs)/1e6, s.Sleeps[ByTask], s.Sleeps[ByTimer], s.Sleeps[ByUnknown], s.StrayWakeups)
+	if s.Pins > 0 {
+		out += fmt.Sprintf("; %d per-CPU threads pinned", s.Pins)
+	}
+	if s.RTTasks > 0 {
+		out += fmt.Sprintf("; %d real-time tasks replayed as nice-0 fair tasks", s.RTTasks)
+	}
+	return out
 }
 
 // Options are what Reconstruct knows of the recording machine.
