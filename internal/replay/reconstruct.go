@@ -319,6 +319,12 @@ func Reconstruct(evs []trace.Event, o Options) (*Trace, error) {
 				endSleep(t, ev.TS, ByTimer, 0)
 				continue
 			}
+			if wk, ok := byPid[w]; ok && wk.exited {
+				// A pid that exited (reused, or a broken trace):
+				// its replayed program has ended, so it cannot wake.
+				endSleep(t, ev.TS, ByUnknown, 0)
+				continue
+			}
 			waker := get(w, ev.Cur.Comm, ev.CPU)
 			if waker.state != stRunning && waker.state != stUnseen {
 				// The trace says w is current here but it was not
@@ -332,9 +338,10 @@ func Reconstruct(evs []trace.Event, o Options) (*Trace, error) {
 			if _, dup := byPid[ev.Next.Pid]; dup || ev.Next.Pid == 0 {
 				continue // a pid seen before its fork: keep it a start task
 			}
-			if ev.Task.Pid == 0 {
+			if p, ok := byPid[ev.Task.Pid]; ev.Task.Pid == 0 || ok && p.exited {
 				// Forked by the idle task (a kernel thread, or
-				// schedlab's first task): a task of the start.
+				// schedlab's first task), or by a pid that has
+				// exited: a task of the start.
 				get(ev.Next.Pid, ev.Next.Comm, ev.CPU).state = stRunnable
 				continue
 			}

@@ -181,3 +181,36 @@ func TestReportGolden(t *testing.T) {
 	_, merged := bench(t, "hikey", filepath.Join("testdata", "hackbench-pipe.txt"))
 	golden.Check(t, filepath.Join("testdata", "hackbench-pipe-merged.out"), []byte(merged.Output))
 }
+
+// FuzzReplay: whatever parses replays to its end on a small machine,
+// without a panic or a deadlock of the task programs.
+func FuzzReplay(f *testing.F) {
+	data, err := os.ReadFile(filepath.Join("testdata", "hackbench-pipe.txt"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(data)
+	f.Add([]byte("  a-1 [000] d..2. 1.000000: sched_waking: comm=b pid=2 prio=120 target_cpu=001\n  b-2 [001] d..2. 1.000100: sched_waking: comm=a pid=1 prio=120 target_cpu=000\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		evs, err := replay.Parse("f", data)
+		if err != nil {
+			return
+		}
+		// Keep runs short: a fuzzed timestamp can make a sleep of hours.
+		if evs[len(evs)-1].TS-evs[0].TS > uint64(10e9) || len(evs) > 2000 {
+			return
+		}
+		tr, err := replay.Reconstruct(evs, replay.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := sim.Build(sim.Config{Machine: "hikey", Tool: "rt-app", Args: []string{filepath.Join("..", "sim", "testdata", "example.json")}, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		inst := replay.New(&replay.Spec{File: "f"}, tr)
+		if err := sim.Drive(b.Kernel, inst, 0, nil); err != nil {
+			t.Fatalf("%v\n%s", err, data)
+		}
+	})
+}
