@@ -103,3 +103,22 @@ func TestCompareReplay(t *testing.T) {
 		}
 	}
 }
+
+// schedlab trace latency reads a real kernel's trace.dat as it reads
+// ftrace text: the table perf sched latency prints, from the same events.
+func TestTraceLatencyDat(t *testing.T) {
+	path := realTracePath(t)
+	out, stderr, code := run("trace", "latency", path)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(out, "  smbd-notifyd:2965     |      0.303 ms |        4 |") {
+		t.Errorf("no smbd-notifyd row:\n%s", out)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.dat")
+	os.WriteFile(bad, []byte("\x17\x08\x44tracing9\x00"), 0o644)
+	_, stderr, code = run("trace", "latency", bad)
+	if code != 2 || stderr != "schedlab: "+bad+": byte 10: file format version \"9\": schedlab reads versions 6 and 7\n" {
+		t.Errorf("exit %d: %q", code, stderr)
+	}
+}
