@@ -164,9 +164,15 @@ func readSnapshot(path string) (*schedstat.Snapshot, error) {
 	return s, nil
 }
 
+// readTextTrace reads ftrace text, or a trace.dat (schedlab's, or one
+// trace-cmd recorded on a real kernel: versions 6 and 7).
 func readTextTrace(path string) ([]trace.Event, error) {
-	if strings.HasSuffix(path, ".dat") {
-		return nil, fmt.Errorf("%s: read the ftrace text trace (.txt) instead; convert a trace.dat with 'trace-cmd report'", path)
+	if data, err := os.ReadFile(path); err == nil && strings.HasPrefix(string(data[:min(len(data), 10)]), "\x17\x08\x44tracing") {
+		tr, err := trace.ReadDat(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", path, err)
+		}
+		return tr.Events, nil
 	}
 	f, err := os.Open(path)
 	if err != nil {

@@ -62,51 +62,7 @@ Workloads:
 				if err != nil {
 					return err
 				}
-				if err := rf.check(cmd.Flags()); err != nil {
-					return err
-				}
-				cfg := rf.config(tool, toolArgs)
-				if err := cfg.Resolve(); err != nil {
-					return err
-				}
-				// Every output is checked before the run starts.
-				if err := sim.CheckOutputFile("--json", jsonFile); err != nil {
-					return err
-				}
-				var opt sim.Options
-				if traceFile != "" || schedstatDir != "" || len(traceEvents) > 0 || traceFrom != "" || traceTo != "" {
-					obs, err := newRunObservers(traceFile, traceEvents, traceFrom, traceTo, schedstatDir)
-					if err != nil {
-						return err
-					}
-					opt.Observers = append(opt.Observers, obs.attach)
-				}
-				prog := newProgress(env)
-				prog.header("%s on %s, kernel %s%s, seed %d", cfg.Tool, cfg.Machine, cfg.Kernel, variantSuffix(cfg.VariantLabel()), cfg.Seed)
-				if prog.on() {
-					opt.Progress = prog.run
-				}
-				res, err := sim.Run(cfg, opt)
-				prog.clear()
-				if err != nil {
-					return err
-				}
-				io.WriteString(env.Stdout, res.Output)
-				if jsonFile != "" {
-					b, err := json.MarshalIndent(res, "", "  ")
-					if err != nil {
-						return err
-					}
-					if err := os.WriteFile(jsonFile, append(b, '\n'), 0o644); err != nil {
-						return fmt.Errorf("--json %s: %v", jsonFile, unwrapPathError(err))
-					}
-				}
-				if prog.on() {
-					fmt.Fprintf(env.Stderr, "schedlab: %s on %s (%d CPUs), kernel %s%s, seed %d: %d events, %v simulated in %.2fs\n",
-						res.Workload.Tool, res.Machine, res.NrCPUs, res.Kernel, variantSuffix(res.Variant), res.Seed,
-						res.Sim.Events, time.Duration(res.Sim.SimulatedNs), float64(res.Sim.WallNs)/1e9)
-				}
-				return nil
+				return runTool(env, cmd, &rf, tool, toolArgs, runOutputs{jsonFile, traceFile, schedstatDir, traceEvents, traceFrom, traceTo})
 			},
 		}
 		f := c.Flags()
@@ -120,6 +76,63 @@ Workloads:
 		f.StringVar(&schedstatDir, "schedstat", "", "write /proc/schedstat snapshots before and after the workload into DIR")
 		return c
 	})
+}
+
+// runOutputs are run's output flags.
+type runOutputs struct {
+	json, trace, schedstat string
+	events                 []string
+	from, to               string
+}
+
+// runTool runs one tool with its arguments through sim.Run and prints its
+// output, as `schedlab run` does.
+func runTool(env *Env, cmd *cobra.Command, rf *runFlags, tool string, toolArgs []string, o runOutputs) error {
+	if err := rf.check(cmd.Flags()); err != nil {
+		return err
+	}
+	cfg := rf.config(tool, toolArgs)
+	if err := cfg.Resolve(); err != nil {
+		return err
+	}
+	// Every output is checked before the run starts.
+	if err := sim.CheckOutputFile("--json", o.json); err != nil {
+		return err
+	}
+	var opt sim.Options
+	if o.trace != "" || o.schedstat != "" || len(o.events) > 0 || o.from != "" || o.to != "" {
+		obs, err := newRunObservers(o.trace, o.events, o.from, o.to, o.schedstat)
+		if err != nil {
+			return err
+		}
+		opt.Observers = append(opt.Observers, obs.attach)
+	}
+	prog := newProgress(env)
+	prog.header("%s on %s, kernel %s%s, seed %d", cfg.Tool, cfg.Machine, cfg.Kernel, variantSuffix(cfg.VariantLabel()), cfg.Seed)
+	if prog.on() {
+		opt.Progress = prog.run
+	}
+	res, err := sim.Run(cfg, opt)
+	prog.clear()
+	if err != nil {
+		return err
+	}
+	io.WriteString(env.Stdout, res.Output)
+	if o.json != "" {
+		b, err := json.MarshalIndent(res, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(o.json, append(b, '\n'), 0o644); err != nil {
+			return fmt.Errorf("--json %s: %v", o.json, unwrapPathError(err))
+		}
+	}
+	if prog.on() {
+		fmt.Fprintf(env.Stderr, "schedlab: %s on %s (%d CPUs), kernel %s%s, seed %d: %d events, %v simulated in %.2fs\n",
+			res.Workload.Tool, res.Machine, res.NrCPUs, res.Kernel, variantSuffix(res.Variant), res.Seed,
+			res.Sim.Events, time.Duration(res.Sim.SimulatedNs), float64(res.Sim.WallNs)/1e9)
+	}
+	return nil
 }
 
 func toolNames() []string {

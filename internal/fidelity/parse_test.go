@@ -305,6 +305,7 @@ func TestMetricNamesBeforeRun(t *testing.T) {
 		"tbench":               {"1", "127.0.0.1"},
 		"stream":               {"OMP_NUM_THREADS=2"},
 		"rt-app":               {"../sim/testdata/example.json"},
+		"replay":               {"../replay/testdata/hackbench-pipe.txt"},
 	} {
 		_, inst, err := sim.Parse(tool, args)
 		if err != nil {
@@ -316,7 +317,7 @@ func TestMetricNamesBeforeRun(t *testing.T) {
 			t.Errorf("%s names no metric before it runs", tool)
 		}
 	}
-	if n := len(sim.Tools()); n != 8 {
+	if n := len(sim.Tools()); n != 9 {
 		t.Errorf("%d tools: add the new one here", n)
 	}
 }

@@ -56,14 +56,14 @@ func AttachTracer(k *sched.Kernel, w trace.Writer) *Tracer {
 			prevWaking(p)
 		}
 		cpu := k.ThisCPU()
-		t.write(trace.Waking(t.ts(), int32(cpu), t.task(k.Current(), cpu), t.task(p, cpu), int32(p.CPU())))
+		t.write(inIRQ(k, trace.Waking(t.ts(), int32(cpu), t.task(k.Current(), cpu), t.task(p, cpu), int32(p.CPU()))))
 	}
 	h.Wakeup = func(p *sched.Task, target cpumask.CPU) {
 		if prevWakeup != nil {
 			prevWakeup(p, target)
 		}
 		cpu := k.ThisCPU()
-		t.write(trace.Wakeup(t.ts(), int32(cpu), t.task(k.Current(), cpu), t.task(p, cpu), int32(target)))
+		t.write(inIRQ(k, trace.Wakeup(t.ts(), int32(cpu), t.task(k.Current(), cpu), t.task(p, cpu), int32(target))))
 	}
 	h.WakeupNew = func(p *sched.Task, target cpumask.CPU) {
 		if prevNew != nil {
@@ -103,6 +103,16 @@ func AttachTracer(k *sched.Kernel, w trace.Writer) *Tracer {
 		t.write(trace.ProcessExit(t.ts(), int32(cpu), t.task(p, cpu), dead))
 	}
 	return t
+}
+
+// inIRQ marks a wakeup by a sleep timer as the kernel records it: fired
+// from the hrtimer interrupt, so common_flags has the hardirq bit ("d.h2.")
+// and the current task is only the one the interrupt found running.
+func inIRQ(k *sched.Kernel, ev trace.Event) trace.Event {
+	if k.InTimerIRQ() {
+		ev.Flags |= trace.FlagHardirq
+	}
+	return ev
 }
 
 // Close closes the writer and returns the first error seen.

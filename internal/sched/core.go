@@ -634,7 +634,9 @@ func (k *Kernel) sleepTimerFired(p *Task) {
 		return
 	}
 	k.thisCPU = p.sleepCPU
+	k.inTimer = true
 	k.TryToWakeUp(p, 0)
+	k.inTimer = false
 	k.afterEvent()
 }
 

@@ -91,6 +91,9 @@ type Kernel struct {
 	nextPID PID
 	// thisCPU is the CPU executing the current event (smp_processor_id).
 	thisCPU cpumask.CPU
+	// inTimer is set while a sleep timer's expiry wakes its task: the
+	// kernel's hrtimer_wakeup runs in hardirq context.
+	inTimer bool
 
 	// Hooks lets observers (tracing, schedstat, invariants) see events.
 	Hooks Hooks
@@ -240,6 +243,11 @@ func (k *Kernel) BaseSlice() uint64 { return k.baseSlice }
 
 // ThisCPU is the CPU executing the current event.
 func (k *Kernel) ThisCPU() cpumask.CPU { return k.thisCPU }
+
+// InTimerIRQ reports whether the current wakeup comes from a sleep timer's
+// expiry (hrtimer_wakeup, in hardirq context) rather than from the task
+// current on the CPU.
+func (k *Kernel) InTimerIRQ() bool { return k.inTimer }
 
 // Current is the task running on the CPU executing the current event.
 func (k *Kernel) Current() *Task { return k.Rqs[k.thisCPU].Curr }

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/schedlab/schedlab/internal/replay"
 	"github.com/schedlab/schedlab/internal/workload"
 	"github.com/schedlab/schedlab/internal/workload/hackbench"
 	"github.com/schedlab/schedlab/internal/workload/rtapp"
@@ -108,6 +109,22 @@ func init() {
 				return nil, err
 			}
 			return rtapp.New(spec), nil
+		},
+	})
+	register(&Tool{
+		Name:    "replay",
+		Summary: "a recorded trace (trace.dat, ftrace text, trace-cmd report, perf sched script) replayed task by task; perf sched latency, recorded and replayed",
+		Usage:   replay.Usage,
+		Parse: func(args []string) (workload.Instance, error) {
+			spec, err := replay.ParseArgs(args)
+			if err != nil {
+				return nil, err
+			}
+			tr, err := replay.Load(spec)
+			if err != nil {
+				return nil, err
+			}
+			return replay.New(spec, tr), nil
 		},
 	})
 }

@@ -2,8 +2,9 @@
 // recorded during a schedlab run, in the formats people already read: the
 // ftrace text of /sys/kernel/tracing/trace, a trace.dat file for
 // `trace-cmd report` and KernelShark, and Chrome/Perfetto JSON. It also reads
-// the ftrace text back, and summarises an event list the way `perf sched
-// latency` and `perf sched timehist` do.
+// the ftrace text back, reads trace.dat files as trace-cmd records them on a
+// real kernel (versions 6 and 7, zstd-compressed or not), and summarises an
+// event list the way `perf sched latency` and `perf sched timehist` do.
 //
 // # The model
 //

@@ -111,6 +111,42 @@ func (a *latAtoms) schedInEvent(ts uint64) {
 	a.nbAtoms++
 }
 
+// LatencyRow is one line of the `perf sched latency` table: a task, or the
+// tasks of one comm merged.
+type LatencyRow struct {
+	Comm string
+	// Pid is the task's pid (of the highest pid among merged tasks).
+	Pid int32
+	// Merged is the number of tasks merged into the row (1: none).
+	Merged int
+	// Runtime is the time on a CPU, ns.
+	Runtime uint64
+	// Count is the number of switch-ins after a wait ("Count",
+	// formerly "Switches").
+	Count uint64
+	// TotalDelay and MaxDelay are the sums and the maximum of the waits
+	// between wakeup (or preemption) and switch-in, ns; MaxStart and
+	// MaxEnd are when the longest wait began and ended.
+	TotalDelay, MaxDelay, MaxStart, MaxEnd uint64
+}
+
+// AvgDelay is the mean wait, ns, as perf computes it (integer division).
+func (r *LatencyRow) AvgDelay() uint64 {
+	if r.Count == 0 {
+		return 0
+	}
+	return r.TotalDelay / r.Count
+}
+
+// LatencySummary is the table `perf sched latency` prints, with the counts
+// of its INFO lines.
+type LatencySummary struct {
+	// Rows are in perf's sort order; tasks never switched in after a
+	// wait and idle are left out, as perf leaves them out.
+	Rows                              []LatencyRow
+	Timestamps, Unordered, SwitchBugs uint64
+}
+
 // Latency writes the `perf sched latency` table for evs (in time order):
 // per task, the run time, the number of times it was switched in after
 // waiting, the average and maximum wait between wakeup (or preemption) and
@@ -118,6 +154,15 @@ func (a *latAtoms) schedInEvent(ts uint64) {
 // comm are merged unless opts.NoMerge; idle (pid 0) is left out. Mirrors
 // builtin-sched.c:perf_sched__lat.
 func Latency(w io.Writer, evs []Event, opts LatencyOptions) error {
+	s, err := Summarize(evs, opts)
+	if err != nil {
+		return err
+	}
+	return s.Write(w)
+}
+
+// Summarize computes the table Latency prints.
+func Summarize(evs []Event, opts LatencyOptions) (*LatencySummary, error) {
 	keys := opts.Sort
 	if len(keys) == 0 {
 		keys = []string{"avg", "max", "switch", "runtime"}
@@ -126,7 +171,7 @@ func Latency(w io.Writer, evs []Event, opts LatencyOptions) error {
 	for _, k := range keys {
 		c, ok := latencySortKeys[strings.TrimSpace(k)]
 		if !ok {
-			return fmt.Errorf("perf sched latency: unknown sort key %q", k)
+			return nil, fmt.Errorf("perf sched latency: unknown sort key %q", k)
 		}
 		cmps = append(cmps, c)
 	}
@@ -243,45 +288,58 @@ func Latency(w io.Writer, evs []Event, opts LatencyOptions) error {
 		return false
 	})
 
+	s := &LatencySummary{Timestamps: nrTimestamps, Unordered: nrUnordered, SwitchBugs: nrSwitchBugs}
+	for _, a := range list {
+		if a.nbAtoms == 0 || a.comm == "swapper" {
+			continue
+		}
+		s.Rows = append(s.Rows, LatencyRow{Comm: a.comm, Pid: a.pid, Merged: max(a.numMerged, 1), Runtime: a.runtime,
+			Count: a.nbAtoms, TotalDelay: a.totalLat, MaxDelay: a.maxLat, MaxStart: a.maxLatStart, MaxEnd: a.maxLatEnd})
+	}
+	return s, nil
+}
+
+// Write prints the table as perf sched latency does.
+func (s *LatencySummary) Write(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "\n -------------------------------------------------------------------------------------------------------------------------------------------\n")
 	fmt.Fprintf(bw, "  Task                  |   Runtime ms  |  Count   | Avg delay ms    | Max delay ms    | Max delay start           | Max delay end          |\n")
 	fmt.Fprintf(bw, " -------------------------------------------------------------------------------------------------------------------------------------------\n")
 	var allRuntime, allCount uint64
-	for _, a := range list {
-		if a.nbAtoms == 0 || a.comm == "swapper" {
-			continue
-		}
-		allRuntime += a.runtime
-		allCount += a.nbAtoms
-		var name string
-		if a.numMerged > 1 {
-			name = fmt.Sprintf("  %s:(%d) ", a.comm, a.numMerged)
-		} else {
-			name = fmt.Sprintf("  %s:%d ", a.comm, a.pid)
-		}
+	for i := range s.Rows {
+		a := &s.Rows[i]
+		allRuntime += a.Runtime
+		allCount += a.Count
+		name := a.Name()
 		bw.WriteString(name)
 		for i := len(name); i < 24; i++ {
 			bw.WriteByte(' ')
 		}
-		avg := a.totalLat / a.nbAtoms
 		fmt.Fprintf(bw, "|%11.3f ms |%9d | avg:%8.3f ms | max:%8.3f ms | max start: %12s s | max end: %12s s\n",
-			float64(a.runtime)/1e6, a.nbAtoms, float64(avg)/1e6, float64(a.maxLat)/1e6,
-			perfTimestamp(a.maxLatStart), perfTimestamp(a.maxLatEnd))
+			float64(a.Runtime)/1e6, a.Count, float64(a.AvgDelay())/1e6, float64(a.MaxDelay)/1e6,
+			perfTimestamp(a.MaxStart), perfTimestamp(a.MaxEnd))
 	}
 	fmt.Fprintf(bw, " -----------------------------------------------------------------------------------------------------------------\n")
 	fmt.Fprintf(bw, "  TOTAL:                |%11.3f ms |%9d |\n", float64(allRuntime)/1e6, allCount)
 	fmt.Fprintf(bw, " ---------------------------------------------------\n")
-	if nrUnordered > 0 && nrTimestamps > 0 {
+	if s.Unordered > 0 && s.Timestamps > 0 {
 		fmt.Fprintf(bw, "  INFO: %.3f%% unordered timestamps (%d out of %d)\n",
-			float64(nrUnordered)/float64(nrTimestamps)*100, nrUnordered, nrTimestamps)
+			float64(s.Unordered)/float64(s.Timestamps)*100, s.Unordered, s.Timestamps)
 	}
-	if nrSwitchBugs > 0 && nrTimestamps > 0 {
+	if s.SwitchBugs > 0 && s.Timestamps > 0 {
 		fmt.Fprintf(bw, "  INFO: %.3f%% context switch bugs (%d out of %d)\n",
-			float64(nrSwitchBugs)/float64(nrTimestamps)*100, nrSwitchBugs, nrTimestamps)
+			float64(s.SwitchBugs)/float64(s.Timestamps)*100, s.SwitchBugs, s.Timestamps)
 	}
 	fmt.Fprintf(bw, "\n")
 	return bw.Flush()
+}
+
+// Name is the row's task column: "  comm:pid " or "  comm:(merged) ".
+func (r *LatencyRow) Name() string {
+	if r.Merged > 1 {
+		return fmt.Sprintf("  %s:(%d) ", r.Comm, r.Merged)
+	}
+	return fmt.Sprintf("  %s:%d ", r.Comm, r.Pid)
 }
 
 func cmpU64(a, b uint64) int {

@@ -1,0 +1,124 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func realTracePath(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join("..", "..", "..", "shared", "traces", "real-4cpu-sched.dat")
+	if _, err := os.Stat(p); err != nil {
+		p = filepath.Join("..", "..", "..", "..", "shared", "traces", "real-4cpu-sched.dat")
+	}
+	if _, err := os.Stat(p); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	return p
+}
+
+// schedlab replay TRACE --machine M prints the side-by-side summary, with
+// --trace on the replay itself; it is the same run as run ... replay.
+func TestReplayCommand(t *testing.T) {
+	path := realTracePath(t)
+	dat := filepath.Join(t.TempDir(), "replayed.dat")
+	out, stderr, code := run("replay", path, "--machine", "hikey", "--trace", dat)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"replay of " + path + ": 120 tasks", "recorded |    replayed", "  TOTAL:"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if st, err := os.Stat(dat); err != nil || st.Size() == 0 {
+		t.Errorf("--trace wrote nothing: %v", err)
+	}
+	out2, _, code := run("run", "--machine", "hikey", "replay", path)
+	if code != 0 || out2 != out {
+		t.Errorf("run ... replay differs from replay (exit %d)", code)
+	}
+}
+
+// A malformed trace: one error line naming the file and where, exit 2.
+func TestReplayMalformed(t *testing.T) {
+	dir := t.TempDir()
+	for name, data := range map[string]string{
+		"bad.txt": "# tracer: nop\nhello world\n",
+		"bad.dat": "\x17\x08\x44tracing7\x00\x00\x08\x00\x10",
+	} {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, stderr, code := run("replay", p, "--machine", "hikey")
+		if code != 2 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, p+":") {
+			t.Errorf("%s: exit %d, stderr %q", name, code, stderr)
+		}
+	}
+}
+
+// --recorded-on scales the bursts by the recording machine's capacities
+// (hikey960's little CPUs have 592) and must have the trace's CPUs.
+func TestReplayRecordedOn(t *testing.T) {
+	path := realTracePath(t)
+	out, stderr, code := run("replay", path, "--machine", "hikey", "--recorded-on", "hikey960")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	plain, _, _ := run("replay", path, "--machine", "hikey")
+	burst := func(s string) string {
+		i := strings.Index(s, " bursts (")
+		j := strings.Index(s[i:], " ms)")
+		return s[i+9 : i+j]
+	}
+	if a, b := burst(out), burst(plain); a == b {
+		t.Errorf("bursts %s ms scaled and unscaled", a)
+	}
+	dir := t.TempDir()
+	big := filepath.Join(dir, "m.txt")
+	os.WriteFile(big, []byte("  a-1 [009] d..2. 1.000000: sched_switch: prev_comm=a prev_pid=1 prev_prio=120 prev_state=S ==> next_comm=b next_pid=2 next_prio=120\n"), 0o644)
+	_, stderr, code = run("replay", big, "--recorded-on", "hikey")
+	if code != 2 || !strings.Contains(stderr, "--recorded-on hikey: the machine has 8 CPUs, the trace 10") {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+}
+
+// compare takes replay like any benchmark: variants against tip on one
+// trace, paired by seed.
+func TestCompareReplay(t *testing.T) {
+	out, stderr, code := run("compare", "--machine", "hikey", "--variant", "short-task-v4", "--runs", "2", "--jobs", "1",
+		"replay", filepath.Join("..", "replay", "testdata", "hackbench-pipe.txt"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"Test          : replay ../replay/testdata/hackbench-pipe.txt", "Metric        : runtime_ms", "short-task-v4"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("compare output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// schedlab trace latency reads a real kernel's trace.dat as it reads
+// ftrace text: the table perf sched latency prints, from the same events.
+func TestTraceLatencyDat(t *testing.T) {
+	path := realTracePath(t)
+	out, stderr, code := run("trace", "latency", path)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(out, "  smbd-notifyd:2965     |      0.303 ms |        4 |") {
+		t.Errorf("no smbd-notifyd row:\n%s", out)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.dat")
+	os.WriteFile(bad, []byte("\x17\x08\x44tracing9\x00"), 0o644)
+	_, stderr, code = run("trace", "latency", bad)
+	if code != 2 || stderr != "schedlab: "+bad+": byte 10: file format version \"9\": schedlab reads versions 6 and 7\n" {
+		t.Errorf("exit %d: %q", code, stderr)
+	}
+}

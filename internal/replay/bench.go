@@ -1,0 +1,357 @@
+package replay
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/schedlab/schedlab/internal/cpumask"
+	"github.com/schedlab/schedlab/internal/engine"
+	"github.com/schedlab/schedlab/internal/observe"
+	"github.com/schedlab/schedlab/internal/sched"
+	"github.com/schedlab/schedlab/internal/topology"
+	"github.com/schedlab/schedlab/internal/trace"
+	"github.com/schedlab/schedlab/internal/workload"
+	"github.com/schedlab/schedlab/internal/workload/kobj"
+)
+
+// Usage is the replay tool's usage text.
+const Usage = `usage: replay [--recorded-on MACHINE] [--pids] TRACE
+
+Replays the tasks of TRACE (a trace.dat, ftrace text, trace-cmd report or
+perf sched script output) on the run's machine and kernel, and prints the
+perf sched latency summary of the recording and of the replay side by side.
+
+  --recorded-on MACHINE  the machine the trace was recorded on (a preset or
+                         machine file): bursts are scaled by its CPUs'
+                         capacities; without it every CPU counts as 1024
+  --pids                 one row per task instead of one per comm
+`
+
+// Spec is a parsed replay command line.
+type Spec struct {
+	File       string
+	RecordedOn string
+	Pids       bool
+}
+
+// ParseArgs reads the tool's arguments.
+func ParseArgs(args []string) (*Spec, error) {
+	s := &Spec{}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "-h" || a == "--help":
+			return nil, workload.ErrHelp
+		case a == "--pids" || a == "-p":
+			s.Pids = true
+		case a == "--recorded-on":
+			if i+1 >= len(args) {
+				return nil, fmt.Errorf("replay: --recorded-on needs a machine")
+			}
+			i++
+			s.RecordedOn = args[i]
+		case len(a) > 14 && a[:14] == "--recorded-on=":
+			s.RecordedOn = a[14:]
+		case len(a) > 1 && a[0] == '-':
+			return nil, fmt.Errorf("replay: unknown option %s", a)
+		case s.File != "":
+			return nil, fmt.Errorf("replay: one trace file, not %s and %s", s.File, a)
+		default:
+			s.File = a
+		}
+	}
+	if s.File == "" {
+		return nil, errors.New("replay: no trace file given (usage: replay [--recorded-on MACHINE] [--pids] TRACE)")
+	}
+	return s, nil
+}
+
+// Load reads and reconstructs the spec's trace.
+func Load(s *Spec) (*Trace, error) {
+	in, err := Read(s.File)
+	if err != nil {
+		return nil, err
+	}
+	var capacity func(int32) int
+	if s.RecordedOn != "" {
+		ms, err := topology.Load(s.RecordedOn)
+		if err != nil {
+			return nil, fmt.Errorf("--recorded-on: %v", err)
+		}
+		topo, err := topology.Build(ms, topology.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("--recorded-on: %v", err)
+		}
+		caps := topo.CPUCapacity
+		ncpu := in.NrCPUs
+		for i := range in.Events {
+			ncpu = max(ncpu, int(in.Events[i].CPU)+1)
+		}
+		if ncpu > len(caps) {
+			return nil, fmt.Errorf("--recorded-on %s: the machine has %d CPUs, the trace %d", s.RecordedOn, len(caps), ncpu)
+		}
+		capacity = func(cpu int32) int {
+			if int(cpu) < len(caps) && cpu >= 0 {
+				return caps[cpu]
+			}
+			return 1024
+		}
+	}
+	tr, err := Reconstruct(in.Events, Options{NrCPUs: in.NrCPUs, Capacity: capacity, Freqs: in.Freqs})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", s.File, err)
+	}
+	return tr, nil
+}
+
+// Bench is one replay run.
+type Bench struct {
+	spec     *Spec
+	tr       *Trace
+	k        *sched.Kernel
+	threads  map[int32]*thread
+	order    []*thread
+	alive    int
+	done     bool
+	events   []trace.Event
+	byPID    map[sched.PID]int32
+	end      engine.Time
+	wakes    int
+	early    int
+	executed Graph
+}
+
+// New returns a run of tr.
+func New(spec *Spec, tr *Trace) *Bench {
+	b := &Bench{spec: spec, tr: tr, threads: map[int32]*thread{}, byPID: map[sched.PID]int32{}, executed: Graph{}}
+	for _, t := range tr.Tasks {
+		th := &thread{b: b, rec: t, waiting: -1}
+		b.threads[t.Pid] = th
+		b.order = append(b.order, th)
+	}
+	return b
+}
+
+// thread is one replayed task.
+type thread struct {
+	b   *Bench
+	rec *Task
+	t   *sched.Task
+	pc  int
+	// tokens holds the sleeps already ended by a waker that came early.
+	tokens  map[int32]bool
+	waiting int32 // the sleep blocked on, or -1
+	q       kobj.WaitQueue
+	started bool
+}
+
+// Start creates the tasks alive when the trace began, in order of first
+// appearance, on the CPU they were first seen on (modulo this machine's).
+func (b *Bench) Start(k *sched.Kernel) error {
+	b.k = k
+	rec := &recorder{b: b}
+	observe.AttachTracer(k, rec)
+	for _, th := range b.order {
+		if th.rec.Parent != 0 {
+			continue
+		}
+		if err := b.spawn(th, cpumask.CPU(max(int(th.rec.FirstCPU), 0)%k.NrCPUs())); err != nil {
+			return err
+		}
+	}
+	if b.alive == 0 {
+		b.finish()
+	}
+	return nil
+}
+
+func (b *Bench) spawn(th *thread, cpu cpumask.CPU) error {
+	k := b.k
+	th.waiting = -1
+	spec := sched.TaskSpec{Comm: th.rec.Comm, Nice: th.rec.Nice(), CPU: cpu, Prog: th}
+	// A per-CPU thread stays on its CPU if this machine has it and the
+	// run allows it (--cpus); otherwise it runs where the run's tasks may.
+	if c := th.rec.PinnedCPU; c >= 0 && int(c) < k.NrCPUs() &&
+		(k.DefaultAllowed.Size() == 0 || k.DefaultAllowed.Test(cpumask.CPU(c))) {
+		m := cpumask.New(k.NrCPUs())
+		m.Set(cpumask.CPU(c))
+		spec.Allowed = m
+	}
+	t, err := k.Fork(spec)
+	if err != nil {
+		return fmt.Errorf("replay: task %s:%d: %v", th.rec.Comm, th.rec.Pid, err)
+	}
+	th.t = t
+	th.started = true
+	b.byPID[t.PID] = th.rec.Pid
+	b.alive++
+	return nil
+}
+
+// Next runs the task's program from where it stopped.
+func (th *thread) Next(k *sched.Kernel, t *sched.Task) sched.Op {
+	b := th.b
+	for th.pc < len(th.rec.Steps) {
+		s := &th.rec.Steps[th.pc]
+		switch s.Kind {
+		case Run:
+			th.pc++
+			return sched.Run(engine.Time(s.D))
+		case Wake:
+			w := b.threads[s.Pid]
+			if w.waiting != s.Seq {
+				b.early++ // the wakee will find it when it gets there
+			}
+			b.executed[[2]int32{th.rec.Pid, s.Pid}]++
+			th.pc++
+			if w.tokens == nil {
+				w.tokens = map[int32]bool{}
+			}
+			w.tokens[s.Seq] = true
+			if w.waiting == s.Seq {
+				w.waiting = -1
+				w.q.Wake(k, 1, 0)
+				b.wakes++
+			}
+		case Fork:
+			th.pc++
+			c := b.threads[s.Pid]
+			if !c.started {
+				if err := b.spawn(c, k.ThisCPU()); err != nil {
+					panic(err.Error())
+				}
+			}
+		case Sleep:
+			if s.Cause != ByTask {
+				th.pc++
+				if s.D > 0 {
+					return sched.Sleep(engine.Time(s.D))
+				}
+				continue
+			}
+			if th.tokens[s.Seq] {
+				delete(th.tokens, s.Seq)
+				th.pc++
+				continue
+			}
+			th.waiting = s.Seq
+			th.q.Add(t, true)
+			return sched.Block()
+		case Exit:
+			th.pc = len(th.rec.Steps)
+		}
+	}
+	b.alive--
+	if b.alive == 0 {
+		b.end = k.Now()
+		b.finish()
+	}
+	return sched.Exit()
+}
+
+func (b *Bench) finish() {
+	if b.done {
+		return
+	}
+	b.done = true
+	b.k.Eng.Stop()
+}
+
+// Done reports whether every replayed task has exited.
+func (b *Bench) Done() bool { return b.done }
+
+// Progress is the share of replayed tasks that have exited.
+func (b *Bench) Progress() float64 {
+	if len(b.order) == 0 {
+		return 1
+	}
+	exited := 0
+	for _, th := range b.order {
+		if th.started && th.pc >= len(th.rec.Steps) {
+			exited++
+		}
+	}
+	return float64(exited) / float64(len(b.order))
+}
+
+// recorder keeps the replay's own events for its summary, with the
+// recorded pids in place of the simulated ones.
+type recorder struct{ b *Bench }
+
+func (r *recorder) Write(ev trace.Event) error {
+	m := func(t *trace.Task) {
+		if t.Pid == 0 {
+			return
+		}
+		if p, ok := r.b.byPID[sched.PID(t.Pid)]; ok {
+			t.Pid = p
+		} else {
+			// A task of the run that no recorded task plays
+			// (--background-cgroups): above any pid a kernel gives
+			// (PID_MAX_LIMIT), so that it matches no recorded row.
+			t.Pid += pidMaxLimit
+		}
+	}
+	m(&ev.Cur)
+	m(&ev.Task)
+	m(&ev.Next)
+	r.b.events = append(r.b.events, ev)
+	return nil
+}
+
+func (r *recorder) Close() error { return nil }
+
+// pidMaxLimit is the kernel's PID_MAX_LIMIT on 64-bit machines.
+const pidMaxLimit = 1 << 22
+
+// ReplayEvents are the replay's sched events, with the recorded pids.
+func (b *Bench) ReplayEvents() []trace.Event { return b.events }
+
+// Executed is the graph of the wake steps the replay carried out: who
+// woke whom, how often, by recorded pid. A wake step whose wakee had not
+// yet reached its sleep counts too, though the kernel saw no wakeup.
+func (b *Bench) Executed() Graph { return b.executed }
+
+// Trace is the reconstruction being replayed.
+func (b *Bench) Trace() *Trace { return b.tr }
+
+func (b *Bench) summaries() (orig, rep *trace.LatencySummary, err error) {
+	opts := trace.LatencyOptions{NoMerge: b.spec.Pids}
+	if orig, err = trace.Summarize(b.tr.Events, opts); err != nil {
+		return nil, nil, err
+	}
+	if rep, err = trace.Summarize(b.events, opts); err != nil {
+		return nil, nil, err
+	}
+	return orig, rep, nil
+}
+
+// Report prints the reconstruction's counts and the side-by-side summary.
+func (b *Bench) Report(w io.Writer) error {
+	orig, rep, err := b.summaries()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "replay of %s: %s\n", b.spec.File, b.tr.Stats.Summary())
+	fmt.Fprintf(w, "recorded: %.3f ms on %d CPUs; replayed: %.3f ms on %d CPUs, %d wakeups of a sleeping task, %d before the wakee slept (it then ran on)\n",
+		float64(b.tr.End-b.tr.Start)/1e6, b.tr.NrCPUs, float64(b.end)/1e6, b.k.NrCPUs(), b.wakes, b.early)
+	return WriteSideBySide(w, orig, rep)
+}
+
+// Metrics are the replay's totals: CPU time, the time until the last task
+// exited, and the wakeup latencies, as perf sched latency counts them.
+func (b *Bench) Metrics() workload.Metrics {
+	_, rep, err := b.summaries()
+	if err != nil {
+		return nil
+	}
+	t := totals(rep)
+	return workload.Metrics{
+		{Name: "runtime_ms", Value: float64(t.runtime) / 1e6, Better: workload.LowerIsBetter},
+		{Name: "makespan_ms", Value: float64(b.end) / 1e6, Better: workload.LowerIsBetter},
+		{Name: "switches", Value: float64(t.count), Better: workload.LowerIsBetter},
+		{Name: "avg_delay_us", Value: t.avg() / 1e3, Better: workload.LowerIsBetter},
+		{Name: "max_delay_us", Value: float64(t.max) / 1e3, Better: workload.LowerIsBetter},
+	}
+}
