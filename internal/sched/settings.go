@@ -192,6 +192,14 @@ type Settings struct {
 	// baseline (v6.0 and v6.19 no longer call it on !SMT machines at all;
 	// the variant idle-cores-nosmt turns it on over v5.12).
 	TestIdleCoresSMTCheck bool
+	// SISNode is Peter Zijlstra's "sched/fair: Multi-LLC
+	// select_idle_sibling()" (tip sched/core c7dfd6b9122d, 2023; reverted
+	// before v6.5): when the LLC has no idle CPU, select_idle_sibling
+	// scans the other LLCs of the LLC's parent domain if that is not a
+	// NUMA level (selectIdleNode). The patch's SCHED_FEAT(SIS_NODE, true)
+	// is not a schedlab feature flag, since no baseline has it: the
+	// variant sis-node sets this.
+	SISNode bool
 
 	// --- load balancing ---
 	// Differences between the baselines' load balancers, and

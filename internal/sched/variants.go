@@ -88,6 +88,11 @@ var variants = []variant{
 			Description: "test_idle_cores() returns without reading sd_llc_shared on machines without SMT (Barry Song, v5.13); changes no decision, only LLC-shared reads"},
 		apply: func(s *Settings) { s.TestIdleCoresSMTCheck = true },
 	},
+	{
+		info: VariantInfo{Name: "sis-node", Baseline: kernels.V60, Touches: []string{"select_idle_sibling", "select_idle_node"},
+			Description: "SIS_NODE (Peter Zijlstra, tip sched/core c7dfd6b9122d, 2023; reverted before v6.5): when the LLC has no idle CPU, scan the other LLCs of its parent domain, unless that is a NUMA level, each with its own SIS_UTIL budget"},
+		apply: func(s *Settings) { s.SISNode = true },
+	},
 }
 
 // Variants lists every variant in a fixed order.

@@ -197,3 +197,58 @@ func TestIdleCoresNoSMTCostsTime(t *testing.T) {
 		t.Errorf("patched: %d reads charged %d ns, want none", rp, op)
 	}
 }
+
+// TestSISNode: the variant sis-node (select_idle_node of "sched/fair:
+// Multi-LLC select_idle_sibling()", tip c7dfd6b9122d) on zen3-2s-nps1,
+// v6.0. Every CPU of target's LLC (CPUs 0-7 and their siblings 128-135)
+// is busy, so select_idle_cpu finds nothing there (its SIS_UTIL budget is
+// set to the whole LLC, so the failure is the scan's, not the budget's).
+// The LLC's parent is the socket (PKG, not NUMA); its groups are walked
+// from the local one, so the next is LLC1 (8-15, 136-143), whose first
+// CPU, 8, is the target of its scan: for_each_cpu_wrap starts at 8+1, and
+// CPU 9 is idle. Without the variant, select_idle_sibling returns target.
+// With a NUMA parent (Kunpeng 920: a die is an LLC and a node) the node
+// scan does nothing, even though the next die has idle CPUs.
+// Reference: the patch's select_idle_node and its call in
+// select_idle_sibling; fair.c:select_idle_cpu (v6.0).
+func TestSISNode(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		s := MustBaseline(kernels.V60)
+		if on {
+			if err := ApplyVariant(&s, "sis-node"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r := newRigSettings(t, "zen3-2s-nps1", s)
+		for c := 0; c < 8; c++ {
+			r.hog(c)
+			r.hog(c + 128)
+		}
+		p := r.sleeper(64, 100*engine.Microsecond)
+		r.run(5 * engine.Millisecond)
+		r.unpin(p)
+		p.RecentUsedCPU = r.cpu(2)
+		r.setIdleScan(1, 0)
+		r.setIdleScan(8, 0)
+		got := r.on(1).selectIdleSibling(p, r.cpu(2), r.cpu(1))
+		want := r.cpu(1)
+		if on {
+			want = 9
+		}
+		if got != want {
+			t.Errorf("sis-node %v: select_idle_sibling(prev=2, target=1) = %v, want cpu%d", on, got, want)
+		}
+	}
+
+	s := MustBaseline(kernels.V60)
+	if err := ApplyVariant(&s, "sis-node"); err != nil {
+		t.Fatal(err)
+	}
+	r := newRigSettings(t, "kunpeng920-96", s)
+	r.setIdleScan(24, 0)
+	p := r.sleeper(30, 100*engine.Microsecond)
+	r.run(5 * engine.Millisecond)
+	if got := r.on(1).selectIdleNode(p, r.llc(1), r.cpu(1)); got != cpumask.None {
+		t.Errorf("kunpeng920-96: select_idle_node crossed into another node: %v", got)
+	}
+}

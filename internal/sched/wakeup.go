@@ -325,6 +325,11 @@ func (k *Kernel) selectIdleSibling(p *Task, prev, target cpumask.CPU) cpumask.CP
 	if i := k.selectIdleCPU(p, sd, hasIdleCore, target); i != cpumask.None {
 		return i
 	}
+	if k.S.SISNode {
+		if i := k.selectIdleNode(p, sd, target); i != cpumask.None {
+			return i
+		}
+	}
 	// Clusters: the cache-affine prev or recent CPU outside target's
 	// cluster is still better than a busy target.
 	if prevAff != cpumask.None {
@@ -334,6 +339,35 @@ func (k *Kernel) selectIdleSibling(p *Task, prev, target cpumask.CPU) cpumask.CP
 		return recentUsedCPU
 	}
 	return target
+}
+
+// selectIdleNode mirrors select_idle_node of "sched/fair: Multi-LLC
+// select_idle_sibling()" (tip sched/core c7dfd6b9122d, on the v6.4-rc
+// tree; the variant sis-node): when target's LLC had no idle CPU, walk the
+// groups of the LLC's parent domain from the local one, unless that parent
+// is a NUMA level ("make sure to not cross nodes"), and for each group
+// whose first CPU does not share target's cache run select_idle_cpu on
+// that CPU's sd_llc, with test_idle_cores of that CPU and that CPU as the
+// target (so SIS_UTIL's nr_idle_scan is the other LLC's own).
+func (k *Kernel) selectIdleNode(p *Task, sd *SchedDomain, target cpumask.CPU) cpumask.CPU {
+	parent := sd.Parent
+	if parent == nil || parent.T.Flags&topology.SDNuma != 0 {
+		return cpumask.None
+	}
+	for _, sg := range parent.T.Groups {
+		cpu := sg.Span.First()
+		if cpu == cpumask.None || k.cpusShareCache(cpu, target) {
+			continue
+		}
+		llc := k.sdLLC(cpu)
+		if llc == nil {
+			continue
+		}
+		if i := k.selectIdleCPU(p, llc, k.testIdleCores(cpu), cpu); i != cpumask.None {
+			return i
+		}
+	}
+	return cpumask.None
 }
 
 // selectIdleCPU mirrors fair.c:select_idle_cpu (v6.19, with v6.0's
