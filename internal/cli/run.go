@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -24,6 +25,7 @@ func init() {
 			jsonFile, traceFile, schedstatDir string
 			traceEvents                       []string
 			traceFrom, traceTo                string
+			cpuProfile                        string
 		)
 		var tools strings.Builder
 		for _, t := range sim.Tools() {
@@ -62,7 +64,7 @@ Workloads:
 				if err != nil {
 					return err
 				}
-				return runTool(env, cmd, &rf, tool, toolArgs, runOutputs{jsonFile, traceFile, schedstatDir, traceEvents, traceFrom, traceTo})
+				return runTool(env, cmd, &rf, tool, toolArgs, runOutputs{jsonFile, traceFile, schedstatDir, traceEvents, traceFrom, traceTo, cpuProfile})
 			},
 		}
 		f := c.Flags()
@@ -74,6 +76,7 @@ Workloads:
 		f.StringVar(&traceFrom, "trace-from", "", "trace from this simulated time (e.g. 10ms)")
 		f.StringVar(&traceTo, "trace-to", "", "trace up to this simulated time")
 		f.StringVar(&schedstatDir, "schedstat", "", "write /proc/schedstat snapshots before and after the workload into DIR")
+		f.StringVar(&cpuProfile, "cpuprofile", "", "write a Go CPU profile of the simulation to FILE (go tool pprof FILE): where schedlab's own time goes")
 		return c
 	})
 }
@@ -83,6 +86,7 @@ type runOutputs struct {
 	json, trace, schedstat string
 	events                 []string
 	from, to               string
+	cpuProfile             string // --cpuprofile: the simulation's Go CPU profile
 }
 
 // runTool runs one tool with its arguments through sim.Run and prints its
@@ -99,6 +103,9 @@ func runTool(env *Env, cmd *cobra.Command, rf *runFlags, tool string, toolArgs [
 	if err := sim.CheckOutputFile("--json", o.json); err != nil {
 		return err
 	}
+	if err := sim.CheckOutputFile("--cpuprofile", o.cpuProfile); err != nil {
+		return err
+	}
 	var opt sim.Options
 	if o.trace != "" || o.schedstat != "" || len(o.events) > 0 || o.from != "" || o.to != "" {
 		obs, err := newRunObservers(o.trace, o.events, o.from, o.to, o.schedstat)
@@ -112,7 +119,25 @@ func runTool(env *Env, cmd *cobra.Command, rf *runFlags, tool string, toolArgs [
 	if prog.on() {
 		opt.Progress = prog.run
 	}
+	var prof *os.File
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return fmt.Errorf("--cpuprofile %s: %v", o.cpuProfile, unwrapPathError(err))
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return fmt.Errorf("--cpuprofile %s: %v", o.cpuProfile, err)
+		}
+		prof = f
+	}
 	res, err := sim.Run(cfg, opt)
+	if prof != nil {
+		pprof.StopCPUProfile()
+		if cerr := prof.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("--cpuprofile %s: %v", o.cpuProfile, cerr)
+		}
+	}
 	prog.clear()
 	if err != nil {
 		return err

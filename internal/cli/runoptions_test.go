@@ -171,3 +171,21 @@ func TestIdleFlags(t *testing.T) {
 		t.Errorf("--latency-limit 400 admits C2 (advertised 400 µs): %s, want %s", l, on)
 	}
 }
+
+// --cpuprofile writes a Go CPU profile (gzip-compressed protobuf, as
+// runtime/pprof writes it) of the simulation; an unwritable path fails
+// before the run, naming the flag.
+func TestRunCPUProfile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cpu.pprof")
+	if _, errOut, code := runMain(t, "run", "--machine", "hikey", "--cpuprofile", path, "hackbench", "-l", "50"); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil || len(data) < 2 || data[0] != 0x1f || data[1] != 0x8b {
+		t.Errorf("profile %s: %d bytes, %v: not a gzip-compressed pprof profile", path, len(data), err)
+	}
+	_, errOut, code := runMain(t, "run", "--cpuprofile", "/proc/nope/cpu.pprof", "hackbench")
+	if code != 2 || !strings.HasPrefix(errOut, "schedlab: --cpuprofile /proc/nope/cpu.pprof: ") {
+		t.Errorf("unwritable profile: exit %d, %q", code, errOut)
+	}
+}
