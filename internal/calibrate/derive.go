@@ -308,6 +308,9 @@ func WriteMachine(w io.Writer, spec *topology.MachineSpec, settings []Setting, c
 			b.WriteString("\n")
 		}
 	}
+	if spec.CpufreqGovernor != "" {
+		fmt.Fprintf(&b, "cpufreq_governor: %s\n", yq(spec.CpufreqGovernor))
+	}
 	if len(spec.IdleDisable) > 0 {
 		names := make([]string, len(spec.IdleDisable))
 		for i, n := range spec.IdleDisable {

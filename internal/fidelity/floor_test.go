@@ -24,9 +24,13 @@ const floorFile = "../../fidelity/floor.yaml"
 // quickEventBudget bounds the simulated events of the --quick subset: CI
 // runs it on 2 cores inside a 20-minute suite, so it must stay at a few
 // minutes. At the ~3.5 million events per second one core simulates, 800
-// million events are about 2 minutes on 2 cores. Counting events keeps the
-// check deterministic, where a wall-clock limit would be flaky.
-const quickEventBudget = 800_000_000
+// million events are about 2 minutes on 2 cores; the budget was raised to
+// 950 million when the Kunpeng servers began running at full speed (their
+// tbench rows simulate three times the operations), which keeps the
+// multi-client Kunpeng rows in the subset at about 80 s of the fidelity
+// test here. Counting events keeps the check deterministic, where a
+// wall-clock limit would be flaky.
+const quickEventBudget = 950_000_000
 
 // floor is fidelity/floor.yaml: counts the quick summary must reach, and
 // the median |log ratio| it must not exceed (nil: no bound).

@@ -24,7 +24,7 @@ import (
 
 // Governors.
 const (
-	GovernorAuto        = ""            // performance on x86, schedutil on arm64
+	GovernorAuto        = ""            // the machine's cpufreq_governor, else performance on x86, schedutil on arm64
 	GovernorPerformance = "performance" // always the maximum frequency
 	GovernorSchedutil   = "schedutil"
 )
@@ -46,6 +46,9 @@ type freqDomain struct {
 func (k *Kernel) governor() string {
 	g := k.S.CpufreqGovernor
 	if g == GovernorAuto {
+		if mg := k.Topo.Spec.CpufreqGovernor; mg != "" {
+			return mg
+		}
 		if k.Topo.Spec.Arch == "arm64" {
 			return GovernorSchedutil
 		}

@@ -2,11 +2,13 @@ package sched
 
 import (
 	"github.com/schedlab/schedlab/internal/kernels"
+	"strings"
 	"testing"
 
 	"github.com/schedlab/schedlab/internal/costmodel"
 	"github.com/schedlab/schedlab/internal/cpumask"
 	"github.com/schedlab/schedlab/internal/engine"
+	"github.com/schedlab/schedlab/internal/topology"
 )
 
 func withCosts(t *testing.T, k *Kernel) {
@@ -165,4 +167,33 @@ func TestSchedutilShortDutyCycle(t *testing.T) {
 		t.Errorf("idle exits took %d ns in a second, want ≈ 121 cpu-sleep wake-ups of 250 µs", d)
 	}
 	t.Logf("1 ms every 4 ms: frequency %d/1024, util_avg %d..%d, util_est %d, runnable_sum above util_sum by at most %d", k.Rqs[2].FreqScale, minUtil, maxUtil, p.SE.Avg.UtilEst&^utilAvgUnchanged, maxGap)
+}
+
+// TestMachineGovernor: without model_cpufreq_governor the governor is the
+// machine's cpufreq_governor (the Kunpeng 920 presets: performance, as
+// servers), else the architecture's (hikey, arm64: schedutil;
+// zen3, x86: performance); the setting overrides the machine's.
+func TestMachineGovernor(t *testing.T) {
+	for _, tc := range []struct {
+		machine, setting, want string
+	}{
+		{"kunpeng920-96", GovernorAuto, GovernorPerformance},
+		{"hikey", GovernorAuto, GovernorSchedutil},
+		{"zen3-2s-nps1", GovernorAuto, GovernorPerformance},
+		{"kunpeng920-96", GovernorSchedutil, GovernorSchedutil},
+	} {
+		k := newTestKernel(t, tc.machine, kernels.V60)
+		k.S.CpufreqGovernor = tc.setting
+		if got := k.governor(); got != tc.want {
+			t.Errorf("%s with %q: governor %s, want %s", tc.machine, tc.setting, got, tc.want)
+		}
+	}
+	spec, err := topology.Load("hikey")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec.CpufreqGovernor = "turbo"
+	if err := spec.Validate(); err == nil || !strings.Contains(err.Error(), `cpufreq_governor must be performance or schedutil, not "turbo"`) {
+		t.Errorf("bad governor: %v", err)
+	}
 }

@@ -107,9 +107,10 @@ type Settings struct {
 	CostJitterPct uint64 `sysctl:"model_cost_jitter_pct"`
 
 	// CpufreqGovernor is the cpufreq governor when the cost model is on:
-	// "performance", "schedutil", or "" for the usual default of the
-	// machine's architecture (performance on x86 servers, schedutil on
-	// arm64 phones and boards). CpufreqRateLimit is schedutil's
+	// "performance", "schedutil", or "" for the machine's own
+	// (cpufreq_governor in its spec: performance on the Kunpeng servers)
+	// or else its architecture's usual default (performance on x86,
+	// schedutil on arm64 phones and boards). CpufreqRateLimit is schedutil's
 	// rate_limit_us, in ns (default 1 ms).
 	CpufreqGovernor  string `sysctl:"model_cpufreq_governor"`
 	CpufreqRateLimit uint64 `sysctl:"model_cpufreq_rate_limit_ns"`

@@ -200,6 +200,7 @@ type jsonTopology struct {
 	Nodes         []jsonNode  `json:"nodes"`
 	CPUs          []jsonCPU   `json:"cpus"`
 	IdleDisable   []string    `json:"idle_disable,omitempty"`
+	Governor      string      `json:"cpufreq_governor,omitempty"`
 	LatencyLimit  *int64      `json:"latency_limit_ns,omitempty"`
 }
 
@@ -272,6 +273,7 @@ func FormatJSONCPUs(w io.Writer, t *Topology, cpus cpumask.Mask) error {
 	s := t.Spec
 	j := jsonTopology{
 		IdleDisable:   s.IdleDisable,
+		Governor:      s.CpufreqGovernor,
 		LatencyLimit:  s.LatencyLimitNs,
 		Machine:       s.Name,
 		Description:   s.Description,

@@ -47,6 +47,12 @@ type MachineSpec struct {
 	// Zen (arch/x86/kernel/cpu/amd.c, since v5.4), so that the two sockets
 	// of an EPYC (SLIT 32) still balance forks and affine wakeups.
 	ReclaimDistance int
+	// CpufreqGovernor is the cpufreq governor the machine runs when the
+	// run does not choose one (model_cpufreq_governor): "performance" or
+	// "schedutil"; "" means by architecture (performance on x86,
+	// schedutil on arm64). Servers benchmarked for the scheduler run
+	// performance whatever their architecture.
+	CpufreqGovernor string
 	// IdleDisable names idle states that are disabled on every CPU, as
 	// `cpupower idle-set -d N` (cpuidle's stateN/disable) or a firmware
 	// setup menu leaves them: the governor never selects them.
@@ -205,6 +211,11 @@ func (s *MachineSpec) Validate() error {
 	}
 	if err := s.validateIdleControls(); err != nil {
 		return err
+	}
+	switch s.CpufreqGovernor {
+	case "", "performance", "schedutil":
+	default:
+		return specErr("cpufreq_governor", -1, "cpufreq_governor must be performance or schedutil, not %q", s.CpufreqGovernor)
 	}
 	if d := s.ReclaimDistance; d != 0 && (d < 10 || d > 255) {
 		return specErr("reclaim_distance", -1, "reclaim_distance must be 10..255, not %d", d)

@@ -54,6 +54,9 @@ func writeYAML(b *strings.Builder, s *MachineSpec) error {
 	if s.ReclaimDistance != 0 {
 		fmt.Fprintf(b, "reclaim_distance: %d\n", s.ReclaimDistance)
 	}
+	if s.CpufreqGovernor != "" {
+		fmt.Fprintf(b, "cpufreq_governor: %s\n", yamlString(s.CpufreqGovernor))
+	}
 	if len(s.IdleDisable) > 0 {
 		names := make([]string, len(s.IdleDisable))
 		for i, n := range s.IdleDisable {

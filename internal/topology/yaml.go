@@ -43,7 +43,7 @@ func ParseYAML(name string, data []byte) (*MachineSpec, error) {
 
 // Keys of the two forms.
 var (
-	commonKeys   = []string{"name", "description", "arch", "distance", "idle_states", "idle_disable", "latency_limit_us", "costs", "reclaim_distance"}
+	commonKeys   = []string{"name", "description", "arch", "distance", "idle_states", "idle_disable", "latency_limit_us", "cpufreq_governor", "costs", "reclaim_distance"}
 	regularKeys  = []string{"sockets", "nodes_per_socket", "llcs_per_node", "clusters_per_llc", "cores_per_cluster", "cores_per_llc", "threads_per_core", "numbering", "capacity", "max_freq_khz", "freq_domains"}
 	explicitKeys = []string{"cpus"}
 	cpuKeys      = []string{"cpu", "core", "cluster", "llc", "package", "node", "capacity", "freq_domain", "max_freq_khz", "idle_states"}
@@ -143,6 +143,13 @@ func (p *yparser) parse(data []byte) (*MachineSpec, error) {
 			return nil, err
 		}
 		s.ReclaimDistance = d
+	}
+	if v := vals["cpufreq_governor"]; v != nil {
+		str, err := p.str(v, "cpufreq_governor")
+		if err != nil {
+			return nil, err
+		}
+		s.CpufreqGovernor = str
 	}
 	if v := vals["latency_limit_us"]; v != nil {
 		x, err := p.integer(v, "latency_limit_us", 0, 1e9)

@@ -136,6 +136,12 @@ func keyCases() []keyCase {
 				t.Errorf("idle_disable %v", s.IdleDisable)
 			}
 		}},
+		{"cpufreq_governor", "arch: arm64\ncores_per_llc: 4\ncpufreq_governor: performance\n", func(t *testing.T, s *MachineSpec) {
+			// Its effect on the kernel is sched's TestMachineGovernor.
+			if s.CpufreqGovernor != "performance" {
+				t.Errorf("cpufreq_governor %q", s.CpufreqGovernor)
+			}
+		}},
 		{"latency_limit_us", four + "latency_limit_us: 5\n", func(t *testing.T, s *MachineSpec) {
 			// Its effect on the governor is sched's TestIdleLatencyLimit.
 			if s.LatencyLimitNs == nil || *s.LatencyLimitNs != 5000 {
