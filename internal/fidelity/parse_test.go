@@ -35,6 +35,13 @@ func TestParseGood(t *testing.T) {
 	if got := c.Args("4"); strings.Join(got, " ") != "-p -t -l 50 -g 4" {
 		t.Errorf("args for load 4: %q", got)
 	}
+	// A load that carries several flags reaches the tool as separate
+	// arguments, as an unquoted shell expansion is split: hikey's
+	// runnable-avg case ran 10 groups (hackbench's default) because
+	// "-l 2560 -g 1" was one argument.
+	if got := substitute([]string{"-p", "{load}", "x{load}y"}, "-l 2560 -g 1"); strings.Join(got, "|") != "-p|-l|2560|-g|1|x-l|2560|-g|1y" {
+		t.Errorf("load with spaces: %q", got)
+	}
 	if !c.Simulated(0) || !c.Simulated(1) || c.Simulated(2) {
 		t.Error("tip and the variant column are simulated, the column without a variant is not")
 	}

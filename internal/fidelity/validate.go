@@ -308,10 +308,18 @@ func (c *Case) columnNames() []string {
 
 func splitArgs(s string) ([]string, error) { return experiment.SplitCommand(s) }
 
+// substitute puts the row's load in for {load} in each word of the
+// arguments. A word that held {load} is then split at spaces, as a shell
+// splits an unquoted expansion, so that a load carrying several flags
+// ("-l 2560 -g 1") reaches the tool as separate arguments.
 func substitute(words []string, load string) []string {
-	out := make([]string, len(words))
-	for i, w := range words {
-		out[i] = strings.ReplaceAll(w, LoadToken, load)
+	out := make([]string, 0, len(words))
+	for _, w := range words {
+		if !strings.Contains(w, LoadToken) {
+			out = append(out, w)
+			continue
+		}
+		out = append(out, strings.Fields(strings.ReplaceAll(w, LoadToken, load))...)
 	}
 	return out
 }
