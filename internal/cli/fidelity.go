@@ -131,7 +131,7 @@ corpus", describes the procedure.`,
 					jobs = runtime.NumCPU()
 				}
 				if len(axes) > 0 {
-					return runFit(env, cp, cases, where, axes, fidelity.PlanOptions{Quick: quick, Seeds: seeds}, jobs, cmd.Flags().Args(), os.Args)
+					return runFit(env, cp, cases, where, axes, fidelity.PlanOptions{Quick: quick, Seeds: seeds}, jobs, os.Args)
 				}
 				plan, err := fidelity.NewPlan(cp, cases, fidelity.PlanOptions{Quick: quick, Seeds: seeds, CostsFile: costsFile})
 				if err != nil {
@@ -213,7 +213,7 @@ corpus", describes the procedure.`,
 
 // runFit is fidelity --fit: the trials, their table, and the best values
 // as a costs file.
-func runFit(env *Env, cp *fidelity.Corpus, cases []*fidelity.Case, where string, axes []fit.Axis, po fidelity.PlanOptions, jobs int, _ []string, argv []string) error {
+func runFit(env *Env, cp *fidelity.Corpus, cases []*fidelity.Case, where string, axes []fit.Axis, po fidelity.PlanOptions, jobs int, argv []string) error {
 	n := 1
 	for _, a := range axes {
 		n += len(a.Values)

@@ -51,16 +51,7 @@ func TestIdleExitTimerWakeup(t *testing.T) {
 	k := newTestKernel(t, "hikey", kernels.V619)
 	k.S.CpufreqGovernor = GovernorPerformance
 	withCosts(t, k)
-	n := 0
-	p, err := k.Fork(TaskSpec{Comm: "napper", CPU: 2, Allowed: cpumask.Of(8, 2), Prog: ProgramFunc(func(k *Kernel, t *Task) Op {
-		if n++; n == 2 {
-			return Sleep(3 * engine.Millisecond)
-		}
-		return Run(engine.Millisecond)
-	})})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := forkNapper(t, k)
 	w := recordWakeTimes(k, p)
 	k.Eng.RunUntil(msAt(3))
 	if w.switchOut == 0 {
@@ -86,6 +77,23 @@ func TestIdleExitTimerWakeup(t *testing.T) {
 		t.Errorf("runnable_sum − util_sum grew from %d to %d: the woken task waited on the runqueue",
 			gap, a.RunnableSum-uint64(a.UtilSum))
 	}
+}
+
+// forkNapper forks a task pinned to CPU 2 that works 1 ms, sleeps 3 ms,
+// then works 1 ms at a time.
+func forkNapper(t *testing.T, k *Kernel) *Task {
+	t.Helper()
+	n := 0
+	p, err := k.Fork(TaskSpec{Comm: "napper", CPU: 2, Allowed: cpumask.Of(k.NrCPUs(), 2), Prog: ProgramFunc(func(k *Kernel, t *Task) Op {
+		if n++; n == 2 {
+			return Sleep(3 * engine.Millisecond)
+		}
+		return Run(engine.Millisecond)
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 // msAt returns ms milliseconds.

@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/schedlab/schedlab/internal/cpumask"
 	"github.com/schedlab/schedlab/internal/engine"
 	"github.com/schedlab/schedlab/internal/kernels"
 	"github.com/schedlab/schedlab/internal/topology"
@@ -30,16 +29,7 @@ func timerWakeDelay(t *testing.T, spec *topology.MachineSpec, edit func(*Setting
 		t.Fatal(err)
 	}
 	withCosts(t, k)
-	n := 0
-	p, err := k.Fork(TaskSpec{Comm: "napper", CPU: 2, Allowed: cpumask.Of(topo.NrCPUs, 2), Prog: ProgramFunc(func(k *Kernel, t *Task) Op {
-		if n++; n == 2 {
-			return Sleep(3 * engine.Millisecond)
-		}
-		return Run(engine.Millisecond)
-	})})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := forkNapper(t, k)
 	w := recordWakeTimes(k, p)
 	k.Eng.RunUntil(msAt(3))
 	if w.switchOut == 0 {

@@ -257,7 +257,8 @@ func (c *CfsRq) rbTransplant(u, v *SchedEntity) {
 	}
 }
 
-// rbEraseColor mirrors lib/rbtree.c:____rb_erase_color: x (maybe a nil
+// rbEraseColor mirrors lib/rbtree.c:____rb_erase_color (v6.19, the same
+// in v6.0 and v5.12): x (maybe a nil
 // leaf under parent) is one black short; recolour and rotate until the
 // black heights agree.
 func (c *CfsRq) rbEraseColor(x, parent *SchedEntity) {
@@ -311,7 +312,7 @@ func (c *CfsRq) rbEraseColor(x, parent *SchedEntity) {
 	}
 }
 
-// rbNext mirrors lib/rbtree.c:rb_next: the entity after se in tree order.
+// rbNext mirrors lib/rbtree.c:rb_next (every baseline): the entity after se in tree order.
 func rbNext(se *SchedEntity) *SchedEntity {
 	if n := se.rbRight; n != nil {
 		for n.rbLeft != nil {
