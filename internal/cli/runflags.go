@@ -21,7 +21,7 @@ type runFlags struct {
 	idleDisable           []string
 	latencyLimit          int
 	cpus, costsFile       string
-	noCosts               bool
+	noCosts, fullLength   bool
 	backgroundCgroups     int
 	seed                  uint64
 	seedSet, multiVariant bool
@@ -46,6 +46,7 @@ func (r *runFlags) add(f *pflag.FlagSet, multi bool) {
 	f.IntVar(&r.backgroundCgroups, "background-cgroups", 0, "add N cgroups, each with a task that runs 300 µs every 50-250 ms (blocked-load work of a desktop or phone)")
 	f.StringVar(&r.costsFile, "costs", "", "cost-model file applied over the machine's costs (see 'schedlab costs')")
 	f.BoolVar(&r.noCosts, "no-costs", false, "run without the cost model (no context-switch, refill, IPI-distance or idle-exit costs)")
+	f.BoolVar(&r.fullLength, "full-length", false, "simulate the whole duration the benchmark's command line asks for; by default tbench stops once its throughput is at steady state with a ±1% interval (docs/performance.md)")
 	f.Uint64Var(&r.seed, "seed", 1, "seed of every random stream of the run")
 }
 
@@ -91,7 +92,7 @@ func (r *runFlags) config(tool string, args []string) sim.Config {
 		Machine: r.machine, Kernel: r.kernel, Variants: r.variants,
 		Features: r.features, Sysctls: r.sysctls, CPUs: r.cpus,
 		BackgroundCgroups: r.backgroundCgroups, CostsFile: r.costsFile, NoCosts: r.noCosts,
-		Seed: r.seed, Tool: tool, Args: args,
+		FullLength: r.fullLength, Seed: r.seed, Tool: tool, Args: args,
 	}
 }
 
@@ -110,6 +111,7 @@ func (r *runFlags) spec(s *experiment.Spec) {
 	s.Features, s.Sysctls = r.features, r.sysctls
 	s.CPUs, s.BackgroundCgroups = r.cpus, r.backgroundCgroups
 	s.Costs, s.NoCosts = r.costsFile, r.noCosts
+	s.FullLength = r.fullLength
 	s.Seed = r.seed
 }
 
@@ -138,6 +140,9 @@ func (r *runFlags) override(f *pflag.FlagSet, s *experiment.Spec) {
 	}
 	if f.Changed("no-costs") {
 		s.NoCosts, s.Costs = r.noCosts, ""
+	}
+	if f.Changed("full-length") {
+		s.FullLength = r.fullLength
 	}
 	if f.Changed("seed") {
 		s.Seed = r.seed

@@ -74,7 +74,7 @@ check and merge with 'schedlab collect DIR'.`,
 					if profile != "" || trace {
 						return fmt.Errorf("sweep: --profile and --trace need the experiment named")
 					}
-					for _, name := range []string{"machine", "kernel", "variant", "feature", "sysctl", "idle-disable", "latency-limit", "cpus", "background-cgroups", "costs", "no-costs", "seed"} {
+					for _, name := range []string{"machine", "kernel", "variant", "feature", "sysctl", "idle-disable", "latency-limit", "cpus", "background-cgroups", "costs", "no-costs", "full-length", "seed"} {
 						if cmd.Flags().Changed(name) {
 							return fmt.Errorf("sweep: --%s changes the experiment, and --resume continues the one stored in %s as it was", name, out)
 						}

@@ -33,6 +33,7 @@ func (p *Plan) RunConfig(pt *Point, dir string) sim.Config {
 		BackgroundCgroups: p.BackgroundCgroups,
 		CostsFile:         p.Costs,
 		NoCosts:           p.NoCosts,
+		FullLength:        p.FullLength,
 		Seed:              pt.Seed,
 		Tool:              w.Tool,
 		Args:              w.Param.ArgsFor(w.Args, pt.Load),

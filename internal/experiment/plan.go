@@ -45,10 +45,12 @@ type Plan struct {
 	CPUs     string   `json:"cpus,omitempty"`
 	// BackgroundCgroups, Costs and NoCosts are sim.Config's options of
 	// the same names, for every run.
-	BackgroundCgroups int            `json:"background_cgroups,omitempty"`
-	Costs             string         `json:"costs,omitempty"`
-	NoCosts           bool           `json:"no_costs,omitempty"`
-	Workloads         []PlanWorkload `json:"workloads"`
+	BackgroundCgroups int    `json:"background_cgroups,omitempty"`
+	Costs             string `json:"costs,omitempty"`
+	NoCosts           bool   `json:"no_costs,omitempty"`
+	// FullLength is sim.Config's option: no stop at steady state.
+	FullLength bool           `json:"full_length,omitempty"`
+	Workloads  []PlanWorkload `json:"workloads"`
 	// Skipped are the workloads and variants of the experiment that this
 	// schedlab does not have (built-in experiments name whole studies).
 	Skipped []string `json:"skipped,omitempty"`
@@ -115,7 +117,8 @@ func Resolve(s *Spec, opt ResolveOptions) (*Plan, error) {
 	}
 	p := &Plan{SchemaVersion: PlanSchemaVersion, Name: s.Name, Description: s.Description, Patch: s.Patch,
 		Profile: opt.Profile, Runs: s.Runs, Seed: s.Seed, Trace: s.Trace, Features: append([]string(nil), s.Features...), CPUs: s.CPUs,
-		Sysctls: append([]string(nil), s.Sysctls...), BackgroundCgroups: s.BackgroundCgroups, NoCosts: s.NoCosts}
+		Sysctls: append([]string(nil), s.Sysctls...), BackgroundCgroups: s.BackgroundCgroups, NoCosts: s.NoCosts,
+		FullLength: s.FullLength}
 	if s.Costs != "" {
 		// A costs file is named relative to the experiment file and
 		// stored absolute, so a resumed or sharded sweep finds it.

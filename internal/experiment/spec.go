@@ -43,11 +43,15 @@ type Spec struct {
 	// Costs is a cost-model file applied over every machine's costs
 	// (--costs; relative to the experiment file), NoCosts turns the cost
 	// model off (--no-costs).
-	Costs     string
-	NoCosts   bool
-	Workloads []Workload
-	Runs      int
-	Seed      uint64
+	Costs   string
+	NoCosts bool
+	// FullLength runs every benchmark for the whole duration its
+	// arguments ask for (--full-length; key full_length), not until its
+	// metric is at steady state.
+	FullLength bool
+	Workloads  []Workload
+	Runs       int
+	Seed       uint64
 	// Trace records, for run 0 of every configuration, the per-CPU
 	// occupancy over time (from sched_switch tracepoints).
 	Trace bool
@@ -94,7 +98,7 @@ func ParseFile(path string) (*Spec, error) {
 }
 
 var (
-	topKeys      = []string{"name", "description", "patch", "machines", "machine", "kernels", "kernel", "variants", "features", "sysctls", "cpus", "background_cgroups", "costs", "no_costs", "workloads", "runs", "seed", "trace", "profiles"}
+	topKeys      = []string{"name", "description", "patch", "machines", "machine", "kernels", "kernel", "variants", "features", "sysctls", "cpus", "background_cgroups", "costs", "no_costs", "full_length", "workloads", "runs", "seed", "trace", "profiles"}
 	workloadKeys = []string{"name", "run", "metrics", "param"}
 	profileKeys  = []string{"description", "runs", "machines", "variants", "workloads"}
 )
@@ -199,6 +203,12 @@ func Parse(file string, data []byte) (*Spec, error) {
 			return nil, p.errf(v, "no_costs must be true or false")
 		}
 		s.NoCosts = v.Value == "true"
+	}
+	if v := vals["full_length"]; v != nil {
+		if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!bool" {
+			return nil, p.errf(v, "full_length must be true or false")
+		}
+		s.FullLength = v.Value == "true"
 	}
 	if s.NoCosts && s.Costs != "" {
 		return nil, p.errf(vals["no_costs"], "give costs or no_costs, not both")

@@ -48,7 +48,11 @@ type Config struct {
 	// NoCosts runs without the cost model.
 	CostsFile string `json:"costs,omitempty"`
 	NoCosts   bool   `json:"no_costs,omitempty"`
-	Seed      uint64 `json:"seed"`
+	// FullLength makes a benchmark that stops at steady state by default
+	// (workload.FullLengther: tbench) simulate the whole duration its
+	// command line asks for (--full-length).
+	FullLength bool   `json:"full_length,omitempty"`
+	Seed       uint64 `json:"seed"`
 	// Tool is the workload (Tools lists them) and Args its own arguments.
 	Tool string   `json:"tool"`
 	Args []string `json:"args"`

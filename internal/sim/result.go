@@ -57,12 +57,13 @@ type RunOptions struct {
 	BackgroundCgroups int      `json:"background_cgroups,omitempty"`
 	CostsFile         string   `json:"costs,omitempty"`
 	NoCosts           bool     `json:"no_costs,omitempty"`
+	FullLength        bool     `json:"full_length,omitempty"`
 }
 
 func optionsOf(c *Config) *RunOptions {
 	o := &RunOptions{Features: c.Features, Sysctls: c.Sysctls, CPUs: c.CPUs,
-		BackgroundCgroups: c.BackgroundCgroups, CostsFile: c.CostsFile, NoCosts: c.NoCosts}
-	if len(o.Features) == 0 && len(o.Sysctls) == 0 && o.CPUs == "" && o.BackgroundCgroups == 0 && o.CostsFile == "" && !o.NoCosts {
+		BackgroundCgroups: c.BackgroundCgroups, CostsFile: c.CostsFile, NoCosts: c.NoCosts, FullLength: c.FullLength}
+	if len(o.Features) == 0 && len(o.Sysctls) == 0 && o.CPUs == "" && o.BackgroundCgroups == 0 && o.CostsFile == "" && !o.NoCosts && !o.FullLength {
 		return nil
 	}
 	return o

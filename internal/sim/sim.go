@@ -93,6 +93,9 @@ func Build(cfg Config) (*Built, error) {
 			ca.SetCosts(tab.Syscalls)
 		}
 	}
+	if fl, ok := inst.(workload.FullLengther); ok {
+		fl.SetFullLength(cfg.FullLength)
+	}
 	if cfg.CPUs != "" {
 		m, err := cpumask.Parse(k.NrCPUs(), cfg.CPUs)
 		if err != nil {

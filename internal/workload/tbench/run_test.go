@@ -22,9 +22,11 @@ var (
 // W-1 warmup lines), then T-1 execute lines, a report each second, and the
 // cleanup at T seconds of execute. The result is the last execute line's
 // MB/sec: none at -t 1, which therefore reports 0 MB/sec, as dbench does.
+// (With --full-length: by default the run stops at steady state,
+// TestSteadyStateStop.)
 func TestTimeLimits(t *testing.T) {
 	for _, limit := range []int{1, 2, 3, 5, 6} {
-		res, err := sim.Run(sim.Config{Machine: "hikey", Seed: 1, Tool: "tbench", Args: []string{"-t", strconv.Itoa(limit), "2"}}, sim.Options{})
+		res, err := sim.Run(sim.Config{Machine: "hikey", Seed: 1, Tool: "tbench", Args: []string{"-t", strconv.Itoa(limit), "2"}, FullLength: true}, sim.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -78,6 +80,58 @@ func TestTimeLimits(t *testing.T) {
 		// the cleanup report.
 		if sim := engine.Time(res.Sim.SimulatedNs); sim < engine.Time(warmup+limit)*engine.Second || sim > engine.Time(warmup+limit+1)*engine.Second {
 			t.Errorf("-t %d: %v simulated", limit, sim)
+		}
+	}
+}
+
+var steadyRE = regexp.MustCompile(`\nschedlab: stopped at steady state after ([\d.]+) s of the -t (\d+) run: (\d+) batches of 50 ms from ([\d.]+) s, throughput ±([\d.]+)% \(95%\); --full-length runs all of it\n$`)
+
+// By default tbench stops once its throughput is steady (workload.SteadyState):
+// earlier than the time limit, with a note saying when and how tight, a
+// Throughput within the interval's reach of the full-length run's, and a
+// throughput_ci_pct metric; --full-length prints no note and runs it all.
+func TestSteadyStateStop(t *testing.T) {
+	for _, tc := range []struct {
+		machine string
+		clients string
+	}{{"hikey", "2"}, {"zen3-2s-nps1", "4"}} {
+		// -t 5 has a warmup (1 s), as the posted -t 60 runs do.
+		args := []string{"-t", "5", tc.clients}
+		seq, err := sim.Run(sim.Config{Machine: tc.machine, Seed: 1, Tool: "tbench", Args: args}, sim.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		full, err := sim.Run(sim.Config{Machine: tc.machine, Seed: 1, Tool: "tbench", Args: args, FullLength: true}, sim.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := steadyRE.FindStringSubmatch(seq.Output)
+		if m == nil {
+			t.Fatalf("%s: no steady-state note at the end:\n%s", tc.machine, seq.Output)
+		}
+		if strings.Contains(full.Output, "schedlab:") {
+			t.Errorf("%s: --full-length printed a note:\n%s", tc.machine, full.Output)
+		}
+		after, _ := strconv.ParseFloat(m[1], 64)
+		batches, _ := strconv.Atoi(m[3])
+		from, _ := strconv.ParseFloat(m[4], 64)
+		ci, _ := strconv.ParseFloat(m[5], 64)
+		if after >= 5 || batches < 8 || from < 0.1 || math.Abs(from+0.05*float64(batches)-after) > 0.006 || ci > 1 {
+			t.Errorf("%s: stopped after %v s, %d batches from %v s, ±%v%%", tc.machine, after, batches, from, ci)
+		}
+		if engine.Time(seq.Sim.SimulatedNs) >= engine.Time(full.Sim.SimulatedNs)/2 {
+			t.Errorf("%s: steady-state run simulated %d ns, full %d ns", tc.machine, seq.Sim.SimulatedNs, full.Sim.SimulatedNs)
+		}
+		got, _ := seq.Metric("throughput_mb_s")
+		want, _ := full.Metric("throughput_mb_s")
+		if math.Abs(got/want-1) > 0.03 {
+			t.Errorf("%s: steady-state throughput %v, full-length %v", tc.machine, got, want)
+		}
+		if v, ok := seq.Metric("throughput_ci_pct"); !ok || math.Abs(v-ci) > 0.005 {
+			t.Errorf("%s: throughput_ci_pct %v (%v), the note ±%v%%", tc.machine, v, ok, ci)
+		}
+		if _, ok := full.Metric("throughput_ci_pct"); ok {
+			t.Errorf("%s: full-length run has throughput_ci_pct", tc.machine)
 		}
 	}
 }

@@ -160,14 +160,35 @@ type Bench struct {
 	maxLat   engine.Time // the worst latency of a report since the warmup
 	ops      []opStat
 	lastTput float64
+
+	// Sequential estimation (workload.SteadyState), unless fullLength.
+	fullLength bool
+	steady     workload.SteadyState
+	batcher    *engine.Timer
+	allBytes   uint64 // payload bytes since release, never reset
+	batchMark  uint64 // allBytes at the current batch's start
+	counting   bool   // the current batch is counted
+	early      bool   // stopped at steady state
+	relCI      float64
 }
+
+// Sequential estimation's batches: the first counted batch starts at least
+// steadyTransient after the release, once every client has moved payload.
+const (
+	steadyBatch     = 50 * engine.Millisecond
+	steadyTransient = 100 * engine.Millisecond
+)
+
+// SetFullLength makes the run simulate the whole -t time limit
+// (workload.FullLengther); by default it stops at steady state.
+func (b *Bench) SetFullLength(full bool) { b.fullLength = full }
 
 // New returns a run for cfg.
 // SetCosts sets the system-call costs (workload.CostAware).
 func (b *Bench) SetCosts(c costmodel.Syscalls) { b.cfg.Costs = c }
 
 func New(cfg Config) *Bench {
-	return &Bench{cfg: cfg, ops: make([]opStat, len(opTable)), warmup: cfg.Warmup}
+	return &Bench{cfg: cfg, ops: make([]opStat, len(opTable)), warmup: cfg.Warmup, steady: workload.DefaultSteadyState()}
 }
 
 func (b *Bench) printf(format string, a ...any) { b.out = fmt.Appendf(b.out, format, a...) }
@@ -181,6 +202,7 @@ func (b *Bench) Start(k *sched.Kernel) error {
 	b.printf("Running for %d seconds with load '%s' and minimum warmup %d secs\n", c.TimeLimit, Loadfile, c.Warmup)
 	b.printf("0 of %d processes prepared for launch   0 sec\n", c.Clients)
 	b.reporter = engine.NewTimer("tbench-report", b.report)
+	b.batcher = engine.NewTimer("tbench-batch", b.batch)
 	conns := make([]*conn, c.Clients)
 	for i := range conns {
 		conns[i] = &conn{c2s: kobj.NewUnixStream(), s2c: kobj.NewUnixStream()}
@@ -220,13 +242,59 @@ func (b *Bench) Report(w io.Writer) error {
 }
 
 // Metrics are throughput_mb_s, the operations executed per client and the
-// maximum latency.
+// maximum latency; a run stopped at steady state adds the half-width of
+// its throughput's 95% interval, in percent.
 func (b *Bench) Metrics() workload.Metrics {
-	return []workload.Metric{
+	m := []workload.Metric{
 		{Name: "throughput_mb_s", Value: b.lastTput, Better: workload.HigherIsBetter},
 		{Name: "operations", Value: float64(b.lines), Better: workload.HigherIsBetter},
 		{Name: "max_latency_ms", Value: float64(b.maxLat) / 1e6, Better: workload.LowerIsBetter},
 	}
+	if b.early {
+		m = append(m, workload.Metric{Name: "throughput_ci_pct", Value: 100 * b.relCI, Better: workload.LowerIsBetter})
+	}
+	return m
+}
+
+// batch ends one batch of sequential estimation: it counts the batch's
+// throughput if the batch was counted, starts counting once every client
+// has moved payload, and ends the run when workload.SteadyState allows.
+func (b *Bench) batch() {
+	now := b.k.Now()
+	if b.counting {
+		b.steady.Add(1e-6 * float64(b.allBytes-b.batchMark) / (float64(steadyBatch) / 1e9))
+		if b.steady.Steady() {
+			b.stopSteady()
+			return
+		}
+	}
+	b.batchMark = b.allBytes
+	b.counting = b.active == b.cfg.Clients
+	b.k.Eng.Schedule(b.batcher, now+steadyBatch)
+}
+
+// stopSteady ends the run early: the clients are cleaned up as at the time
+// limit, and the throughput is the counted batches' mean.
+func (b *Bench) stopSteady() {
+	mean, rel := b.steady.Estimate()
+	b.early, b.lastTput, b.relCI = true, mean, rel
+	now := b.k.Now()
+	// The worst latency so far, as a report line would have taken it.
+	lat := b.secMax
+	for _, cl := range b.clients {
+		if d := now - cl.opStart; d > lat {
+			lat = d
+		}
+	}
+	if lat > b.maxLat {
+		b.maxLat = lat
+	}
+	b.k.Eng.Cancel(b.reporter)
+	b.finish(float64(now-b.tStart) / 1e9)
+	n := b.steady.Kept()
+	from := now - engine.Time(n)*steadyBatch - b.t0
+	b.printf("schedlab: stopped at steady state after %.2f s of the -t %d run: %d batches of %d ms from %.2f s, throughput ±%.2f%% (95%%); --full-length runs all of it\n",
+		float64(now-b.t0)/1e9, b.cfg.TimeLimit, n, steadyBatch/engine.Millisecond, float64(from)/1e9, 100*rel)
 }
 
 // report is the once-a-second SIGALRM handler of the dbench parent
@@ -345,6 +413,9 @@ func (f *forker) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 		b.tStart = b.t0
 		b.release.WakeAll(k, 0)
 		k.Eng.Schedule(b.reporter, b.t0+engine.Second)
+		if !b.fullLength {
+			k.Eng.Schedule(b.batcher, b.t0+steadyTransient)
+		}
 	}
 	// The parent sleeps in its report loop (the reporter timer).
 	return sched.Block()
@@ -422,6 +493,7 @@ func (cl *client) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 			}
 			b.lines++
 			b.bytes += uint64(op.data)
+			b.allBytes += uint64(op.data)
 			if op.data > 0 && !cl.moved {
 				cl.moved = true
 				b.active++
