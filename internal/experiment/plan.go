@@ -432,6 +432,8 @@ var primary = map[string][]string{
 	"schbench":             {"latency_us.p99"},
 	"tbench":               {"throughput_mb_s"},
 	"stream":               {"copy_mb_s", "scale_mb_s", "add_mb_s", "triad_mb_s"},
+	// Jankbench's figures: frame-time percentiles and the missed share.
+	"frames": {"frame_ms.p50", "frame_ms.p90", "frame_ms.p99", "janky_pct"},
 }
 
 // PrimaryMetrics are the metrics a tool's table shows by default; nil for

@@ -75,3 +75,31 @@ func TestGroupSharesAcrossCPUs(t *testing.T) {
 		t.Errorf("group entity weights add up to %d, want ≈ tg->shares = 1024", w)
 	}
 }
+
+// TestGroupSharesV1: a cgroup v1 cpu.shares write sets tg->shares to
+// scale_load(shares), clamped to [2, 2^18], and cpu.weight reads back
+// DIV_ROUND_CLOSEST(shares·100, 1024): Android's bg_non_interactive 52
+// reads as weight 5, 1024 as 100.
+// Reference: core.c:cpu_shares_write_u64, cpu_weight_read_u64,
+// fair.c:__sched_group_set_shares (v6.19).
+func TestGroupSharesV1(t *testing.T) {
+	k := newTestKernel(t, "hikey", kernels.V619)
+	tg, err := k.CreateGroup(nil, "background", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		write, shares uint64
+		weight        int
+	}{{52, 52, 5}, {1024, 1024, 100}, {1, 2, 1}, {1 << 20, 1 << 18, 25600}} {
+		if err := k.SetGroupShares(tg, c.write); err != nil {
+			t.Fatal(err)
+		}
+		if tg.Shares != scaleLoad(c.shares) || tg.Weight != c.weight {
+			t.Errorf("cpu.shares %d: tg->shares %d weight %d, want %d %d", c.write, tg.Shares, tg.Weight, scaleLoad(c.shares), c.weight)
+		}
+	}
+	if err := k.SetGroupShares(k.RootTG, 52); err == nil {
+		t.Error("the root cgroup took cpu.shares")
+	}
+}

@@ -76,7 +76,29 @@ func (k *Kernel) SetGroupWeight(tg *TaskGroup, weight int) error {
 	tg.Weight = weight
 	// sched_weight_from_cgroup: DIV_ROUND_CLOSEST_ULL(weight * 1024, 100)
 	w := (uint64(weight)*1024 + 50) / 100
-	shares := scaleLoad(w)
+	k.setShares(tg, scaleLoad(w))
+	return nil
+}
+
+// SetGroupShares mirrors a write of cgroup v1's cpu.shares (v6.19; the
+// same in v6.0 and v5.12): cpu_shares_write_u64 → sched_group_set_shares
+// with scale_load(shares), clamped to MIN_SHARES..MAX_SHARES (2..2^18).
+// Android's cpuctl hierarchy is cgroup v1 (its init.rc writes cpu.shares).
+// tg.Weight becomes what cgroup v2's cpu.weight would read
+// (cpu_weight_read_u64: DIV_ROUND_CLOSEST(shares*100, 1024), at least 1).
+func (k *Kernel) SetGroupShares(tg *TaskGroup, shares uint64) error {
+	if tg.IsRoot() {
+		return fmt.Errorf("the root cgroup has no cpu.shares")
+	}
+	s := min(max(shares, 2), 1<<18)
+	tg.Weight = max(int((s*100+512)/1024), 1)
+	k.setShares(tg, scaleLoad(s))
+	return nil
+}
+
+// setShares mirrors __sched_group_set_shares (v6.19): the clamp, then
+// every CPU's group entity re-weighted from its updated load average.
+func (k *Kernel) setShares(tg *TaskGroup, shares uint64) {
 	if shares < scaleLoad(2) {
 		shares = scaleLoad(2)
 	}
@@ -84,7 +106,7 @@ func (k *Kernel) SetGroupWeight(tg *TaskGroup, weight int) error {
 		shares = scaleLoad(1 << 18)
 	}
 	if tg.Shares == shares {
-		return nil
+		return
 	}
 	tg.Shares = shares
 	for i := range k.Rqs {
@@ -95,7 +117,6 @@ func (k *Kernel) SetGroupWeight(tg *TaskGroup, weight int) error {
 			k.updateCfsGroup(se)
 		}
 	}
-	return nil
 }
 
 // MoveTask mirrors core.c:sched_move_task (v6.19): move p to group tg.

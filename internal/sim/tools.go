@@ -7,6 +7,7 @@ import (
 
 	"github.com/schedlab/schedlab/internal/replay"
 	"github.com/schedlab/schedlab/internal/workload"
+	"github.com/schedlab/schedlab/internal/workload/frames"
 	"github.com/schedlab/schedlab/internal/workload/hackbench"
 	"github.com/schedlab/schedlab/internal/workload/rtapp"
 	"github.com/schedlab/schedlab/internal/workload/schbench"
@@ -109,6 +110,18 @@ func init() {
 				return nil, err
 			}
 			return rtapp.New(spec), nil
+		},
+	})
+	register(&Tool{
+		Name:    "frames",
+		Summary: "Android-style frames: per app a UI thread and a RenderThread at each vsync, apps moved between top-app and background cgroups; frame-time percentiles and janky frames",
+		Usage:   frames.Usage,
+		Parse: func(args []string) (workload.Instance, error) {
+			cfg, err := frames.Parse(args)
+			if err != nil {
+				return nil, err
+			}
+			return frames.New(cfg), nil
 		},
 	})
 	register(&Tool{

@@ -1,0 +1,130 @@
+package frames_test
+
+import (
+	"testing"
+
+	"github.com/schedlab/schedlab/internal/sched"
+	"github.com/schedlab/schedlab/internal/sim"
+	"github.com/schedlab/schedlab/internal/workload/frames"
+)
+
+// sample is the PELT signals of one move, on the moved task's CPU.
+type sample struct {
+	task             string
+	cpu              int
+	taskLoad, taskUt uint64
+	rootUtil         uint64 // the root cfs_rq's util_avg after the move
+	rootUtilBefore   uint64
+	rootLoad         uint64
+	rootLoadBefore   uint64
+	toQUtil, toSE    uint64 // destination group: its cfs_rq's and its entity's util_avg
+	toSELoad         uint64
+	fromSE           uint64 // the source group's entity util_avg
+	freq             uint64 // the CPU's frequency (1024 = max)
+}
+
+// moves runs frames on hikey with propagation on or off and records every
+// move into top-app (the app coming to the front) and out of it.
+func moves(t *testing.T, propagate bool, args ...string) (in, out []sample, res *sim.Result) {
+	t.Helper()
+	cfg := sim.Config{Machine: "hikey", Seed: 1, Tool: "frames", Args: args}
+	if !propagate {
+		cfg.Variants = []string{"no-tg-propagate"}
+	}
+	b, err := sim.Build(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fb := b.Instance.(*frames.Bench)
+	var before struct{ util, load uint64 }
+	var from *sched.TaskGroup
+	fb.OnMove = func(k *sched.Kernel, p *sched.Task, to *sched.TaskGroup, done bool) {
+		c := p.CPU()
+		root := k.Rqs[c].CFS
+		if !done {
+			before.util, before.load, from = root.Avg.UtilAvg, root.Avg.LoadAvg, p.TG
+			return
+		}
+		s := sample{task: p.Comm, cpu: int(c), taskLoad: p.SE.Avg.LoadAvg, taskUt: p.SE.Avg.UtilAvg,
+			rootUtil: root.Avg.UtilAvg, rootLoad: root.Avg.LoadAvg, rootUtilBefore: before.util, rootLoadBefore: before.load,
+			toQUtil: to.CfsRq[c].Avg.UtilAvg, toSE: to.SE[c].Avg.UtilAvg, toSELoad: to.SE[c].Avg.LoadAvg,
+			fromSE: from.SE[c].Avg.UtilAvg, freq: k.Rqs[c].FreqScale}
+		if p.TG != to {
+			t.Fatalf("%s: in %s after the move to %s", p.Comm, p.TG.Name, to.Name)
+		}
+		if to == fb.TopApp {
+			in = append(in, s)
+		} else {
+			out = append(out, s)
+		}
+	}
+	res, err = b.Run(sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in, out, res
+}
+
+// TestMoveFollowsPELT: at every app switch the front app's two threads
+// move from background to top-app and the old front app's from top-app to
+// background (core.c:sched_move_task → task_change_group_fair: detach
+// from the old group's cfs_rq, attach to the new one's on the same CPU).
+// The task's own load_avg/util_avg go with it; with propagation
+// (add_tg_cfs_propagate, propagate_entity_load_avg, update_tg_cfs_util,
+// v4.10+) the destination group's entity takes its cfs_rq's util at once,
+// without it the entity keeps what it had and converges through PELT.
+// Reference: fair.c:attach_entity_load_avg, update_tg_cfs_util (v6.19).
+func TestMoveFollowsPELT(t *testing.T) {
+	for _, propagate := range []bool{true, false} {
+		in, out, res := moves(t, propagate, "-d", "10")
+		if len(in) != 8 || len(out) != 8 {
+			t.Fatalf("propagate=%v: %d moves in, %d out, want 8 and 8 (4 switches)", propagate, len(in), len(out))
+		}
+		for _, set := range [][]sample{in, out} {
+			for _, s := range set {
+				t.Logf("propagate=%v %-11s cpu%d task load %4d util %4d | to-group cfs_rq util %4d entity util %4d load %4d | from-group entity util %4d | root util %4d→%4d load %4d→%4d | freq %4d",
+					propagate, s.task, s.cpu, s.taskLoad, s.taskUt, s.toQUtil, s.toSE, s.toSELoad, s.fromSE, s.rootUtilBefore, s.rootUtil, s.rootLoadBefore, s.rootLoad, s.freq)
+				if s.toQUtil < s.taskUt {
+					t.Errorf("propagate=%v %s: the destination cfs_rq's util %d lacks the task's %d", propagate, s.task, s.toQUtil, s.taskUt)
+				}
+			}
+		}
+		// The old front app's RenderThread is busy every frame: its
+		// util is large, so its move shows the propagation.
+		var gap uint64
+		for _, s := range out {
+			d := absDiff(s.toSE, s.toQUtil)
+			gap = max(gap, d)
+		}
+		// The old front app's load leaves the root at once with
+		// propagation: the task's weight now counts through
+		// background's 52 shares (update_tg_cfs_load); without it
+		// the root keeps the top-app entity's load. Util, which
+		// schedutil reads, is not weighted: the same-CPU move leaves
+		// the root's util where it was either way.
+		for _, s := range out {
+			if s.rootLoadBefore < 50 {
+				continue
+			}
+			if propagate && s.rootLoad > s.rootLoadBefore/2 || !propagate && s.rootLoad < s.rootLoadBefore*3/4 {
+				t.Errorf("propagate=%v %s: root load %d → %d", propagate, s.task, s.rootLoadBefore, s.rootLoad)
+			}
+		}
+		m := func(name string) float64 { v, _ := res.Metric(name); return v }
+		t.Logf("propagate=%v: frames %v p50 %.3f p90 %.3f p99 %.3f ms, janky %.2f%%", propagate,
+			m("frames"), m("frame_ms.p50"), m("frame_ms.p90"), m("frame_ms.p99"), m("janky_pct"))
+		if propagate && gap > 2 {
+			t.Errorf("with propagation a group entity's util differs from its cfs_rq's by %d right after a move", gap)
+		}
+		if !propagate && gap < 50 {
+			t.Errorf("without propagation the group entities followed the moves (largest gap %d)", gap)
+		}
+	}
+}
+
+func absDiff(a, b uint64) uint64 {
+	if a > b {
+		return a - b
+	}
+	return b - a
+}
