@@ -3,6 +3,8 @@ package frames_test
 import (
 	"testing"
 
+	"github.com/schedlab/schedlab/internal/cpumask"
+	"github.com/schedlab/schedlab/internal/engine"
 	"github.com/schedlab/schedlab/internal/sched"
 	"github.com/schedlab/schedlab/internal/sim"
 	"github.com/schedlab/schedlab/internal/workload/frames"
@@ -127,4 +129,110 @@ func absDiff(a, b uint64) uint64 {
 		return a - b
 	}
 	return b - a
+}
+
+// migrationSignals runs frames on hikey with the v4.10-era signal set
+// (NO_UTIL_EST: util_est came in v4.17, so schedutil reads util_avg alone)
+// and, each time a top-app thread starts running on a CPU it has just
+// migrated to, compares that CPU's root cfs_rq util_avg with the task's
+// own, and records the frequency the CPU runs at.
+func migrationSignals(t *testing.T, propagate bool, seed uint64) (missing, freq, runFreq float64, n int, res *sim.Result) {
+	t.Helper()
+	cfg := sim.Config{Machine: "hikey", Seed: seed, Tool: "frames", Args: []string{"-d", "10"}, Features: []string{"NO_UTIL_EST"}}
+	if !propagate {
+		cfg.Variants = []string{"no-tg-propagate"}
+	}
+	b, err := sim.Build(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fb := b.Instance.(*frames.Bench)
+	k := b.Kernel
+	moved := map[*sched.Task]bool{}
+	k.Hooks.Migrate = func(p *sched.Task, orig, dest cpumask.CPU) {
+		if p.TG == fb.TopApp {
+			moved[p] = true
+		}
+	}
+	var sumMissing, sumFreq float64
+	// The frequency top-app threads run at, weighted by their run time
+	// (the frequency when each stint began and ended, averaged).
+	type stint struct {
+		at   engine.Time
+		freq uint64
+	}
+	running := map[cpumask.CPU]stint{}
+	var ran, ranFreq float64
+	k.Hooks.Switch = func(cpu cpumask.CPU, prev *sched.Task, _ sched.TaskState, next *sched.Task) {
+		now, f := k.Now(), k.Rqs[cpu].FreqScale
+		if st, ok := running[cpu]; ok && prev != nil {
+			d := float64(now - st.at)
+			ran += d
+			ranFreq += d * float64(st.freq+f) / 2
+			delete(running, cpu)
+		}
+		if next != nil && next.TG == fb.TopApp {
+			running[cpu] = stint{now, f}
+		}
+		if next == nil || !moved[next] {
+			return
+		}
+		delete(moved, next)
+		tu := next.SE.Avg.UtilAvg
+		if tu < 20 {
+			return // too small a signal to tell
+		}
+		root := k.Rqs[cpu].CFS.Avg.UtilAvg
+		m := 0.0
+		if root < tu {
+			m = float64(tu-root) / float64(tu)
+		}
+		sumMissing += m
+		sumFreq += float64(k.Rqs[cpu].FreqScale)
+		n++
+	}
+	res, err = b.Run(sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n == 0 {
+		t.Fatalf("propagate=%v: no top-app thread ran on a CPU it had migrated to", propagate)
+	}
+	return sumMissing / float64(n), sumFreq / float64(n), ranFreq / ran, n, res
+}
+
+// TestMigrationPropagatesUtilToSchedutil is why no-tg-propagate changes
+// frame times: the UI thread and RenderThread wake on whichever of hikey's
+// CPUs select_idle_sibling finds, so they migrate often. With propagation
+// (fair.c:attach_entity_load_avg → add_tg_cfs_propagate, then
+// propagate_entity_load_avg/update_tg_cfs_util up to the root, v4.10+) the
+// destination's root cfs_rq carries the task's util_avg when it starts
+// running there; without it the top-app group entity on that CPU has only
+// what it had left and ramps up through PELT (32 ms half-life), so
+// schedutil, which reads the root's util (no util_est in this kernel
+// configuration), asks for a lower frequency and the frame's work runs
+// longer. Reference: fair.c (v6.19), cpufreq_schedutil.c:sugov_get_util.
+func TestMigrationPropagatesUtilToSchedutil(t *testing.T) {
+	// Six seeds: migrations of a busy top-app thread are few (4 to 18
+	// in 10 s), so one seed is too few to average over.
+	var missOn, missOff, freqOn, freqOff float64
+	const seeds = 6
+	for seed := uint64(1); seed <= seeds; seed++ {
+		mOn, fOn, runOn, nOn, resOn := migrationSignals(t, true, seed)
+		mOff, fOff, runOff, nOff, resOff := migrationSignals(t, false, seed)
+		p90 := func(r *sim.Result) float64 { v, _ := r.Metric("frame_ms.p90"); return v }
+		t.Logf("seed %d propagate: %d migrations, root lacks %.1f%% of the task's util, freq %.0f/1024; top-app runs at %.0f/1024, p90 %.2f ms", seed, nOn, 100*mOn, fOn, runOn, p90(resOn))
+		t.Logf("seed %d no propagate: %d migrations, root lacks %.1f%% of the task's util, freq %.0f/1024; top-app runs at %.0f/1024, p90 %.2f ms", seed, nOff, 100*mOff, fOff, runOff, p90(resOff))
+		missOn, missOff, freqOn, freqOff = missOn+mOn/seeds, missOff+mOff/seeds, freqOn+fOn/seeds, freqOff+fOff/seeds
+	}
+	t.Logf("mean of %d seeds: root lacks %.1f%% with propagation, %.1f%% without; frequency after a migration %.0f and %.0f /1024", seeds, 100*missOn, 100*missOff, freqOn, freqOff)
+	// With propagation the root holds the task's signal (a few percent
+	// lost to the other tasks' decay at most); without, a large part of
+	// it is missing, and schedutil asks for less.
+	if missOn > 0.05 || missOff < 0.25 {
+		t.Errorf("root util missing after a migration: %.1f%% with propagation, %.1f%% without", 100*missOn, 100*missOff)
+	}
+	if freqOff >= freqOn {
+		t.Errorf("frequency after a migration: %.0f without propagation, %.0f with", freqOff, freqOn)
+	}
 }
