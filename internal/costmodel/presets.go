@@ -91,7 +91,7 @@ func zen3(nps int) []entry {
 		{"line_other_node_ns", 190, "estimate [unverified]: a socket crossing on 2P Milan, ≈ 2.4× the cross-CCD figure"},
 		{"smt_factor", 0.62, "estimate: Zen3's SMT2 adds about a fifth to a quarter to multi-threaded throughput (AnandTech, " +
 			"'Investigating Performance of Multi-Threading on Zen 3 and AMD Ryzen 5000', Dec 2020) [average not verified]; 1.24 / 2"},
-		{"mem_bw_core_gbps", 28, citeRome + " (Rome; Milan's single-thread figure is similar [unverified])"},
+		{"mem_bw_core_gbps", 28, citeRome + " (Rome; Milan's single-thread figure is similar [unverified]); an NPS4 figure, used as such (NPS1/NPS2 below)"},
 		{"mem_bw_llc_gbps", 51.2, "datasheet-derived: a CCD's GMI2 link reads 32 B per fabric cycle at 1600 MHz (DDR4-3200, FCLK 1:1)"},
 		{"mem_bw_node_gbps", 170, citeHBv3 + ": half per socket (NPS1: one node per socket)"},
 		{"remote_mem_factor", 1.7, "estimate [unverified]: remote-socket DRAM latency ≈ 1.7× local on 2P EPYC (local ≈ 113–122 ns, AnandTech EPYC Rome review)"},
@@ -101,6 +101,16 @@ func zen3(nps int) []entry {
 		for i := range e {
 			if e[i].key == "mem_bw_node_gbps" {
 				e[i] = entry{"mem_bw_node_gbps", 42.5, citeHBv3 + ": an eighth per node (NPS4: 4 nodes per socket, 2 channels each)"}
+			}
+		}
+	} else {
+		// A core's memory rate is bounded by its misses in flight over the
+		// memory latency; NPS1 and NPS2 interleave a node's memory over
+		// several quadrants' channels, so the mean latency is longer than
+		// NPS4's local quadrant and the rate lower than the NPS4 figure.
+		for i := range e {
+			if e[i].key == "mem_bw_core_gbps" {
+				e[i] = entry{"mem_bw_core_gbps", 20, "fitted to the fidelity corpus (24 points): schedlab fidelity --quick --case *nps1*stream* --fit mem_bw_core_gbps=19,20,21,22,23,25,28; median |log ratio| 0.121 -> 0.069 (NPS2's 24 points also pick 20: 0.068 -> 0.055); below NPS4's " + citeRome + " because NPS1/NPS2 memory is interleaved over more quadrants, farther on average"}
 			}
 		}
 	}

@@ -18,6 +18,17 @@ count an environment variable; give them as words:
   NTIMES=N              times each kernel runs, at least 2 (default 10)
   OFFSET=N              array offset, printed only (default 0)
   OMP_NUM_THREADS=N     threads (default: every CPU of the machine)
+
+and how the binary stores (schedlab's, not a STREAM define):
+
+  SCHEDLAB_STORES=auto  as GCC -O2 builds it: Copy becomes a memcpy call, whose
+                        large copies use non-temporal stores; Scale, Add and
+                        Triad store through the cache, which first reads each
+                        line it writes (write-allocate, traffic STREAM does
+                        not count) (default)
+  SCHEDLAB_STORES=nt    every kernel streams its stores (as icc
+                        -qopt-streaming-stores=always): no write-allocate
+  SCHEDLAB_STORES=allocate  every kernel's stores allocate, Copy's too
 `
 
 // Parse reads NAME=VALUE words.
@@ -29,7 +40,15 @@ func Parse(args []string) (Config, error) {
 		}
 		name, val, ok := strings.Cut(a, "=")
 		if !ok {
-			return cfg, fmt.Errorf("stream: %q: arguments are NAME=VALUE (STREAM_ARRAY_SIZE, NTIMES, OFFSET, OMP_NUM_THREADS)", a)
+			return cfg, fmt.Errorf("stream: %q: arguments are NAME=VALUE (STREAM_ARRAY_SIZE, NTIMES, OFFSET, OMP_NUM_THREADS, SCHEDLAB_STORES)", a)
+		}
+		if name == "SCHEDLAB_STORES" {
+			st, ok := storesByName[val]
+			if !ok {
+				return cfg, fmt.Errorf("stream: SCHEDLAB_STORES=%q: give auto, nt or allocate", val)
+			}
+			cfg.Stores = st
+			continue
 		}
 		n, err := strconv.ParseInt(val, 10, 64)
 		if err != nil {
@@ -57,7 +76,7 @@ func Parse(args []string) (Config, error) {
 			}
 			cfg.Threads = int(n)
 		default:
-			return cfg, fmt.Errorf("stream: unknown setting %q (STREAM_ARRAY_SIZE, NTIMES, OFFSET, OMP_NUM_THREADS)", name)
+			return cfg, fmt.Errorf("stream: unknown setting %q (STREAM_ARRAY_SIZE, NTIMES, OFFSET, OMP_NUM_THREADS, SCHEDLAB_STORES)", name)
 		}
 	}
 	return cfg, nil

@@ -8,10 +8,15 @@ import (
 
 func TestParse(t *testing.T) {
 	c, err := Parse([]string{"STREAM_ARRAY_SIZE=22369621", "NTIMES=5", "OMP_NUM_THREADS=16"})
-	if err != nil || c.ArraySize != 22369621 || c.NTimes != 5 || c.Threads != 16 {
+	if err != nil || c.ArraySize != 22369621 || c.NTimes != 5 || c.Threads != 16 || c.Stores != StoresAuto {
 		t.Fatalf("%+v %v", c, err)
 	}
-	for _, a := range []string{"NTIMES=1", "FOO=1", "OMP_NUM_THREADS=x", "-n 5"} {
+	for name, want := range map[string]Stores{"auto": StoresAuto, "nt": StoresNT, "allocate": StoresAllocate} {
+		if c, err := Parse([]string{"SCHEDLAB_STORES=" + name}); err != nil || c.Stores != want {
+			t.Errorf("SCHEDLAB_STORES=%s: %v %v", name, c.Stores, err)
+		}
+	}
+	for _, a := range []string{"NTIMES=1", "FOO=1", "OMP_NUM_THREADS=x", "-n 5", "SCHEDLAB_STORES=fast", "SCHEDLAB_STORES="} {
 		if _, err := Parse(strings.Fields(a)); err == nil || !strings.HasPrefix(err.Error(), "stream: ") {
 			t.Errorf("%q: %v", a, err)
 		}
