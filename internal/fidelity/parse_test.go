@@ -313,6 +313,7 @@ func TestMetricNamesBeforeRun(t *testing.T) {
 		"stream":               {"OMP_NUM_THREADS=2"},
 		"rt-app":               {"../sim/testdata/example.json"},
 		"replay":               {"../replay/testdata/hackbench-pipe.txt"},
+		"frames":               {"-d", "1"},
 	} {
 		_, inst, err := sim.Parse(tool, args)
 		if err != nil {
@@ -324,7 +325,7 @@ func TestMetricNamesBeforeRun(t *testing.T) {
 			t.Errorf("%s names no metric before it runs", tool)
 		}
 	}
-	if n := len(sim.Tools()); n != 9 {
+	if n := len(sim.Tools()); n != 10 {
 		t.Errorf("%d tools: add the new one here", n)
 	}
 }
