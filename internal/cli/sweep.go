@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -23,7 +24,8 @@ func init() {
 			rf                                                        runFlags
 			out, shard, profile, slurmFile, partition, timeLimit, bin string
 			jobs, tasks, cpusPerTask                                  int
-			resume, trace                                             bool
+			resume, trace, estimate                                   bool
+			probe                                                     time.Duration
 		)
 		c := &cobra.Command{
 			Use:   "sweep [EXPERIMENT|FILE] --out DIR [--jobs N] [--resume]",
@@ -46,18 +48,33 @@ values replaced.
 --shard i/n runs only the points whose index is i modulo n. --slurm FILE
 writes an sbatch job-array script instead of running: each array task runs one
 shard into DIR (a directory every node sees); submit it with sbatch FILE, then
-check and merge with 'schedlab collect DIR'.`,
+check and merge with 'schedlab collect DIR'.
+
+--estimate runs nothing to completion: it probes one run of every machine,
+workload and load for up to --estimate-probe of wall time, extrapolates each
+run's wall time from the progress made, and prints the expected core-hours
+and wall time on --jobs cores (with --out, the runs DIR already holds are
+left out). An estimate, not a promise: start-up phases and tbench's stop at
+steady state make real runs differ.`,
 			Args: cobra.MaximumNArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
-				if out == "" {
+				if out == "" && !estimate {
 					return fmt.Errorf("sweep: --out DIR is required")
+				}
+				if estimate && (slurmFile != "" || shard != "" || resume) {
+					return fmt.Errorf("sweep: --estimate runs nothing; drop --slurm, --shard and --resume")
+				}
+				if cmd.Flags().Changed("estimate-probe") && (probe <= 0 || probe > time.Hour) {
+					return fmt.Errorf("sweep: --estimate-probe %v: give a duration between 0 and 1h, e.g. 2s", probe)
 				}
 				if err := rf.check(cmd.Flags()); err != nil {
 					return err
 				}
 				// Outputs are checked before anything is written.
-				if err := sim.CheckOutputDir("--out", out); err != nil {
-					return err
+				if out != "" && !estimate {
+					if err := sim.CheckOutputDir("--out", out); err != nil {
+						return err
+					}
 				}
 				if err := sim.CheckOutputFile("--slurm", slurmFile); err != nil {
 					return err
@@ -93,6 +110,12 @@ check and merge with 'schedlab collect DIR'.`,
 				}
 				for _, s := range plan.Skipped {
 					fmt.Fprintf(env.Stderr, "schedlab: %s: skipping %s (not in this schedlab yet)\n", plan.Name, s)
+				}
+				if jobs < 1 {
+					jobs = runtime.NumCPU()
+				}
+				if estimate {
+					return printEstimate(env, plan, out, probe, jobs)
 				}
 				if slurmFile != "" {
 					if sn > 1 {
@@ -135,6 +158,8 @@ check and merge with 'schedlab collect DIR'.`,
 		f.BoolVar(&resume, "resume", false, "continue a sweep in DIR, running only the missing runs")
 		f.StringVar(&shard, "shard", "", "run only shard i of n (i/n, 0 <= i < n)")
 		f.StringVar(&profile, "profile", "", "apply a profile of the experiment (e.g. paper: the published sizes)")
+		f.BoolVar(&estimate, "estimate", false, "print the sweep's expected wall time from a short probe of each configuration, and run nothing")
+		f.DurationVar(&probe, "estimate-probe", 2*time.Second, "with --estimate: wall time to probe each machine, workload and load")
 		f.BoolVar(&trace, "trace", false, "trace run 0 of every configuration (per-CPU occupancy for the report)")
 		f.StringVar(&slurmFile, "slurm", "", "write an sbatch job-array script to this file instead of running")
 		f.IntVar(&tasks, "slurm-tasks", 4, "with --slurm: array tasks (shards)")
@@ -227,4 +252,45 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// printEstimate prints `sweep --estimate`'s table and total.
+func printEstimate(env *Env, plan *experiment.Plan, dir string, probe time.Duration, jobs int) error {
+	fmt.Fprintf(env.Stderr, "schedlab: sweep %s: probing each machine, workload and load for up to %v\n", plan.Name, probe)
+	rows, err := experiment.Estimate(plan, dir, probe, time.Now)
+	if err != nil {
+		return err
+	}
+	w := tabwriter.NewWriter(env.Stdout, 0, 8, 2, ' ', 0)
+	fmt.Fprintf(w, "machine\tworkload\tload\truns\tprobe\tprogress\tper run\ttotal\n")
+	var total time.Duration
+	runs := 0
+	for i := range rows {
+		r := &rows[i]
+		load := r.Load
+		if load == "" {
+			load = "-"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\t%.1f%%\t%s\t%s\n", r.Machine, r.Workload, load, r.Runs,
+			fmtEstimate(r.ProbeWall), 100*r.Progress, fmtEstimate(r.PerRun), fmtEstimate(r.Total()))
+		total += r.Total()
+		runs += r.Runs
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "estimate: %d runs, %.2f core-hours; about %s of wall time on %d jobs\n",
+		runs, total.Hours(), fmtDuration(total/time.Duration(jobs)), jobs)
+	return nil
+}
+
+// fmtEstimate is a duration to two or three significant figures.
+func fmtEstimate(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	case d < time.Minute:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	}
+	return fmtDuration(d)
 }

@@ -163,3 +163,34 @@ func TestCollect(t *testing.T) {
 		t.Errorf("resume of nothing: %d %s", code, errOut)
 	}
 }
+
+// sweep --estimate prints one row per machine, workload and load with its
+// run count, and the total; it writes nothing and refuses the flags that
+// would run or split the sweep.
+func TestSweepEstimate(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "e.yaml")
+	writeFile(t, file, killExperiment)
+	out, errOut, code := run("sweep", file, "--estimate", "--estimate-probe", "50ms")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 6 || !strings.HasPrefix(lines[0], "machine") || !strings.HasPrefix(lines[5], "estimate: 48 runs, ") {
+		t.Fatalf("output:\n%s", out)
+	}
+	for i, load := range []string{"1", "2", "3", "4"} {
+		f := strings.Fields(lines[i+1])
+		if len(f) != 8 || f[0] != "hikey" || f[1] != "hackbench" || f[2] != load || f[3] != "12" {
+			t.Errorf("row %d: %q", i, lines[i+1])
+		}
+	}
+	for _, args := range [][]string{
+		{"sweep", file, "--estimate", "--shard", "0/2"},
+		{"sweep", file, "--estimate", "--estimate-probe", "-1s"},
+	} {
+		if _, e, c := run(args...); c != 2 || strings.Count(strings.TrimSpace(e), "\n") != 0 {
+			t.Errorf("%v: exit %d, %q", args, c, e)
+		}
+	}
+}

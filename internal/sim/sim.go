@@ -192,3 +192,26 @@ func Drive(k *sched.Kernel, inst workload.Instance, slice engine.Time, progress 
 	}
 	return nil
 }
+
+// Probe starts the workload and runs it, slice by slice (1 ms of simulated
+// time), until it is done or the wall clock now() has advanced by budget
+// since the start; it returns the workload's progress (0..1), whether it
+// finished, and the wall time used. `schedlab sweep --estimate` extrapolates
+// a run's wall time from it. Observers are not attached.
+func (b *Built) Probe(budget time.Duration, now func() time.Time) (progress float64, done bool, used time.Duration, err error) {
+	k, inst := b.Kernel, b.Instance
+	start := now()
+	if err := inst.Start(k); err != nil {
+		return 0, false, 0, err
+	}
+	for !inst.Done() {
+		if k.Eng.Pending() == 0 {
+			return 0, false, 0, fmt.Errorf("sim: the workload stopped making progress at %v with no event pending (a deadlock in the workload model)", k.Now())
+		}
+		k.Eng.RunUntil(k.Now() + engine.Millisecond)
+		if used = now().Sub(start); used >= budget {
+			return inst.Progress(), false, used, nil
+		}
+	}
+	return 1, true, now().Sub(start), nil
+}

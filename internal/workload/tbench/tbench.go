@@ -226,14 +226,24 @@ func (b *Bench) Start(k *sched.Kernel) error {
 // Done reports whether the execute phase is over.
 func (b *Bench) Done() bool { return b.done }
 
-// Progress is the fraction of warmup plus execute time simulated.
+// Progress is the fraction of warmup plus execute time simulated; a run
+// that stops at steady state counts against steadyExpected instead when
+// that is shorter (the rule usually holds 0.5–0.8 s after the release), so
+// that `sweep --estimate` does not extrapolate to the whole time limit.
 func (b *Bench) Progress() float64 {
 	if b.t0 == 0 && b.k.Now() == 0 {
 		return 0
 	}
 	total := float64(b.cfg.Warmup+b.cfg.TimeLimit) * 1e9
-	return float64(b.k.Now()-b.t0) / total
+	if !b.fullLength {
+		total = min(total, float64(steadyExpected))
+	}
+	return min(float64(b.k.Now()-b.t0)/total, 0.99)
 }
+
+// steadyExpected is when a run usually reaches steady state, from the
+// release: the transient, eight batches and a few more.
+const steadyExpected = steadyTransient + 12*steadyBatch
 
 // Report writes what tbench printed.
 func (b *Bench) Report(w io.Writer) error {
