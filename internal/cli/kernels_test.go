@@ -118,13 +118,14 @@ func TestKernelsShow(t *testing.T) {
 // patches were written against v6.0, Barry Song's and Joel Fernandes'
 // patches and Vincent Guittot's v5.13 series against v5.12, and
 // no-tg-propagate removes what every baseline has; SIS_NODE was written
-// on the v6.4-rc tip, whose fair class v6.0 models.
+// on the v6.4-rc tip, whose fair class v6.0 models, and the cluster scan
+// on v6.5-rc1 (v6.0's topology and wakeup, with the patch's SD_CLUSTER).
 func TestVariantsBaselines(t *testing.T) {
 	want := map[string]string{
 		"short-task-rfc": "v6.0", "short-task-v1": "v6.0", "short-task-v2": "v6.0", "short-task-v3": "v6.0",
 		"short-task-v4": "v6.0", "short-task-rfc2": "v6.0", "idle-cores-nosmt": "v5.12",
 		"blocked-avg-ratelimit": "v5.12", "blocked-load-outside-newidle": "v5.12", "no-tg-propagate": "any (default v6.19)",
-		"sis-node": "v6.0",
+		"sis-node": "v6.0", "sis-cluster": "v6.0",
 	}
 	seen := 0
 	for _, line := range strings.Split(runCLI(t, "variants"), "\n")[1:] {

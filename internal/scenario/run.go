@@ -263,7 +263,7 @@ func (r *Runner) cmdMachine(c *Command, b *strings.Builder) error {
 	if err != nil {
 		return c.errf("%v", err)
 	}
-	topo, err := topology.Build(spec, topology.Options{Kernel: kernel})
+	topo, err := topology.Build(spec, sched.TopologyOptions(s))
 	if err != nil {
 		return c.errf("%v", err)
 	}

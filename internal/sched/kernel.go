@@ -157,11 +157,24 @@ type Hooks struct {
 	AfterEvent func(k *Kernel)
 }
 
+// TopologyOptions are the topology.Build options a kernel with settings s
+// needs: its baseline, and SD_CLUSTER on the CLS level for sis-cluster.
+func TopologyOptions(s Settings) topology.Options {
+	return topology.Options{Kernel: s.Kernel, ClusterFlag: s.SISCluster}
+}
+
 // New builds a kernel for topo with settings s, on engine eng. Every CPU
 // starts idle at time 0 with its tick stopped.
 func New(eng *engine.Engine, topo *topology.Topology, s Settings) (*Kernel, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
+	}
+	if s.SISCluster {
+		for _, d := range topo.AllDomains {
+			if d.Name == "CLS" && d.Flags&topology.SDCluster == 0 {
+				panic("sched: sis-cluster needs a topology built with sched.TopologyOptions (SD_CLUSTER on the CLS level)")
+			}
+		}
 	}
 	n := topo.NrCPUs
 	k := &Kernel{Eng: eng, Topo: topo, S: s, nextPID: 1, thisCPU: 0}

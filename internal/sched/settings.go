@@ -201,6 +201,18 @@ type Settings struct {
 	// is not a schedlab feature flag, since no baseline has it: the
 	// variant sis-node sets this.
 	SISNode bool
+	// SISCluster is Yicong Yang's "sched/fair: Scan cluster before
+	// scanning LLC in wake-up path" (v9, <20230719092838.2302-3-yangyicong@huawei.com>,
+	// on v6.5-rc1; merged for v6.6, so v6.19 has it) with its first patch,
+	// "sched: Add cpus_share_resources API": the CLS level gets SD_CLUSTER
+	// and sd_share_id (topology.Options.ClusterFlag, which
+	// TopologyOptions sets from this), which turns on what v6.19's
+	// select_idle_sibling and select_idle_cpu do on cluster machines:
+	// prev and recent_used_cpu are taken at once only inside target's
+	// cluster, target's cluster is scanned before the rest of the LLC, and
+	// a cache-affine prev or recent CPU outside it is the fallback. The
+	// variant sis-cluster sets this on v6.0.
+	SISCluster bool
 
 	// --- load balancing ---
 	// Differences between the baselines' load balancers, and

@@ -93,6 +93,11 @@ var variants = []variant{
 			Description: "SIS_NODE (Peter Zijlstra, tip sched/core c7dfd6b9122d, 2023; reverted before v6.5): when the LLC has no idle CPU, scan the other LLCs of its parent domain, unless that is a NUMA level, each with its own SIS_UTIL budget"},
 		apply: func(s *Settings) { s.SISNode = true },
 	},
+	{
+		info: VariantInfo{Name: "sis-cluster", Baseline: kernels.V60, Touches: []string{"select_idle_sibling", "select_idle_cpu", "cpus_share_resources"},
+			Description: "scan the target's cluster before the rest of the LLC (Yicong Yang, v9 Jul 2023, merged for v6.6): SD_CLUSTER and sd_share_id on the CLS level; prev and recent_used_cpu taken at once only inside target's cluster, else kept as the fallback"},
+		apply: func(s *Settings) { s.SISCluster = true },
+	},
 }
 
 // Variants lists every variant in a fixed order.

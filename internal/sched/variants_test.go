@@ -9,6 +9,7 @@ import (
 
 	"github.com/schedlab/schedlab/internal/cpumask"
 	"github.com/schedlab/schedlab/internal/engine"
+	"github.com/schedlab/schedlab/internal/topology"
 )
 
 // TestVariantsTable pins the variant names and the settings each changes.
@@ -251,4 +252,68 @@ func TestSISNode(t *testing.T) {
 	if got := r.on(1).selectIdleNode(p, r.llc(1), r.cpu(1)); got != cpumask.None {
 		t.Errorf("kunpeng920-96: select_idle_node crossed into another node: %v", got)
 	}
+}
+
+// TestSISCluster: on a Kunpeng 920 die (an LLC of 32 CPUs in clusters of
+// 4), target cpu3 is busy, cpu1 in its cluster and cpu4 in the next
+// cluster are idle, and prev is cpu4. v6.0 takes the idle cache-affine
+// prev at once (cpu4); with sis-cluster prev is outside target's cluster
+// (cpus_share_resources false), so it is only kept as the fallback, and
+// select_idle_cpu scans target's cluster first, from target+1 round its
+// span (cpu0 busy, then cpu1): cpu1. Without prev (prev = target) v6.0's
+// LLC scan from target+1 finds cpu4 first and sis-cluster still cpu1.
+// Both with the SIS_UTIL budget not limiting (an idle LLC's).
+// Reference: fair.c:select_idle_sibling, select_idle_cpu (v6.6+).
+func TestSISCluster(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		s := MustBaseline(kernels.V60)
+		if on {
+			if err := ApplyVariant(&s, "sis-cluster"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r := newRigSettings(t, "kunpeng920-128", s)
+		if r.k.Topo.ClusterActive != on {
+			t.Fatalf("sis-cluster %v: cluster_active %v", on, r.k.Topo.ClusterActive)
+		}
+		for c := 0; c < 32; c++ {
+			if c != 1 && c != 4 {
+				r.hog(c)
+			}
+		}
+		p := r.sleeper(40, 100*engine.Microsecond)
+		r.run(5 * engine.Millisecond)
+		r.unpin(p)
+		r.setIdleScan(3, 0)
+		for _, tc := range []struct {
+			prev      int
+			off, want cpumask.CPU
+		}{{4, 4, 1}, {3, 4, 1}} {
+			p.RecentUsedCPU = cpumask.None
+			got := r.on(3).selectIdleSibling(p, r.cpu(tc.prev), r.cpu(3))
+			want := tc.off
+			if on {
+				want = tc.want
+			}
+			if got != want {
+				t.Errorf("sis-cluster %v: select_idle_sibling(prev=%d, target=3) = %v, want cpu%d", on, tc.prev, got, want)
+			}
+		}
+	}
+	// The flag needs the topology built for it.
+	s := MustBaseline(kernels.V60)
+	if err := ApplyVariant(&s, "sis-cluster"); err != nil {
+		t.Fatal(err)
+	}
+	spec, _ := topology.Load("kunpeng920-128")
+	topo, err := topology.Build(spec, topology.Options{Kernel: kernels.V60})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("sched.New accepted sis-cluster on a topology without SD_CLUSTER")
+		}
+	}()
+	New(engine.New(1), topo, s)
 }

@@ -26,7 +26,7 @@ func newRigSettings(t testing.TB, machine string, s Settings) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	topo, err := topology.Build(spec, topology.Options{Kernel: s.Kernel})
+	topo, err := topology.Build(spec, TopologyOptions(s))
 	if err != nil {
 		t.Fatal(err)
 	}

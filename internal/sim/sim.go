@@ -64,7 +64,7 @@ func Build(cfg Config) (*Built, error) {
 	if err != nil {
 		return nil, err
 	}
-	topo, err := topology.Build(spec, topology.Options{Kernel: cfg.Kernel})
+	topo, err := topology.Build(spec, sched.TopologyOptions(s))
 	if err != nil {
 		return nil, err
 	}

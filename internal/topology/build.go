@@ -11,6 +11,11 @@ import (
 type Options struct {
 	// Kernel is the baseline (package kernels; "" is kernels.Default).
 	Kernel string
+	// ClusterFlag gives the CLS level SD_CLUSTER (and so sd_share_id and
+	// an active sched_cluster_active) on a baseline that has the level but
+	// not yet the flag (v6.0): what the sis-cluster variant ports
+	// (sched.TopologyOptions sets it from the kernel's settings).
+	ClusterFlag bool
 }
 
 // RECLAIM_DISTANCE: NUMA levels farther than this lose SD_BALANCE_EXEC,
@@ -231,6 +236,14 @@ func Build(spec *MachineSpec, opt Options) (*Topology, error) {
 	}
 	if err := spec.Validate(); err != nil {
 		return nil, fmt.Errorf("machine %s: %w", spec.Name, err)
+	}
+	if opt.ClusterFlag && !kernel.ClusterFlag {
+		if !kernel.ClusterLevel {
+			return nil, fmt.Errorf("kernel %s has no CLS level to give SD_CLUSTER", kernel.Name)
+		}
+		k := *kernel
+		k.ClusterFlag = true
+		kernel = &k
 	}
 	b := &builder{spec: spec, kernel: kernel, n: len(spec.CPUs), balance: map[balanceKey][]balanceEntry{}}
 	b.all = cpumask.Full(b.n)
