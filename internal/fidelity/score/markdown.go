@@ -40,7 +40,8 @@ What the figures mean:
   percent, positive when the patch is better (faster, lower latency, more
   throughput). The simulated change is the mean over seeds of each seed's
   change (tip and patch run with the same seeds), with its 95% t-interval.
-  It has the **same sign** when both changes are non-zero and of one sign,
+  It has the **same sign** when both changes are non-zero and of one sign
+  (a simulated change under 0.05%, printed ±0.0%, counts as zero),
   and is **within 2×** when it also is between half and twice the published
   change.
 - A published delta is **significant** when it exceeds the spread the source

@@ -23,7 +23,8 @@
 // is the mean over seeds of each seed's change (tip and column run with
 // the same seeds, so the comparison is paired), with its 95% t-interval.
 // A delta has the same sign when both changes are non-zero and of one
-// sign, and is within 2× when it has the same sign and
+// sign — a simulated change below ZeroPct, which the tables print as
+// ±0.0%, counts as zero — and is within 2× when it has the same sign and
 // 1/2 ≤ simulated/published ≤ 2.
 //
 // A published delta is significant when it is beyond the spread the
@@ -98,6 +99,10 @@ func ScorePoint(published, scale float64, runs []float64) Point {
 	return p
 }
 
+// ZeroPct is the smallest simulated change, in percent, that has a sign:
+// half the last digit the tables print (one decimal).
+const ZeroPct = 0.05
+
 // ScoreDelta scores a published change from tip to a column against the
 // simulated runs of both (paired by seed: tip[i] and col[i] ran with one
 // seed). sdTip and sdCol are the published sds, NaN when not given.
@@ -117,7 +122,7 @@ func ScoreDelta(pubTip, pubCol, sdTip, sdCol float64, tip, col []float64, higher
 	mean, lo, hi := meanCI(pcts)
 	d.SimulatedPct, d.Lo, d.Hi = Num(mean), Num(lo), Num(hi)
 	pub, sim := float64(d.PublishedPct), mean
-	d.SameSign = pub != 0 && sim != 0 && !math.IsNaN(sim) && (pub > 0) == (sim > 0)
+	d.SameSign = pub != 0 && math.Abs(sim) >= ZeroPct && !math.IsNaN(sim) && (pub > 0) == (sim > 0)
 	if d.SameSign {
 		r := sim / pub
 		d.Within2x = r >= 0.5 && r <= 2

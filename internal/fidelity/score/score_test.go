@@ -81,8 +81,10 @@ func TestScoreDelta(t *testing.T) {
 		{"higher", 100, 120, nan, nan, []float64{100, 100}, []float64{130, 130}, true, 20, 30, true, true, true},
 		// +50% simulated against +20% published is beyond 2×? No: 2.5×.
 		{"too big", 100, 120, nan, nan, []float64{100}, []float64{150}, true, 20, 50, true, true, false},
-		// No simulated change has no sign.
+		// No simulated change has no sign, nor one that prints as 0.0%.
 		{"zero", 10, 9, nan, nan, []float64{10, 12}, []float64{10, 12}, false, 10, 0, true, false, false},
+		{"0.0%", 100, 110, nan, nan, []float64{100, 100}, []float64{100.04, 100.04}, true, 10, 0.04, true, false, false},
+		{"0.1%", 100, 110, nan, nan, []float64{100, 100}, []float64{100.1, 100.1}, true, 10, 0.1, true, true, false},
 	} {
 		d := ScoreDelta(tc.pubTip, tc.pubCol, tc.sdTip, tc.sdCol, tc.tip, tc.col, tc.higher)
 		if !near(float64(d.PublishedPct), tc.pub) || !near(float64(d.SimulatedPct), tc.sim) || d.Significant != tc.sig || d.SameSign != tc.sameSign || d.Within2x != tc.within {
