@@ -25,11 +25,9 @@ type sample struct {
 	freq             uint64 // the CPU's frequency (1024 = max)
 }
 
-// moves runs frames on hikey with propagation on or off and records every
-// move into top-app (the app coming to the front) and out of it.
-func moves(t *testing.T, propagate bool, args ...string) (in, out []sample, res *sim.Result) {
+// build builds cfg, with the variant no-tg-propagate unless propagate.
+func build(t *testing.T, propagate bool, cfg sim.Config) (*sim.Built, *frames.Bench) {
 	t.Helper()
-	cfg := sim.Config{Machine: "hikey", Seed: 1, Tool: "frames", Args: args}
 	if !propagate {
 		cfg.Variants = []string{"no-tg-propagate"}
 	}
@@ -37,7 +35,14 @@ func moves(t *testing.T, propagate bool, args ...string) (in, out []sample, res 
 	if err != nil {
 		t.Fatal(err)
 	}
-	fb := b.Instance.(*frames.Bench)
+	return b, b.Instance.(*frames.Bench)
+}
+
+// moves runs frames on hikey with propagation on or off and records every
+// move into top-app (the app coming to the front) and out of it.
+func moves(t *testing.T, propagate bool, args ...string) (in, out []sample, res *sim.Result) {
+	t.Helper()
+	b, fb := build(t, propagate, sim.Config{Machine: "hikey", Seed: 1, Tool: "frames", Args: args})
 	var before struct{ util, load uint64 }
 	var from *sched.TaskGroup
 	fb.OnMove = func(k *sched.Kernel, p *sched.Task, to *sched.TaskGroup, done bool) {
@@ -60,7 +65,7 @@ func moves(t *testing.T, propagate bool, args ...string) (in, out []sample, res 
 			out = append(out, s)
 		}
 	}
-	res, err = b.Run(sim.Options{})
+	res, err := b.Run(sim.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,15 +143,7 @@ func absDiff(a, b uint64) uint64 {
 // own, and records the frequency the CPU runs at.
 func migrationSignals(t *testing.T, propagate bool, seed uint64) (missing, freq, runFreq float64, n int, res *sim.Result) {
 	t.Helper()
-	cfg := sim.Config{Machine: "hikey", Seed: seed, Tool: "frames", Args: []string{"-d", "10"}, Features: []string{"NO_UTIL_EST"}}
-	if !propagate {
-		cfg.Variants = []string{"no-tg-propagate"}
-	}
-	b, err := sim.Build(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fb := b.Instance.(*frames.Bench)
+	b, fb := build(t, propagate, sim.Config{Machine: "hikey", Seed: seed, Tool: "frames", Args: []string{"-d", "10"}, Features: []string{"NO_UTIL_EST"}})
 	k := b.Kernel
 	moved := map[*sched.Task]bool{}
 	k.Hooks.Migrate = func(p *sched.Task, orig, dest cpumask.CPU) {
@@ -191,7 +188,7 @@ func migrationSignals(t *testing.T, propagate bool, seed uint64) (missing, freq,
 		sumFreq += float64(k.Rqs[cpu].FreqScale)
 		n++
 	}
-	res, err = b.Run(sim.Options{})
+	res, err := b.Run(sim.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
