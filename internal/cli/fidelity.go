@@ -29,6 +29,7 @@ func init() {
 			quick, markdown, list          bool
 			glob, jsonFile, dir, corpusDir string
 			costsFile                      string
+			fullLength                     bool
 			fitSpecs                       []string
 			jobs, seeds                    int
 		)
@@ -131,9 +132,9 @@ corpus", describes the procedure.`,
 					jobs = runtime.NumCPU()
 				}
 				if len(axes) > 0 {
-					return runFit(env, cp, cases, where, axes, fidelity.PlanOptions{Quick: quick, Seeds: seeds}, jobs, os.Args)
+					return runFit(env, cp, cases, where, axes, fidelity.PlanOptions{Quick: quick, Seeds: seeds, FullLength: fullLength}, jobs, os.Args)
 				}
-				plan, err := fidelity.NewPlan(cp, cases, fidelity.PlanOptions{Quick: quick, Seeds: seeds, CostsFile: costsFile})
+				plan, err := fidelity.NewPlan(cp, cases, fidelity.PlanOptions{Quick: quick, Seeds: seeds, CostsFile: costsFile, FullLength: fullLength})
 				if err != nil {
 					return err
 				}
@@ -205,6 +206,7 @@ corpus", describes the procedure.`,
 		f.StringVar(&dir, "dir", "", "keep each run's record in this results directory; a rerun skips the runs already there")
 		f.IntVar(&seeds, "seeds", 0, fmt.Sprintf("seeds per simulated value (default %d, or %d with --quick)", fidelity.DefaultSeeds, fidelity.QuickSeeds))
 		f.StringVar(&corpusDir, "corpus", "", "read the cases from this directory instead of the corpus in the binary")
+		f.BoolVar(&fullLength, "full-length", false, "run every benchmark for its whole command line (tbench does not stop at steady state)")
 		f.StringVar(&costsFile, "costs", "", "lay this cost-model file over every run's machine costs (see 'schedlab costs')")
 		f.StringArrayVar(&fitSpecs, "fit", nil, "calibrate a cost parameter: PARAM=V1,V2,... (repeatable; see above)")
 		return c

@@ -161,6 +161,12 @@ func TestKeyChangesWithTheCase(t *testing.T) {
 	if p1.Runs[0].Key == p3.Runs[0].Key {
 		t.Error("a changed machine file keeps its runs' keys")
 	}
+	// --full-length runs are other runs: another key, and the flag in
+	// every run's configuration.
+	p4, _ := NewPlan(c, c.Cases, PlanOptions{Quick: true, Seeds: 1, FullLength: true})
+	if p4.Runs[0].Key == p1.Runs[0].Key || !p4.Config(&p4.Runs[0], "").FullLength || p1.Config(&p1.Runs[0], "").FullLength {
+		t.Errorf("full-length keys %s and %s", p4.Runs[0].Key, p1.Runs[0].Key)
+	}
 }
 
 func deterministic(recs []*experiment.Record) []byte {

@@ -39,6 +39,10 @@ type PlanOptions struct {
 	// costs (sim.Config.CostsFile; `schedlab fidelity --costs`, and each
 	// trial of --fit); its contents are part of every run's key.
 	CostsFile string
+	// FullLength runs every benchmark for its whole command line
+	// (sim.Config.FullLength, `schedlab fidelity --full-length`): tbench
+	// does not stop at steady state.
+	FullLength bool
 }
 
 // Plan is the runs of some cases: case × row × simulated column × seed,
@@ -51,8 +55,9 @@ type Plan struct {
 	Runs   []Run
 	// CostsFile is PlanOptions.CostsFile, and costsHash its contents'
 	// SHA-256.
-	CostsFile string
-	costsHash string
+	CostsFile  string
+	costsHash  string
+	FullLength bool
 }
 
 // Run is one simulation of the plan.
@@ -91,7 +96,7 @@ func NewPlan(c *Corpus, cases []*Case, opt PlanOptions) (*Plan, error) {
 	if seeds < 1 || seeds > 1000 {
 		return nil, fmt.Errorf("--seeds %d: give 1 to 1000 (2 or more for intervals)", seeds)
 	}
-	p := &Plan{Corpus: c, Quick: opt.Quick, Seeds: seeds, CostsFile: opt.CostsFile}
+	p := &Plan{Corpus: c, Quick: opt.Quick, Seeds: seeds, CostsFile: opt.CostsFile, FullLength: opt.FullLength}
 	if opt.CostsFile != "" {
 		data, err := os.ReadFile(opt.CostsFile)
 		if err != nil {
@@ -140,6 +145,7 @@ func (p *Plan) Config(r *Run, machineDir string) sim.Config {
 	cfg.Tool = cs.Simulate.Tool
 	cfg.Args = cs.Args(r.Load())
 	cfg.CostsFile = p.CostsFile
+	cfg.FullLength = p.FullLength
 	if cs.Machine.File != "" {
 		cfg.Machine = filepath.Join(machineDir, cs.Machine.File)
 	}
