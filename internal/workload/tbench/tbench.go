@@ -290,15 +290,7 @@ func (b *Bench) stopSteady() {
 	b.early, b.lastTput, b.relCI = true, mean, rel
 	now := b.k.Now()
 	// The worst latency so far, as a report line would have taken it.
-	lat := b.secMax
-	for _, cl := range b.clients {
-		if d := now - cl.opStart; d > lat {
-			lat = d
-		}
-	}
-	if lat > b.maxLat {
-		b.maxLat = lat
-	}
+	b.secondLatency(now)
 	b.k.Eng.Cancel(b.reporter)
 	b.finish(float64(now-b.tStart) / 1e9)
 	n := b.steady.Kept()
@@ -335,17 +327,7 @@ func (b *Bench) report() {
 		b.finish(t)
 		return
 	}
-	// The second's latency: the longest operation that ended in it, or
-	// the age of one still in flight.
-	lat := b.secMax
-	for _, cl := range b.clients {
-		if d := now - cl.opStart; d > lat {
-			lat = d
-		}
-	}
-	if lat > b.maxLat {
-		b.maxLat = lat
-	}
+	lat := b.secondLatency(now)
 	perClient := b.lines / uint64(c.Clients)
 	tput := 1e-6 * float64(b.bytes) / t
 	if inWarmup {
@@ -356,6 +338,22 @@ func (b *Bench) report() {
 	}
 	b.secMax = 0
 	b.k.Eng.Schedule(b.reporter, now+engine.Second)
+}
+
+// secondLatency is the latency of the second ending at now: the longest
+// operation that ended in it, or the age of one still in flight; it
+// raises the run's worst latency to it.
+func (b *Bench) secondLatency(now engine.Time) engine.Time {
+	lat := b.secMax
+	for _, cl := range b.clients {
+		if d := now - cl.opStart; d > lat {
+			lat = d
+		}
+	}
+	if lat > b.maxLat {
+		b.maxLat = lat
+	}
+	return lat
 }
 
 // finish prints the cleanup lines and the summary.
