@@ -78,7 +78,7 @@ func Estimate(p *Plan, dir string, budget time.Duration, now func() time.Time) (
 		r := &rows[i]
 		r.Progress, r.ProbeWall = prog, used
 		if prog <= 0 {
-			prog = 1e-3 // nothing measurable yet: at least 1000 probes' time
+			prog = 1e-3 // nothing measurable yet: count it as 1000 times the probe
 		}
 		r.PerRun = time.Duration(float64(used) / prog)
 	}

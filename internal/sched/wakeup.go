@@ -242,7 +242,8 @@ func (k *Kernel) asymFitsCPU(util uint64, cpu cpumask.CPU) bool {
 // selectIdleSibling mirrors fair.c:select_idle_sibling (v6.19): the fast
 // path's search for an idle CPU near target (the waker's CPU or prev after
 // wake_affine). v6.0's copy differs in having no clusters, which its
-// topology never activates, and in its recent_used_cpu test
+// topology never activates (the variant sis-cluster activates them:
+// Settings.SISCluster), and in its recent_used_cpu test
 // (Settings.RecentUsedCPU); v5.12's also in having no select_idle_smt step
 // (Settings.SISIdleCoresV512). Simplified: the per-CPU-kthread stacking
 // shortcut is omitted (no kthreads are modelled).

@@ -31,7 +31,7 @@ const (
 	SDAsymCPUCapacity      Flags = 0x20   // SD_ASYM_CPUCAPACITY
 	SDAsymCPUCapacityFull  Flags = 0x40   // SD_ASYM_CPUCAPACITY_FULL
 	SDShareCPUCapacity     Flags = 0x80   // SD_SHARE_CPUCAPACITY
-	SDCluster              Flags = 0x100  // SD_CLUSTER (v6.8+; never set for the CFS baselines)
+	SDCluster              Flags = 0x100  // SD_CLUSTER (v6.8+; the CFS baselines set it only with Options.ClusterFlag, the sis-cluster variant)
 	SDShareLLC             Flags = 0x200  // SD_SHARE_LLC (SD_SHARE_PKG_RESOURCES before v6.10)
 	SDSerialize            Flags = 0x400  // SD_SERIALIZE
 	SDAsymPacking          Flags = 0x800  // SD_ASYM_PACKING
