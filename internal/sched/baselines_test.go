@@ -1420,3 +1420,38 @@ func TestNIRandom(t *testing.T) {
 		}
 	}
 }
+
+// TestTTWUWakingState: a second wakeup of a task whose first wakeup waits
+// on the target's wake list finds it TASK_WAKING and does nothing.
+//
+// Reference: core.c:try_to_wake_up (v6.19; v6.0 and v5.12 alike): once a
+// wakeup has found the task dequeued it sets p->__state = TASK_WAKING before
+// select_task_rq and ttwu_queue, so ttwu_state_match fails for any wakeup
+// that comes before sched_ttwu_pending activates it on the target; the task
+// is enqueued once. Without TASK_WAKING the second wakeup would run the
+// whole path again and enqueue it twice when the IPI arrives.
+func TestTTWUWakingState(t *testing.T) {
+	r := newRig(t, "hikey", kernels.V619)
+	r.hog(0)
+	p := r.sleeper(4, engine.Microsecond) // the other LLC: queued on its wake list
+	r.run(5 * engine.Millisecond)
+	k := r.on(0)
+	if !k.TryToWakeUp(p, 0) || k.Rqs[4].TTWUPending != 1 {
+		t.Fatalf("first wakeup: pending %d, state %v", k.Rqs[4].TTWUPending, p.State)
+	}
+	if p.State != TaskWaking {
+		t.Errorf("state %v while the wakeup is queued, want W (TASK_WAKING)", p.State)
+	}
+	if k.TryToWakeUp(p, 0) {
+		t.Error("a second wakeup while the first is queued reported a wakeup")
+	}
+	for i := 0; k.Rqs[4].TTWUPending > 0 && i < 1000; i++ {
+		k.Eng.Step() // up to sched_ttwu_pending on CPU 4
+	}
+	if k.Rqs[4].TTWUPending != 0 || p.State != TaskRunning || p.OnRq != taskOnRqQueued {
+		t.Errorf("after the IPI: pending %d, state %v, on_rq %d", k.Rqs[4].TTWUPending, p.State, p.OnRq)
+	}
+	if n := k.Rqs[4].CFS.HNrQueued; n != 1 {
+		t.Errorf("cpu4 has %d queued fair tasks, want 1 (the task once)", n)
+	}
+}

@@ -687,6 +687,7 @@ func (k *Kernel) TryToWakeUp(p *Task, wakeFlags int) bool {
 		k.ttwuStat(p, p.cpu, wakeFlags)
 		return true
 	}
+	p.State = TaskWaking
 	p.waking = true
 	before := thisRq.Wakeup
 	cpu := k.selectTaskRq(p, p.WakeCPU, &wakeFlags)

@@ -23,6 +23,10 @@ const (
 	TaskUninterruptible                  // TASK_UNINTERRUPTIBLE ("D")
 	TaskNew                              // TASK_NEW: forked, not yet woken
 	TaskDead                             // TASK_DEAD / EXIT_DEAD
+	// TaskWaking is TASK_WAKING: try_to_wake_up has taken the task out of
+	// its sleep and is choosing a CPU or has queued the wakeup on the
+	// target's wake list; a second wakeup meanwhile finds it not sleeping.
+	TaskWaking
 )
 
 // String gives the state letter ftrace prints.
@@ -36,6 +40,8 @@ func (s TaskState) String() string {
 		return "D"
 	case TaskNew:
 		return "N"
+	case TaskWaking:
+		return "W"
 	default:
 		return "X"
 	}

@@ -309,7 +309,9 @@ func cpuID(i int) cpumask.CPU { return cpumask.CPU(i) }
 // replaced (issue 15): random adds (exclusive or not, repeated), removals
 // and wakeups of 100 tasks, some still runnable from an earlier wakeup,
 // leave the same waiters in the same order and wake the same tasks, with
-// and without the index of a long queue.
+// and without the index of a long queue. Before TASK_WAKING was modelled a
+// task whose wakeup was still queued on a wake list was woken again here
+// (and enqueued twice when the IPI came).
 func TestWaitQueueModel(t *testing.T) {
 	k := newKernel(t)
 	var ts []*sched.Task
@@ -362,7 +364,9 @@ func TestWaitQueueModel(t *testing.T) {
 			var rest []ent
 			stopped := false
 			for _, e := range model {
-				if stopped || e.t.State == sched.TaskRunning {
+				// Only a sleeping task is woken: not one running, nor
+				// one whose wakeup waits on a wake list (TASK_WAKING).
+				if stopped || (e.t.State != sched.TaskInterruptible && e.t.State != sched.TaskUninterruptible) {
 					rest = append(rest, e)
 					continue
 				}
