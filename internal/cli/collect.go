@@ -80,7 +80,7 @@ are reported and removed.`,
 				return nil
 			},
 		}
-		c.Flags().StringVar(&test, "test", "welch", "significance test: welch or utest")
+		c.Flags().StringVar(&test, "test", "welch", "significance test: welch, utest or paired")
 		c.Flags().BoolVarP(&quiet, "quiet", "q", false, "only check and merge; do not print the tables")
 		return c
 	})

@@ -168,7 +168,7 @@ format for benchstat (benchstat -col /variant FILE).`,
 		f.IntVar(&jobs, "jobs", 0, "runs at once (default: the number of CPUs)")
 		f.StringVar(&jsonFile, "json", "", "also write the tables and every run as JSON to this file")
 		f.StringVar(&benchFile, "bench-out", "", "also write every run in the Go benchmark format (for benchstat) to this file")
-		f.StringVar(&test, "test", "welch", "significance test: welch (means, Welch t-test) or utest (medians, Mann-Whitney U)")
+		f.StringVar(&test, "test", "welch", "significance test: welch (means, Welch t-test), utest (medians, Mann-Whitney U) or paired (means, paired t-test on the per-run differences: runs share seeds)")
 		f.StringArrayVar(&metrics, "metric", nil, "metric to tabulate (repeatable; default the benchmark's usual one, e.g. time_s, latency_us.p99)")
 		f.BoolVar(&showSchedstat, "schedstat", false, "also print the schedstat comparison of the variants at each load")
 		return c

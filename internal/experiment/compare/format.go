@@ -44,8 +44,12 @@ func FormatTable(w io.Writer, t *Table) error {
 	fmt.Fprintf(bw, "Machine       : %s (%d CPUs), kernel %s\n", t.Machine, t.NrCPUs, t.Kernel)
 	fmt.Fprintf(bw, "Metric        : %s (%s), %s\n", m.Label, m.Name, unit)
 	fmt.Fprintf(bw, "Interpretation: %s\n", direction)
-	fmt.Fprintf(bw, "Statistic     : %s of %d runs (seeds from master seed %d), ±%.0f%% confidence interval\n", t.Stat, runs, t.Seed, t.Conf*100)
-	fmt.Fprintf(bw, "Significance  : %s against tip, * p < %g, ~ not significant\n", t.Test, t.Alpha)
+	fmt.Fprintf(bw, "Statistic     : %s of %d runs (seeds from master seed %d; run i of tip and of each variant share one seed), ±%.0f%% confidence interval\n", t.Stat, runs, t.Seed, t.Conf*100)
+	if t.Test == Paired {
+		fmt.Fprintf(bw, "Significance  : %s of the per-run differences from tip (runs paired by seed), * p < %g, ~ not significant\n", t.Test, t.Alpha)
+	} else {
+		fmt.Fprintf(bw, "Significance  : %s against tip, * p < %g, ~ not significant\n", t.Test, t.Alpha)
+	}
 	fmt.Fprintln(bw, banner)
 
 	// Format every cell's parts, then align columns.

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"golang.org/x/perf/benchmath"
+	"gonum.org/v1/gonum/stat"
+	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/schedlab/schedlab/internal/experiment"
 	"github.com/schedlab/schedlab/internal/schedstat"
@@ -27,6 +29,14 @@ const (
 	// benchmath's AssumeNothing, benchstat's default. It needs at least 4
 	// runs per side to reach p < 0.05.
 	UTest
+	// Paired is the paired t-test on the per-run differences from tip
+	// (on reciprocals for harmonic means), with the mean as the
+	// statistic. Run i of tip and of every variant share one seed
+	// (experiment.DeriveSeed: common random numbers), so whatever the
+	// seed decides alike on both sides cancels in the difference; runs
+	// are paired by run index, and a run missing on either side is left
+	// out of the test.
+	Paired
 )
 
 // MinRuns is the fewest runs per cell that give a 95% confidence
@@ -40,8 +50,11 @@ func (t Test) MinRuns() int {
 }
 
 func (t Test) String() string {
-	if t == UTest {
+	switch t {
+	case UTest:
 		return "Mann-Whitney U test"
+	case Paired:
+		return "paired t-test"
 	}
 	return "Welch t-test"
 }
@@ -53,8 +66,10 @@ func ParseTest(s string) (Test, error) {
 		return Welch, nil
 	case "utest", "u", "mann-whitney", "mwu":
 		return UTest, nil
+	case "paired":
+		return Paired, nil
 	}
-	return 0, fmt.Errorf("unknown test %q (welch or utest)", s)
+	return 0, fmt.Errorf("unknown test %q (welch, utest or paired)", s)
 }
 
 // AnalyzeOptions configure Analyze.
@@ -91,6 +106,8 @@ type Table struct {
 // Cell is one variant at one load.
 type Cell struct {
 	Values []float64 `json:"values"` // in run order
+	// Runs are the run indices of Values (paired by the paired test).
+	Runs   []int   `json:"-"`
 	Center float64   `json:"center"`
 	Lo     float64   `json:"lo"`
 	Hi     float64   `json:"hi"`
@@ -174,6 +191,7 @@ func Analyze(p *experiment.Plan, recs []*experiment.Record, opt AnalyzeOptions) 
 									return nil, fmt.Errorf("workload %s has no metric %q (it has %s)", w.Name, name, strings.Join(have, ", "))
 								}
 								row[vi].Values = append(row[vi].Values, val)
+								row[vi].Runs = append(row[vi].Runs, r.Run)
 								any = true
 							}
 						}
@@ -277,6 +295,11 @@ func (t *Table) summarize(row []Cell, warn map[string]bool) {
 			}
 			continue
 		}
+		if t.Test == Paired {
+			c.P = pairedP(base, c, harmonic)
+			c.Significant = c.P < t.Alpha
+			continue
+		}
 		cmp := assume.Compare(samples[0], samples[i])
 		for _, w := range cmp.Warnings {
 			warn[w.Error()] = true
@@ -284,6 +307,46 @@ func (t *Table) summarize(row []Cell, warn map[string]bool) {
 		c.P = cmp.P
 		c.Significant = cmp.P < t.Alpha
 	}
+}
+
+// pairedP is the two-sided p-value of the paired t-test of c against
+// base: the differences of the runs both have (by run index), on
+// reciprocals for harmonic means; NaN with fewer than 2 pairs. When every
+// difference is the same the test has no spread: p is 1 if they are 0,
+// else 0 (the simulation is exact there).
+func pairedP(base, c *Cell, harmonic bool) float64 {
+	at := map[int]float64{}
+	for j, r := range base.Runs {
+		at[r] = base.Values[j]
+	}
+	var d []float64
+	for j, r := range c.Runs {
+		b, ok := at[r]
+		if !ok {
+			continue
+		}
+		x := c.Values[j]
+		if harmonic {
+			if b <= 0 || x <= 0 {
+				continue
+			}
+			b, x = 1/b, 1/x
+		}
+		d = append(d, x-b)
+	}
+	n := len(d)
+	if n < 2 {
+		return math.NaN()
+	}
+	mean, sd := stat.MeanStdDev(d, nil)
+	if sd == 0 || math.IsNaN(sd) {
+		if mean == 0 {
+			return 1
+		}
+		return 0
+	}
+	tv := mean / (sd / math.Sqrt(float64(n)))
+	return 2 * distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 1)}.Survival(math.Abs(tv))
 }
 
 func constant(xs []float64) bool {

@@ -65,7 +65,7 @@ Test          : hackbench -p -T -l 2000 -g N
 Machine       : hikey (8 CPUs), kernel v6.0
 Metric        : time (time_s), s
 Interpretation: Lower is better
-Statistic     : AMean of 3 runs (seeds from master seed 1), ±95% confidence interval
+Statistic     : AMean of 3 runs (seeds from master seed 1; run i of tip and of each variant share one seed), ±95% confidence interval
 Significance  : Welch t-test against tip, * p < 0.05, ~ not significant
 ==================================================================
 groups:   tip                          short-task-v3                short-task-v4
@@ -175,5 +175,71 @@ func TestSchedstatDelta(t *testing.T) {
 	d := sum.Delta()
 	if d.Elapsed != 20 || d.CPUs[0].SchedCount != 20 || d.CPUs[0].Domains[0].TtwuWakeRemote != 4 || d.CPUs[0].Domains[0].LB[2].LbCount != 6 {
 		t.Errorf("delta %+v", d)
+	}
+}
+
+// TestPairedTest: the paired t-test on per-run differences, derived by
+// hand. Tip's three runs spread widely with the seed (1, 2, 3 s) and
+// short-task-v3 is the same runs plus 0.10, 0.12 and 0.08 s: the
+// differences have mean 0.10 and standard deviation 0.02, so t =
+// 0.10/(0.02/√3) = 8.660 with 2 degrees of freedom, whose two-sided p is
+// 1 − t/√(t²+2) = 0.01311 (Student's t with ν = 2 in closed form):
+// significant, where Welch's test, which does not know the runs share
+// seeds, sees means 2.0 and 2.1 with standard deviations near 1 (p ≈ 0.9).
+// short-task-v4 equals tip run by run: every difference 0, p = 1. With
+// v3's run 0 missing, the two pairs left (runs 1 and 2) give d = 0.12,
+// 0.08: mean 0.10, sd 0.02√2, t = 5 with 1 degree of freedom (Cauchy),
+// p = 1 − (2/π)·atan(5) = 0.1257 (paired by position instead, 2.12 − 1.0
+// and 3.08 − 2.0, it would be 0.012).
+func TestPairedTest(t *testing.T) {
+	vals := map[string][][]float64{
+		"tip":           {{1.0, 2.0, 3.0}},
+		"short-task-v3": {{1.10, 2.12, 3.08}},
+		"short-task-v4": {{1.0, 2.0, 3.0}},
+	}
+	p, recs := fakeResults(t, "hackbench -g 1", "time_s", workload.LowerIsBetter, vals)
+	welch, err := Analyze(p, recs, AnalyzeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	paired, err := Analyze(p, recs, AnalyzeOptions{Test: Paired})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wc, pc := welch[0].Cells[0], paired[0].Cells[0]
+	if wc[1].Significant || wc[1].P < 0.5 {
+		t.Errorf("Welch: p %.4f for v3, want not significant (about 0.9)", wc[1].P)
+	}
+	if want := 1 - 8.660254/math.Sqrt(75+2); math.Abs(pc[1].P-want) > 1e-4 || !pc[1].Significant {
+		t.Errorf("paired: p %.5f for v3 (significant %v), want %.5f", pc[1].P, pc[1].Significant, want)
+	}
+	if pc[2].P != 1 || pc[2].Significant {
+		t.Errorf("paired: p %v for v4, which equals tip run by run, want 1", pc[2].P)
+	}
+	if pc[1].Center != wc[1].Center || pc[1].Lo != wc[1].Lo {
+		t.Errorf("paired changed the cell's mean or interval: %v %v vs %v %v", pc[1].Center, pc[1].Lo, wc[1].Center, wc[1].Lo)
+	}
+	var b bytes.Buffer
+	if err := FormatTables(&b, paired); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "paired t-test of the per-run differences from tip (runs paired by seed)") ||
+		!strings.Contains(b.String(), "run i of tip and of each variant share one seed") {
+		t.Errorf("the table does not say how runs are paired:\n%s", b.String())
+	}
+	// Drop v3's run 0: pairs are matched by run index, not position.
+	var kept []*experiment.Record
+	for _, r := range recs {
+		if r.Variant == "short-task-v3" && r.Run == 0 {
+			continue
+		}
+		kept = append(kept, r)
+	}
+	paired, err = Analyze(p, kept, AnalyzeOptions{Test: Paired})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 1 - 2/math.Pi*math.Atan(5); math.Abs(paired[0].Cells[0][1].P-want) > 1e-3 {
+		t.Errorf("paired with run 0 missing: p %.5f, want %.5f", paired[0].Cells[0][1].P, want)
 	}
 }
