@@ -108,11 +108,11 @@ type Cell struct {
 	Values []float64 `json:"values"` // in run order
 	// Runs are the run indices of Values (paired by the paired test).
 	Runs   []int   `json:"-"`
-	Center float64   `json:"center"`
-	Lo     float64   `json:"lo"`
-	Hi     float64   `json:"hi"`
-	Stddev float64   `json:"stddev"`
-	CV     float64   `json:"cv_pct"`
+	Center float64 `json:"center"`
+	Lo     float64 `json:"lo"`
+	Hi     float64 `json:"hi"`
+	Stddev float64 `json:"stddev"`
+	CV     float64 `json:"cv_pct"`
 	// Pct is the change of Center from tip's, in percent, positive when
 	// better; 0 for tip.
 	Pct float64 `json:"pct"`
