@@ -301,11 +301,22 @@ func (e *Engine) occClear(s int64) {
 	}
 }
 
-// nextSlot is the first slot after base whose bucket is not empty.
-func (e *Engine) nextSlot() (int64, bool) {
+// nextSlot is the first slot after base that holds a timer, in the wheel
+// or, when the wheel is empty, in the heap; ok is false when neither holds
+// one.
+func (e *Engine) nextSlot() (s int64, ok bool) {
 	if e.occSum == 0 {
-		return 0, false
+		if len(e.heap) == 0 {
+			return 0, false
+		}
+		return slot(e.heap[0].when), true
 	}
+	return e.wheelNext(), true
+}
+
+// wheelNext is the first slot after base whose bucket is not empty; the
+// wheel must not be empty.
+func (e *Engine) wheelNext() int64 {
 	p := int((e.base + 1) & slotMask)
 	w := p >> 6
 	var r int
@@ -320,24 +331,19 @@ func (e *Engine) nextSlot() (int64, bool) {
 	} else {
 		r = w<<6 | bits.TrailingZeros64(e.occ[w])
 	}
-	return e.base + 1 + int64((r-p)&slotMask), true
+	return e.base + 1 + int64((r-p)&slotMask)
 }
 
-// refill makes the next non-empty slot current: its bucket, or the heap's
-// timers in it when the wheel is empty, become the sorted run, and the
-// heap's timers that the wheel now covers move into it. The run must be
-// empty.
-func (e *Engine) refill() {
-	s, ok := e.nextSlot()
-	if !ok {
-		if len(e.heap) == 0 {
-			return
-		}
-		s = slot(e.heap[0].when)
-	}
+// refill makes s, the next slot that holds a timer, current: its bucket,
+// or the heap's timers in it when the wheel is empty, become the sorted
+// run, and the heap's timers that the wheel now covers move into it. The
+// run must be empty. Its caller fires the run's first timer next, so base
+// is never ahead of the clock when a timer is armed: only a timer due in
+// the current slot is inserted into the run.
+func (e *Engine) refill(s int64) {
 	e.base = s
 	e.run, e.runHd = e.run[:0], 0
-	if ok {
+	if len(e.wheel[s&slotMask]) > 0 {
 		// The bucket becomes the run and the empty run's array the
 		// bucket's, so nothing is copied.
 		e.run, e.wheel[s&slotMask] = e.wheel[s&slotMask], e.run
@@ -388,10 +394,12 @@ func (e *Engine) Stop() { e.stop = true }
 
 // next removes and returns the earliest timer, or nil. A timer of the run
 // due now was armed before any in nowQ (it was armed at an earlier instant),
-// so it goes first.
+// so it goes first; none in the wheel or the heap is due now.
 func (e *Engine) next() *Timer {
-	if e.runHd == len(e.run) {
-		e.refill()
+	if e.runHd == len(e.run) && e.nowN == 0 {
+		if s, ok := e.nextSlot(); ok {
+			e.refill(s)
+		}
 	}
 	if e.runHd < len(e.run) && (e.run[e.runHd].when == e.now || e.nowN == 0) {
 		t := e.run[e.runHd].t
@@ -422,18 +430,25 @@ func (e *Engine) next() *Timer {
 	return nil
 }
 
-// peekWhen is the expiry of the earliest timer; ok is false when none.
-func (e *Engine) peekWhen() (Time, bool) {
+// peekWhen is the expiry of the earliest timer, or a time after limit
+// when that timer is after limit; ok is false when none is pending. It
+// makes a slot current only if the slot is not after limit's, so that the
+// clock, set to limit, is not behind base.
+func (e *Engine) peekWhen(limit Time) (Time, bool) {
 	if e.nowN > 0 {
 		return e.now, true
 	}
 	if e.runHd == len(e.run) {
-		e.refill()
+		s, ok := e.nextSlot()
+		if !ok {
+			return 0, false
+		}
+		if s > slot(limit) {
+			return Time(s << slotShift), true
+		}
+		e.refill(s)
 	}
-	if e.runHd < len(e.run) {
-		return e.run[e.runHd].when, true
-	}
-	return 0, false
+	return e.run[e.runHd].when, true
 }
 
 // Step fires the earliest timer. It reports false when none is pending.
@@ -454,7 +469,7 @@ func (e *Engine) Step() bool {
 func (e *Engine) RunUntil(limit Time) {
 	e.stop = false
 	for !e.stop {
-		w, ok := e.peekWhen()
+		w, ok := e.peekWhen(limit)
 		if !ok || w > limit {
 			break
 		}

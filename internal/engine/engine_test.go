@@ -315,6 +315,9 @@ func TestMixAgainstSortedModel(t *testing.T) {
 				e.Schedule(timers[id], at)
 				m.schedule(id, at)
 			}
+			if e.base > slot(e.Now()) {
+				t.Fatalf("seed %d: base slot %d is ahead of the clock's %d", seed, e.base, slot(e.Now()))
+			}
 			id := r.IntN(n)
 			w, ok := m.when(id)
 			if e.Pending() != len(m.ent) || timers[id].Armed() != ok || ok && timers[id].When() != w {
