@@ -10,16 +10,26 @@
 // task's sleep timeout or a run segment's end is one Timer armed again and
 // again, so the hot path allocates nothing.
 //
-// Pending timers live in a 4-ary heap ordered by (when, seq). Timers armed
-// for the current instant, which are frequent (a reschedule on the local CPU,
-// a program step that follows a context switch), go to a FIFO instead: every
-// heap entry due now was armed before them, so the order is unchanged.
+// Pending timers live in a timing wheel with exact order. Time is cut into
+// 64 ns slots; the current slot's timers form a run sorted by (when, seq),
+// the next 1023 slots are buckets kept unsorted (arming, moving or
+// cancelling a timer there is O(1)), and timers further ahead (ticks, sleep
+// timeouts) wait in a 4-ary heap until the wheel reaches them. When the run
+// is used up, a bitmap finds the next non-empty bucket, which is sorted and
+// becomes the run. Timers armed for the current instant, which are frequent
+// (a reschedule on the local CPU, a program step that follows a context
+// switch), go to a FIFO instead: every timer due now in the run was armed
+// before them, so the order is unchanged. Every timer fires in (when, seq)
+// order, exactly as from one heap; the slot width only decides how the work
+// is split between sorting buckets and skipping empty ones.
 package engine
 
 import (
 	"fmt"
 	"hash/fnv"
+	"math/bits"
 	"math/rand/v2"
+	"slices"
 )
 
 // Time is virtual time in nanoseconds since the start of the run.
@@ -48,46 +58,91 @@ func (t Time) String() string {
 type Timer struct {
 	when Time
 	seq  uint64
-	// index is the position in the heap (>= 0), or inNow when queued in
-	// the FIFO of timers due now, or -1 when not armed.
+	// index is the timer's position in the container that where names.
 	index int
+	where where
 	Fire  func()
 	// Name is used only in panics and debugging.
 	Name string
 }
 
-const inNow = -2
+// where says which of the engine's containers holds an armed timer.
+type where uint8
+
+const (
+	unarmed where = iota
+	inNow         // the FIFO of timers due now
+	inRun         // the sorted run of the current slot
+	inWheel       // a bucket of the wheel
+	inHeap        // the heap of timers beyond the wheel
+)
 
 // NewTimer returns an unarmed timer that calls fire when it expires.
 func NewTimer(name string, fire func()) *Timer {
-	return &Timer{index: -1, Fire: fire, Name: name}
+	return &Timer{Fire: fire, Name: name}
 }
 
 // Armed reports whether the timer is pending.
-func (t *Timer) Armed() bool { return t.index != -1 }
+func (t *Timer) Armed() bool { return t.where != unarmed }
 
 // When is the expiry of an armed timer.
 func (t *Timer) When() Time { return t.when }
 
+// The wheel has nslot buckets of 1<<slotShift ns each (64 ns, 65.5 µs in
+// all): a run segment's end (0.5–8 µs ahead), an IPI (0.5–16 µs) or a
+// wakeup preemption lands in it, a tick (1–4 ms) or a sleep timeout goes to
+// the heap. The width only trades the cost of sorting a bucket against that
+// of skipping empty ones; the order never depends on it.
+const (
+	slotShift = 6
+	nslot     = 1024
+	slotMask  = nslot - 1
+)
+
+// slot is the wheel slot of time w: slots count 64 ns intervals from 0.
+func slot(w Time) int64 { return int64(w) >> slotShift }
+
 // Engine is the event loop of one run.
 type Engine struct {
-	now    Time
-	seq    uint64
-	heap   []heapEnt
-	nowQ   []*Timer // FIFO of timers due at now; nil slots were cancelled
-	nowHd  int
-	nowN   int // live entries in nowQ
+	now Time
+	seq uint64
+	n   int // armed timers
+
+	// base is the current slot. run holds every armed timer (but those
+	// in nowQ) in slots up to base, sorted by (when, seq) from runHd;
+	// wheel[s&slotMask] those of slot s for base < s < base+nslot, in
+	// the order they came, with a bit of occ (and of occSum, one per
+	// word of occ) set for each bucket that is not empty; heap the rest.
+	base   int64
+	run    []ent
+	runHd  int
+	wheel  [nslot][]ent
+	occ    [nslot / 64]uint64
+	occSum uint64
+	heap   []ent
+
+	nowQ  []*Timer // FIFO of timers due at now; nil slots were cancelled
+	nowHd int
+	nowN  int // live entries in nowQ
+
 	events uint64
 	seed   uint64
 	stop   bool
 }
 
-// heapEnt keeps a timer's key next to it, so that heap comparisons do not
-// chase the timer pointer.
-type heapEnt struct {
+// ent keeps a timer's key next to it, so that sorting, sifting and
+// comparing do not chase the timer pointer.
+type ent struct {
 	when Time
 	seq  uint64
 	t    *Timer
+}
+
+func (a *ent) before(b *ent) bool {
+	if a.when != b.when {
+		return a.when < b.when
+	}
+	return a.seq < b.seq
 }
 
 // New returns an engine at time 0 whose random streams derive from seed.
@@ -103,7 +158,7 @@ func (e *Engine) Events() uint64 { return e.events }
 func (e *Engine) Seed() uint64 { return e.seed }
 
 // Pending is the number of armed timers.
-func (e *Engine) Pending() int { return len(e.heap) + e.nowN }
+func (e *Engine) Pending() int { return e.n }
 
 // Schedule arms t to fire at time at, re-arming it if it was pending. Arming a
 // timer in the past is a bug.
@@ -112,27 +167,41 @@ func (e *Engine) Schedule(t *Timer, at Time) {
 		panic(fmt.Sprintf("engine: timer %q armed at %v, before now %v", t.Name, at, e.now))
 	}
 	e.seq++
-	if t.index >= 0 && at != e.now {
-		// Re-arm in place: one sift instead of a removal and an insertion.
-		t.when, t.seq = at, e.seq
-		e.heap[t.index].when, e.heap[t.index].seq = at, e.seq
-		e.fix(t.index)
-		return
+	if t.where != unarmed {
+		// Re-arm in place when the timer stays where it is: a new key
+		// in its wheel bucket, or one sift in the heap.
+		switch {
+		case at == e.now:
+		case t.where == inWheel && slot(at) == slot(t.when):
+			t.when, t.seq = at, e.seq
+			b := &e.wheel[slot(at)&slotMask][t.index]
+			b.when, b.seq = at, e.seq
+			return
+		case t.where == inHeap && slot(at) >= e.base+nslot:
+			t.when, t.seq = at, e.seq
+			h := &e.heap[t.index]
+			h.when, h.seq = at, e.seq
+			e.fix(t.index)
+			return
+		}
+		e.remove(t)
 	}
-	if t.index != -1 {
-		e.Cancel(t)
-	}
-	t.when = at
-	t.seq = e.seq
+	t.when, t.seq = at, e.seq
+	e.n++
 	if at == e.now {
-		t.index = inNow
+		t.where, t.index = inNow, len(e.nowQ)
 		e.nowQ = append(e.nowQ, t)
 		e.nowN++
 		return
 	}
-	t.index = len(e.heap)
-	e.heap = append(e.heap, heapEnt{at, t.seq, t})
-	e.up(t.index)
+	switch s := slot(at); {
+	case s <= e.base:
+		e.runInsert(ent{at, e.seq, t})
+	case s < e.base+nslot:
+		e.wheelAdd(s, ent{at, e.seq, t})
+	default:
+		e.heapPush(ent{at, e.seq, t})
+	}
 }
 
 // After arms t to fire d from now.
@@ -140,41 +209,207 @@ func (e *Engine) After(t *Timer, d Time) { e.Schedule(t, e.now+d) }
 
 // Cancel disarms t; cancelling an unarmed timer does nothing.
 func (e *Engine) Cancel(t *Timer) {
+	if t.where != unarmed {
+		e.remove(t)
+	}
+}
+
+// remove takes the armed timer t out of its container.
+func (e *Engine) remove(t *Timer) {
 	i := t.index
-	switch {
-	case i == -1:
-		return
-	case i == inNow:
-		for j := e.nowHd; j < len(e.nowQ); j++ {
-			if e.nowQ[j] == t {
-				e.nowQ[j] = nil
-				break
-			}
-		}
+	switch t.where {
+	case inNow:
+		e.nowQ[i] = nil
 		e.nowN--
-		t.index = -1
-		return
+	case inRun:
+		// Close the gap from the shorter side.
+		r := e.run
+		if i-e.runHd < len(r)-1-i {
+			for j := i; j > e.runHd; j-- {
+				r[j] = r[j-1]
+				r[j].t.index = j
+			}
+			r[e.runHd] = ent{}
+			e.runHd++
+		} else {
+			for j := i; j < len(r)-1; j++ {
+				r[j] = r[j+1]
+				r[j].t.index = j
+			}
+			r[len(r)-1] = ent{}
+			e.run = r[:len(r)-1]
+		}
+		if e.runHd == len(e.run) {
+			e.run, e.runHd = e.run[:0], 0
+		}
+	case inWheel:
+		s := slot(t.when) & slotMask
+		b := e.wheel[s]
+		last := len(b) - 1
+		if i != last {
+			b[i] = b[last]
+			b[i].t.index = i
+		}
+		b[last] = ent{}
+		e.wheel[s] = b[:last]
+		if last == 0 {
+			e.occClear(s)
+		}
+	case inHeap:
+		e.heapRemove(i)
 	}
-	last := len(e.heap) - 1
-	if i != last {
-		e.swap(i, last)
+	t.where = unarmed
+	e.n--
+}
+
+// runInsert adds x to the sorted run. x has the largest seq, so it goes
+// after every timer that is not later.
+func (e *Engine) runInsert(x ent) {
+	if e.runHd > 0 && len(e.run) == cap(e.run) {
+		n := copy(e.run, e.run[e.runHd:])
+		clear(e.run[n:])
+		e.run, e.runHd = e.run[:n], 0
+		for j := range e.run {
+			e.run[j].t.index = j
+		}
 	}
-	e.heap[last] = heapEnt{}
-	e.heap = e.heap[:last]
-	t.index = -1
-	if i != last {
-		e.fix(i)
+	e.run = append(e.run, x)
+	r := e.run
+	j := len(r) - 1
+	for j > e.runHd && r[j-1].when > x.when {
+		r[j] = r[j-1]
+		r[j].t.index = j
+		j--
+	}
+	r[j] = x
+	x.t.where, x.t.index = inRun, j
+}
+
+func (e *Engine) wheelAdd(s int64, x ent) {
+	s &= slotMask
+	x.t.where, x.t.index = inWheel, len(e.wheel[s])
+	e.wheel[s] = append(e.wheel[s], x)
+	e.occ[s>>6] |= 1 << (s & 63)
+	e.occSum |= 1 << (s >> 6)
+}
+
+func (e *Engine) occClear(s int64) {
+	w := s >> 6
+	e.occ[w] &^= 1 << (s & 63)
+	if e.occ[w] == 0 {
+		e.occSum &^= 1 << w
+	}
+}
+
+// nextSlot is the first slot after base that holds a timer, in the wheel
+// or, when the wheel is empty, in the heap; ok is false when neither holds
+// one.
+func (e *Engine) nextSlot() (s int64, ok bool) {
+	if e.occSum == 0 {
+		if len(e.heap) == 0 {
+			return 0, false
+		}
+		return slot(e.heap[0].when), true
+	}
+	return e.wheelNext(), true
+}
+
+// wheelNext is the first slot after base whose bucket is not empty; the
+// wheel must not be empty.
+func (e *Engine) wheelNext() int64 {
+	p := int((e.base + 1) & slotMask)
+	w := p >> 6
+	var r int
+	if m := e.occ[w] &^ (1<<(p&63) - 1); m != 0 {
+		r = w<<6 | bits.TrailingZeros64(m)
+	} else if m := e.occSum &^ (1<<(w+1) - 1); m != 0 {
+		w2 := bits.TrailingZeros64(m)
+		r = w2<<6 | bits.TrailingZeros64(e.occ[w2])
+	} else if m := e.occSum & (1<<w - 1); m != 0 {
+		w2 := bits.TrailingZeros64(m)
+		r = w2<<6 | bits.TrailingZeros64(e.occ[w2])
+	} else {
+		r = w<<6 | bits.TrailingZeros64(e.occ[w])
+	}
+	return e.base + 1 + int64((r-p)&slotMask)
+}
+
+// refill makes s, the next slot that holds a timer, current: its bucket,
+// or the heap's timers in it when the wheel is empty, become the sorted
+// run, and the heap's timers that the wheel now covers move into it. The
+// run must be empty. Its caller fires the run's first timer next, so base
+// is never ahead of the clock when a timer is armed: only a timer due in
+// the current slot is inserted into the run.
+func (e *Engine) refill(s int64) {
+	e.base = s
+	e.run, e.runHd = e.run[:0], 0
+	if len(e.wheel[s&slotMask]) > 0 {
+		// The bucket becomes the run and the empty run's array the
+		// bucket's, so nothing is copied.
+		e.run, e.wheel[s&slotMask] = e.wheel[s&slotMask], e.run
+		e.occClear(s & slotMask)
+	}
+	for len(e.heap) > 0 {
+		x := e.heap[0]
+		xs := slot(x.when)
+		if xs >= s+nslot {
+			break
+		}
+		e.heapRemove(0)
+		if xs == s {
+			e.run = append(e.run, x)
+		} else {
+			e.wheelAdd(xs, x)
+		}
+	}
+	r := e.run
+	if len(r) <= 32 && e.seq < 1<<(64-slotShift) {
+		// Insertion sort on one key: the timers of one slot differ
+		// only in when's low slotShift bits, and seq fits below them.
+		key := func(x *ent) uint64 { return uint64(x.when)<<(64-slotShift) | x.seq }
+		for i := 1; i < len(r); i++ {
+			x := r[i]
+			k := key(&x)
+			j := i
+			for ; j > 0 && k < key(&r[j-1]); j-- {
+				r[j] = r[j-1]
+			}
+			r[j] = x
+		}
+	} else {
+		slices.SortFunc(r, func(a, b ent) int {
+			if a.before(&b) {
+				return -1
+			}
+			return 1 // keys are unique
+		})
+	}
+	for i := range r {
+		r[i].t.where, r[i].t.index = inRun, i
 	}
 }
 
 // Stop makes the current Run return after the event being processed.
 func (e *Engine) Stop() { e.stop = true }
 
-// next removes and returns the earliest timer, or nil.
+// next removes and returns the earliest timer, or nil. A timer of the run
+// due now was armed before any in nowQ (it was armed at an earlier instant),
+// so it goes first; none in the wheel or the heap is due now.
 func (e *Engine) next() *Timer {
-	if len(e.heap) > 0 && (e.heap[0].when == e.now || e.nowN == 0) {
-		t := e.heap[0].t
-		e.Cancel(t)
+	if e.runHd == len(e.run) && e.nowN == 0 {
+		if s, ok := e.nextSlot(); ok {
+			e.refill(s)
+		}
+	}
+	if e.runHd < len(e.run) && (e.run[e.runHd].when == e.now || e.nowN == 0) {
+		t := e.run[e.runHd].t
+		e.run[e.runHd] = ent{}
+		e.runHd++
+		if e.runHd == len(e.run) {
+			e.run, e.runHd = e.run[:0], 0
+		}
+		t.where = unarmed
+		e.n--
 		return t
 	}
 	for e.nowN > 0 {
@@ -183,7 +418,8 @@ func (e *Engine) next() *Timer {
 		e.nowHd++
 		if t != nil {
 			e.nowN--
-			t.index = -1
+			e.n--
+			t.where = unarmed
 			if e.nowN == 0 {
 				e.nowQ, e.nowHd = e.nowQ[:0], 0
 			}
@@ -194,15 +430,25 @@ func (e *Engine) next() *Timer {
 	return nil
 }
 
-// peekWhen is the expiry of the earliest timer; ok is false when none.
-func (e *Engine) peekWhen() (Time, bool) {
+// peekWhen is the expiry of the earliest timer, or a time after limit
+// when that timer is after limit; ok is false when none is pending. It
+// makes a slot current only if the slot is not after limit's, so that the
+// clock, set to limit, is not behind base.
+func (e *Engine) peekWhen(limit Time) (Time, bool) {
 	if e.nowN > 0 {
 		return e.now, true
 	}
-	if len(e.heap) > 0 {
-		return e.heap[0].when, true
+	if e.runHd == len(e.run) {
+		s, ok := e.nextSlot()
+		if !ok {
+			return 0, false
+		}
+		if s > slot(limit) {
+			return Time(s << slotShift), true
+		}
+		e.refill(s)
 	}
-	return 0, false
+	return e.run[e.runHd].when, true
 }
 
 // Step fires the earliest timer. It reports false when none is pending.
@@ -223,7 +469,7 @@ func (e *Engine) Step() bool {
 func (e *Engine) RunUntil(limit Time) {
 	e.stop = false
 	for !e.stop {
-		w, ok := e.peekWhen()
+		w, ok := e.peekWhen(limit)
 		if !ok || w > limit {
 			break
 		}
@@ -251,13 +497,28 @@ func (e *Engine) Rand(name string) *rand.Rand {
 	return rand.New(rand.NewPCG(e.seed, h.Sum64()))
 }
 
-func (e *Engine) less(i, j int) bool {
-	a, b := &e.heap[i], &e.heap[j]
-	if a.when != b.when {
-		return a.when < b.when
-	}
-	return a.seq < b.seq
+// The heap holds the timers beyond the wheel. It is 4-ary: parent of i is
+// (i-1)/4, children 4i+1..4i+4.
+
+func (e *Engine) heapPush(x ent) {
+	x.t.where, x.t.index = inHeap, len(e.heap)
+	e.heap = append(e.heap, x)
+	e.up(len(e.heap) - 1)
 }
+
+func (e *Engine) heapRemove(i int) {
+	last := len(e.heap) - 1
+	if i != last {
+		e.swap(i, last)
+	}
+	e.heap[last] = ent{}
+	e.heap = e.heap[:last]
+	if i != last {
+		e.fix(i)
+	}
+}
+
+func (e *Engine) less(i, j int) bool { return e.heap[i].before(&e.heap[j]) }
 
 func (e *Engine) swap(i, j int) {
 	e.heap[i], e.heap[j] = e.heap[j], e.heap[i]
@@ -265,7 +526,6 @@ func (e *Engine) swap(i, j int) {
 	e.heap[j].t.index = j
 }
 
-// The heap is 4-ary: parent of i is (i-1)/4, children 4i+1..4i+4.
 func (e *Engine) up(i int) {
 	for i > 0 {
 		p := (i - 1) / 4

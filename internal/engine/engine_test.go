@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"cmp"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"testing"
 )
@@ -225,5 +227,134 @@ func TestReentrantAgainstReference(t *testing.T) {
 	}
 	if len(got) < 1000 {
 		t.Fatalf("only %d firings", len(got))
+	}
+}
+
+// sortedModel is the ordering rule written as plainly as possible: a slice
+// of armed timers, each with the sequence number of its arming, kept sorted
+// by (when, seq).
+type sortedModel struct {
+	seq uint64
+	ent []modelEnt
+}
+
+type modelEnt struct {
+	when Time
+	seq  uint64
+	id   int
+}
+
+func (m *sortedModel) cancel(id int) {
+	m.ent = slices.DeleteFunc(m.ent, func(x modelEnt) bool { return x.id == id })
+}
+
+func (m *sortedModel) schedule(id int, at Time) {
+	m.cancel(id)
+	m.seq++
+	m.ent = append(m.ent, modelEnt{at, m.seq, id})
+	slices.SortFunc(m.ent, func(a, b modelEnt) int {
+		if a.when != b.when {
+			return cmp.Compare(a.when, b.when)
+		}
+		return cmp.Compare(a.seq, b.seq)
+	})
+}
+
+func (m *sortedModel) when(id int) (Time, bool) {
+	for _, x := range m.ent {
+		if x.id == id {
+			return x.when, true
+		}
+	}
+	return 0, false
+}
+
+// TestMixAgainstSortedModel runs the engine and the sorted model side by
+// side under a random mix of what the simulator does: timers armed for now,
+// inside the current 64 ns slot, across the wheel and beyond it (also
+// seconds ahead, and many at the same instant, as aligned ticks are),
+// re-armed while pending, cancelled whether armed or not, from inside
+// expiries and between RunUntil calls. Every expiry must be the model's
+// next one, at the model's time, and Pending, Armed and When must agree.
+func TestMixAgainstSortedModel(t *testing.T) {
+	for _, seed := range []uint64{1, 2, 3} {
+		r := rand.New(rand.NewPCG(seed, 15))
+		e := New(1)
+		m := &sortedModel{}
+		const n = 300
+		timers := make([]*Timer, n)
+		delay := func() Time {
+			switch r.IntN(10) {
+			case 0:
+				return 0
+			case 1:
+				return Time(r.IntN(64))
+			case 2, 3, 4, 5:
+				return Time(r.IntN(2000))
+			case 6:
+				return Time(r.IntN(70_000)) // the wheel's edge
+			case 7:
+				// an aligned instant, shared by many timers
+				tick := 4 * Millisecond
+				return (e.Now()/tick+1)*tick - e.Now()
+			case 8:
+				return Time(r.IntN(20 * int(Millisecond)))
+			default:
+				return Time(r.Int64N(int64(3 * Second)))
+			}
+		}
+		ops := func(k int) {
+			for ; k > 0; k-- {
+				id := r.IntN(n)
+				if r.IntN(4) == 0 {
+					e.Cancel(timers[id])
+					m.cancel(id)
+					continue
+				}
+				at := e.Now() + delay()
+				e.Schedule(timers[id], at)
+				m.schedule(id, at)
+			}
+			if e.base > slot(e.Now()) {
+				t.Fatalf("seed %d: base slot %d is ahead of the clock's %d", seed, e.base, slot(e.Now()))
+			}
+			id := r.IntN(n)
+			w, ok := m.when(id)
+			if e.Pending() != len(m.ent) || timers[id].Armed() != ok || ok && timers[id].When() != w {
+				t.Fatalf("seed %d at %v: pending %d, model %d; timer %d armed %v when %v, model %v %v",
+					seed, e.Now(), e.Pending(), len(m.ent), id, timers[id].Armed(), timers[id].When(), ok, w)
+			}
+		}
+		fired := 0
+		for i := range timers {
+			id := i
+			timers[i] = NewTimer("t", func() {
+				fired++
+				if len(m.ent) == 0 || m.ent[0].id != id || m.ent[0].when != e.Now() {
+					t.Fatalf("seed %d expiry %d: engine fired %d at %v, model has %v", seed, fired, id, e.Now(), m.ent[:min(3, len(m.ent))])
+				}
+				m.ent = m.ent[1:]
+				if timers[id].Armed() {
+					t.Fatalf("timer %d armed while it fires", id)
+				}
+				ops(r.IntN(4))
+			})
+		}
+		ops(200)
+		for round := 0; round < 2000; round++ {
+			limit := e.Now() + Time(r.Int64N(int64(10*Millisecond)))
+			e.RunUntil(limit)
+			if e.Now() != limit || len(m.ent) > 0 && m.ent[0].when <= limit {
+				t.Fatalf("seed %d: RunUntil(%v) stopped at %v with %v pending", seed, limit, e.Now(), m.ent[:1])
+			}
+			ops(r.IntN(40))
+		}
+		e.Run()
+		if len(m.ent) != 0 || e.Pending() != 0 {
+			t.Fatalf("seed %d: %d left in the model, %d pending", seed, len(m.ent), e.Pending())
+		}
+		if fired < 100_000 {
+			t.Fatalf("seed %d: only %d expiries", seed, fired)
+		}
 	}
 }
