@@ -317,6 +317,23 @@ func (t *Table) LLCLineRead(reader, target cpumask.CPU) engine.Time {
 	return 0
 }
 
+// LineTransfer is the time for CPU to to get a cache line that CPU from
+// last wrote: nothing when they share their private caches (the same CPU
+// or SMT siblings) or when from is cpumask.None (nobody wrote it: a cold
+// miss, which the system-call costs already include), a transfer within
+// the LLC (line_same_llc_ns), or from another LLC or node (line_other_*).
+func (t *Table) LineTransfer(from, to cpumask.CPU) engine.Time {
+	switch {
+	case from == cpumask.None || from == to || t.cpuCore[from] == t.cpuCore[to]:
+		return 0
+	case t.cpuLLC[from] == t.cpuLLC[to]:
+		return t.LineSameLLC
+	case t.LineOther != nil:
+		return t.LineOther[t.cpuNode[from]][t.cpuNode[to]]
+	}
+	return 0
+}
+
 // IdleExitLatency is the advertised exit latency of state idx of a CPU's
 // cpuidle states (the machine spec's, which always win), or IdleExit for a
 // CPU that lists none: what the kernel's governor believes.

@@ -393,3 +393,35 @@ func TestWriteTable(t *testing.T) {
 		}
 	}
 }
+
+// TestLineTransfer: a line another CPU wrote costs nothing from the same
+// CPU, its SMT sibling, or when nobody wrote it; line_same_llc_ns within
+// the CCX, line_other_llc_ns from another CCX of the socket and
+// line_other_node_ns from the other socket (zen3-2s-nps1: CPU 128 is CPU
+// 0's sibling, 1 shares its CCX, 16 is on another CCX, 64 on socket 1);
+// nothing at all without the cost model.
+func TestLineTransfer(t *testing.T) {
+	spec, err := topology.Load("zen3-2s-nps1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := For(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab := Compile(p, spec)
+	for _, c := range []struct {
+		from, to cpumask.CPU
+		want     engine.Time
+	}{
+		{0, 0, 0}, {128, 0, 0}, {cpumask.None, 0, 0},
+		{1, 0, 17}, {16, 0, 80}, {64, 0, 190}, {0, 64, 190},
+	} {
+		if got := tab.LineTransfer(c.from, c.to); got != c.want {
+			t.Errorf("LineTransfer(%d, %d) = %d ns, want %d", c.from, c.to, got, c.want)
+		}
+		if got := None(spec).LineTransfer(c.from, c.to); got != 0 {
+			t.Errorf("without the cost model LineTransfer(%d, %d) = %d ns", c.from, c.to, got)
+		}
+	}
+}

@@ -106,6 +106,18 @@ type Settings struct {
 	// identical. 0 makes every cost exact. Default 10.
 	CostJitterPct uint64 `sysctl:"model_cost_jitter_pct"`
 
+	// KobjLines makes a pipe or AF_UNIX socket operation pay for the
+	// cache lines of the object that another CPU wrote last (the lock,
+	// head and tail, the buffer or queue entry, the wait-queue head, and
+	// for a read the data), at the cost of the distance between the two
+	// CPUs (costmodel.Table.LineTransfer): the system-call costs were
+	// measured with both ends on one CPU. Package kobj counts the lines.
+	// Default off (and without the cost model every transfer is 0): on,
+	// it brings hackbench at 1–2 groups on zen3 and Kunpeng near the
+	// published times but widens the excess at 8–16 groups and on the
+	// HiKey, which come from elsewhere (docs/costs.md).
+	KobjLines bool `sysctl:"model_kobj_lines"`
+
 	// CpufreqGovernor is the cpufreq governor when the cost model is on:
 	// "performance", "schedutil", or "" for the machine's own
 	// (cpufreq_governor in its spec: performance on the Kunpeng servers)

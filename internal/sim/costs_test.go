@@ -130,3 +130,37 @@ func TestContextSwitchCostReachesTheRun(t *testing.T) {
 		t.Errorf("the run with dearer switches ended %v earlier", engine.Time(-d))
 	}
 }
+
+// The pipe's cache-line transfers (model_kobj_lines, package kobj): with
+// both ends of every pipe on one CPU nothing moves, so the run is
+// byte-identical with the model on and off; with the tasks on two CPUs of
+// different CCXs (zen3-2s-nps1 CPUs 0 and 16) every call whose other end
+// ran on the other CPU pays line_other_llc_ns per line, so the run charges
+// more kernel time and takes longer. (kobj's TestPipeLines derives the
+// charge of each call.)
+func TestKobjLinesEffect(t *testing.T) {
+	run := func(cpus, lines string) *Result {
+		t.Helper()
+		b, err := Build(Config{Machine: "zen3-2s-nps1", CPUs: cpus, Seed: 1,
+			Sysctls: []string{"model_kobj_lines=" + lines}, Tool: "hackbench", Args: []string{"-p", "-T", "-g", "1", "-f", "4", "-l", "200"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := b.Run(Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	on, off := run("0", "1"), run("0", "0")
+	if on.Output != off.Output || on.Schedstat.CPU.RqCPUTime != off.Schedstat.CPU.RqCPUTime {
+		t.Errorf("one CPU: the line model changed the run:\n%s\nvs\n%s", on.Output, off.Output)
+	}
+	on, off = run("0,16", "1"), run("0,16", "0")
+	tOn, _ := on.Metrics.Lookup("time_s")
+	tOff, _ := off.Metrics.Lookup("time_s")
+	if !(tOn.Value > tOff.Value) || !(on.Schedstat.CPU.RqCPUTime > off.Schedstat.CPU.RqCPUTime) {
+		t.Errorf("two CCXs: time %v s and CPU time %d ns with lines, %v s and %d ns without; want both larger with", tOn.Value, on.Schedstat.CPU.RqCPUTime, tOff.Value, off.Schedstat.CPU.RqCPUTime)
+	}
+	t.Logf("two CCXs: %.4f s with lines, %.4f s without", tOn.Value, tOff.Value)
+}

@@ -44,6 +44,10 @@ type Pipe struct {
 	maxUsage   uint
 	rdWait     WaitQueue // readers in pipe_read, and pollers
 	wrWait     WaitQueue
+	// Lines makes each call pay for the pipe's cache lines that another
+	// CPU wrote last (see lines.go; Settings.KobjLines).
+	Lines bool
+	lines lines
 
 	// Statistics.
 	BytesWritten, BytesRead uint64
@@ -76,6 +80,7 @@ func (p *Pipe) Write(k *sched.Kernel, t *sched.Task, io *IO) bool {
 	if io.N <= 0 {
 		return true
 	}
+	p.touch(k, 0, true)
 	wasEmpty := p.empty()
 	left := io.N - io.Done
 	// Merge the sub-page remainder into the last page if it fits.
@@ -122,6 +127,16 @@ func (p *Pipe) Write(k *sched.Kernel, t *sched.Task, io *IO) bool {
 	return true
 }
 
+// touch charges the calling task for the pipe's lines (and the data it
+// read) that another CPU wrote last, and records that this CPU now holds
+// them.
+func (p *Pipe) touch(k *sched.Kernel, read int, write bool) {
+	if p.Lines {
+		k.Charge(p.lines.cost(k, k.ThisCPU(), PipeLines, read))
+	}
+	p.lines.wrote(k.ThisCPU(), write)
+}
+
 func (p *Pipe) wrote(io *IO, n int) {
 	io.Done += n
 	p.BytesWritten += uint64(n)
@@ -164,6 +179,7 @@ func (p *Pipe) Read(k *sched.Kernel, t *sched.Task, io *IO) bool {
 			p.tail++
 		}
 	}
+	p.touch(k, got, false)
 	if got == 0 {
 		if wasFull {
 			p.wrWait.Wake(k, 1, sched.WFSync)

@@ -72,6 +72,10 @@ type UnixStream struct {
 	qhead  int
 	rcv    WaitQueue // the receiving socket's wait queue (sk_sleep(other))
 	snd    WaitQueue // the sending socket's wait queue (sk_sleep(sk))
+	// Lines makes each call pay for the sockets' cache lines that
+	// another CPU wrote last (see lines.go; Settings.KobjLines).
+	Lines bool
+	lines lines
 
 	BytesWritten, BytesRead uint64
 }
@@ -103,6 +107,10 @@ func (s *UnixStream) Readable() bool { return s.qhead < len(s.queue) }
 // It reports whether the call is complete; if not, t waits on the sending
 // socket and must block and call Send again when woken.
 func (s *UnixStream) Send(k *sched.Kernel, t *sched.Task, io *IO) bool {
+	if s.Lines {
+		k.Charge(s.lines.cost(k, k.ThisCPU(), UnixSendLines, 0))
+	}
+	s.lines.wrote(k.ThisCPU(), true)
 	for io.Done < io.N {
 		if s.wmem >= s.SndBuf {
 			// sock_wait_for_wmem: prepare_to_wait (non-exclusive).
@@ -157,6 +165,10 @@ func (s *UnixStream) Recv(k *sched.Kernel, t *sched.Task, io *IO, waitAll bool) 
 		}
 	}
 	s.BytesRead += uint64(io.Done - start)
+	if s.Lines {
+		k.Charge(s.lines.cost(k, k.ThisCPU(), UnixRecvLines, io.Done-start))
+	}
+	s.lines.wrote(k.ThisCPU(), false)
 	if io.Done == io.N || (!waitAll && io.Done > 0) {
 		return true
 	}

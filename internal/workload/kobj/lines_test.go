@@ -1,0 +1,97 @@
+package kobj
+
+import (
+	"testing"
+
+	"github.com/schedlab/schedlab/internal/costmodel"
+	"github.com/schedlab/schedlab/internal/cpumask"
+	"github.com/schedlab/schedlab/internal/engine"
+	"github.com/schedlab/schedlab/internal/kernels"
+	"github.com/schedlab/schedlab/internal/sched"
+	"github.com/schedlab/schedlab/internal/topology"
+)
+
+// zen3Kernel is a v6.19 kernel on zen3-2s-nps1 with its cost model.
+func zen3Kernel(t *testing.T) *sched.Kernel {
+	t.Helper()
+	spec, err := topology.Load("zen3-2s-nps1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	topo, err := topology.Build(spec, topology.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := sched.New(engine.New(1), topo, sched.MustBaseline(kernels.V619))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := costmodel.For(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k.ApplyCosts(costmodel.Compile(p, spec))
+	return k
+}
+
+// TestPipeLines follows a pipe's lines between CPUs, with the zen3 preset's
+// line costs (line_same_llc_ns 17, line_other_llc_ns 80, line_other_node_ns
+// 190; CPUs 0-7 are the first CCX's cores, 128 is CPU 0's SMT sibling, 16
+// a core of another CCX of socket 0, 64 a core of socket 1):
+//
+//   - the first write from CPU 0 pays nothing (nobody wrote the lines);
+//   - a read of 100 bytes from CPU 16 then pays PipeLines + 2 data lines
+//     from another LLC: 6 × 80 = 480 ns;
+//   - the next write from CPU 0 pays for the 4 lines CPU 16 took: 320 ns;
+//     another write right after it, nothing;
+//   - a read from 128, CPU 0's sibling, nothing (they share L1 and L2);
+//   - a read from 1 (same CCX): 6 × 17 = 102 ns once more data is there;
+//   - a write from 64 (the other socket): 4 × 190 = 760 ns;
+//   - with model_kobj_lines off, or a pipe whose Lines is unset, nothing.
+func TestPipeLines(t *testing.T) {
+	k := zen3Kernel(t)
+	k.S.KobjLines = true
+	p := NewPipe()
+	p.Lines = true
+	var io IO
+	write := func(cpu int) {
+		k.SetThisCPU(cpumask.CPU(cpu))
+		io.Reset(100)
+		if !p.Write(k, nil, &io) {
+			t.Fatal("write blocked")
+		}
+	}
+	read := func(cpu int) {
+		k.SetThisCPU(cpumask.CPU(cpu))
+		io.Reset(100)
+		if !p.Read(k, nil, &io) {
+			t.Fatal("read blocked")
+		}
+	}
+	cost := func(cpu, bytes int) engine.Time { return p.lines.cost(k, cpumask.CPU(cpu), PipeLines, bytes) }
+	steps := []struct {
+		what  string
+		cpu   int
+		bytes int
+		want  engine.Time
+		do    func(int)
+	}{
+		{"first write from 0", 0, 0, 0, write},
+		{"read from 16", 16, 100, 480, read},
+		{"write from 0 after 16", 0, 0, 320, write},
+		{"write from 0 again", 0, 0, 0, write},
+		{"read from 128 (SMT sibling)", 128, 100, 0, read},
+		{"read from 1 (same CCX)", 1, 100, 6 * 17, read},
+		{"write from 64 (other socket)", 64, 0, 4 * 190, write},
+	}
+	for _, s := range steps {
+		if got := cost(s.cpu, s.bytes); got != s.want {
+			t.Errorf("%s: %d ns, want %d", s.what, got, s.want)
+		}
+		s.do(s.cpu)
+	}
+	k.S.KobjLines = false
+	if got := cost(0, 100); got != 0 {
+		t.Errorf("model_kobj_lines off: %d ns, want 0", got)
+	}
+}
