@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"sort"
 	"strings"
 	"testing"
@@ -236,4 +237,40 @@ func TestCPUsConfinesWorkload(t *testing.T) {
 			t.Fatalf("task %s/%d may run on %s", p.Comm, p.PID, p.CPUsAllowed)
 		}
 	}
+}
+
+// BenchmarkTaskMemory reports the heap a simulated task costs (issue 15's
+// target: at most 2 KiB at 100,000 tasks): hackbench -g 2500 -l 1 (100,000
+// tasks) against -g 25 (1,000), each measured once every task exists (the
+// first slice in which messages flow), after a GC; the difference of the
+// live heaps over the difference of the task counts, in bytes per task.
+//
+//	go test -run XXX -bench TaskMemory -benchtime 1x ./internal/sim/
+func BenchmarkTaskMemory(b *testing.B) {
+	live := func(groups int) uint64 {
+		b.Helper()
+		bl, err := Build(Config{Machine: "zen3-2s-nps1", Seed: 1, Tool: "hackbench", Args: []string{"-g", fmt.Sprint(groups), "-l", "1"}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		var heap uint64
+		_, err = bl.Run(Options{Progress: func(frac float64) {
+			if frac > 0 && heap == 0 {
+				var m runtime.MemStats
+				runtime.GC()
+				runtime.ReadMemStats(&m)
+				heap = m.HeapAlloc
+			}
+		}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return heap
+	}
+	var perTask float64
+	for i := 0; i < b.N; i++ {
+		small, big := live(25), live(2500)
+		perTask = (float64(big) - float64(small)) / float64(100000-1000)
+	}
+	b.ReportMetric(perTask, "B/task")
 }
