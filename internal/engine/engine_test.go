@@ -358,3 +358,45 @@ func TestMixAgainstSortedModel(t *testing.T) {
 		}
 	}
 }
+
+// TestBurstArraysLetGo: a burst of 20,000 timers in a few slots (a machine
+// waking 100,000 tasks at once) grows those buckets' arrays; once the
+// burst has fired no bucket keeps more than keepCap entries of capacity,
+// however the arrays were passed between the run and the buckets, and the
+// wheel still fires in order afterwards.
+func TestBurstArraysLetGo(t *testing.T) {
+	e := New(1)
+	var last Time
+	fired := 0
+	var ts []*Timer
+	for i := 0; i < 20000; i++ {
+		var tm *Timer
+		tm = NewTimer("burst", func() {
+			if e.Now() < last {
+				t.Fatalf("fired at %v after %v", e.Now(), last)
+			}
+			last = e.Now()
+			fired++
+		})
+		ts = append(ts, tm)
+		e.Schedule(tm, Time(1000+(i%7)*64)) // 7 slots
+	}
+	e.RunUntil(Second)
+	if fired != len(ts) {
+		t.Fatalf("%d of %d fired", fired, len(ts))
+	}
+	check := func(when string) {
+		for s := range e.wheel {
+			if c := cap(e.wheel[s]); c > 64 { // keepCap
+				t.Errorf("%s: bucket %d keeps an array of %d entries", when, s, c)
+			}
+		}
+	}
+	check("after the burst")
+	// A second wave through other slots, then quiet.
+	for i, tm := range ts[:5000] {
+		e.Schedule(tm, e.Now()+Time(100+(i%3)*64))
+	}
+	e.RunUntil(2 * Second)
+	check("after the second wave")
+}
