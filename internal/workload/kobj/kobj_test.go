@@ -12,7 +12,13 @@ import (
 
 func newKernel(t *testing.T) *sched.Kernel {
 	t.Helper()
-	spec, err := topology.Load("hikey")
+	return kernelOn(t, "hikey")
+}
+
+// kernelOn is a v6.19 kernel on a machine preset, without a cost model.
+func kernelOn(t *testing.T, machine string) *sched.Kernel {
+	t.Helper()
+	spec, err := topology.Load(machine)
 	if err != nil {
 		t.Fatal(err)
 	}

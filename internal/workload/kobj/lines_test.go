@@ -6,31 +6,18 @@ import (
 	"github.com/schedlab/schedlab/internal/costmodel"
 	"github.com/schedlab/schedlab/internal/cpumask"
 	"github.com/schedlab/schedlab/internal/engine"
-	"github.com/schedlab/schedlab/internal/kernels"
 	"github.com/schedlab/schedlab/internal/sched"
-	"github.com/schedlab/schedlab/internal/topology"
 )
 
 // zen3Kernel is a v6.19 kernel on zen3-2s-nps1 with its cost model.
 func zen3Kernel(t *testing.T) *sched.Kernel {
 	t.Helper()
-	spec, err := topology.Load("zen3-2s-nps1")
+	k := kernelOn(t, "zen3-2s-nps1")
+	p, err := costmodel.For(k.Topo.Spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	topo, err := topology.Build(spec, topology.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := sched.New(engine.New(1), topo, sched.MustBaseline(kernels.V619))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := costmodel.For(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	k.ApplyCosts(costmodel.Compile(p, spec))
+	k.ApplyCosts(costmodel.Compile(p, k.Topo.Spec))
 	return k
 }
 
