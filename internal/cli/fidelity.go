@@ -48,7 +48,8 @@ figure.
 otherwise every row runs with ` + fmt.Sprint(fidelity.DefaultSeeds) + ` seeds (--seeds N to change). Runs go in
 parallel (--jobs, default all cores) and the results do not depend on how
 many. With --dir RESULTS each run's record is kept there and a rerun skips
-the runs already done (after checking that the model still gives what the
+the runs already done (after running the cheapest of each machine and benchmark
+again to check that the model still gives what the
 directory holds). --list prints every point with its citation and runs
 nothing. --markdown prints docs/fidelity.md instead of the tables; --json
 also writes the report as JSON. --corpus DIR reads the cases from DIR instead.

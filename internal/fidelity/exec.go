@@ -59,8 +59,8 @@ type Outcome struct {
 // finished run is written at once, atomically, so a killed run loses at
 // most the runs in flight. A directory is tied to the model that filled
 // it: before reusing records, Execute runs again the cheapest reused run
-// of each machine and fails if any now differs (the model changed; use
-// another directory).
+// of each machine and benchmark and fails if any now differs (the model
+// changed; use another directory).
 func Execute(p *Plan, opt ExecOptions) (*Outcome, error) {
 	jobs := opt.Jobs
 	if jobs < 1 {
@@ -169,16 +169,18 @@ func check(p *Plan, r *Run, rec *experiment.Record, machineDir string) error {
 	return nil
 }
 
-// recheck runs again, for each machine, the reused run that simulated the
-// fewest events, and fails when the result differs from the stored one:
-// the directory was filled by another model. It returns the runs checked.
+// recheck runs again, for each machine and benchmark, the reused run that
+// simulated the fewest events, and fails when the result differs from the
+// stored one: the directory was filled by another model. (Per benchmark, so
+// that a change to one workload's model, STREAM's say, is caught too.) It
+// returns the runs checked.
 func recheck(p *Plan, recs []*experiment.Record, machineDir, dir string) (int, error) {
 	cheapest := map[string]int{}
 	for i, rec := range recs {
 		if rec == nil {
 			continue
 		}
-		m := p.Runs[i].Case.MachineLabel()
+		m := p.Runs[i].Case.MachineLabel() + "\x00" + p.Runs[i].Case.Simulate.Tool
 		j, ok := cheapest[m]
 		if !ok || rec.Sim.Events < recs[j].Sim.Events || rec.Sim.Events == recs[j].Sim.Events && rec.Key < recs[j].Key {
 			cheapest[m] = i

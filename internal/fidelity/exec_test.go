@@ -296,3 +296,41 @@ rows: [{load: "", values: {tip: 1}}]
 		t.Errorf("got %v", err)
 	}
 }
+
+// A directory whose records of one benchmark come from another model is
+// refused even when the machine's other benchmark still matches: the
+// check reruns the cheapest reused run of each machine and benchmark
+// (hikey runs perf-bench-messaging and tbench here; only tbench's records
+// are changed).
+func TestRecheckPerBenchmark(t *testing.T) {
+	c := loadTestCorpus(t)
+	p, err := NewPlan(c, c.Cases, PlanOptions{Seeds: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if _, err := Execute(p, ExecOptions{Dir: dir, Jobs: 2}); err != nil {
+		t.Fatal(err)
+	}
+	changed := 0
+	for _, r := range p.Runs {
+		if r.Case.Simulate.Tool != "tbench" {
+			continue
+		}
+		path := experiment.RecordPath(dir, r.Key)
+		rec, err := experiment.ReadRecord(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec.Output += "x"
+		b, _ := json.Marshal(rec)
+		os.WriteFile(path, b, 0o644)
+		changed++
+	}
+	if changed == 0 {
+		t.Fatal("the test corpus has no tbench runs")
+	}
+	if _, err := Execute(p, ExecOptions{Dir: dir}); err == nil || !strings.Contains(err.Error(), "holds results of another model") {
+		t.Errorf("tbench's records from another model: %v", err)
+	}
+}
