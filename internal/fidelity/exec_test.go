@@ -237,16 +237,7 @@ func TestExecuteResume(t *testing.T) {
 	}
 	// Records that the model no longer gives: every stored output
 	// changed, as another schedlab would have written them.
-	for _, r := range p.Runs {
-		path := experiment.RecordPath(dir, r.Key)
-		rec, err := experiment.ReadRecord(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rec.Output += "x"
-		b, _ := json.Marshal(rec)
-		os.WriteFile(path, b, 0o644)
-	}
+	spoil(t, p, dir, func(*Run) bool { return true })
 	if _, err := Execute(p, ExecOptions{Dir: dir}); err == nil || !strings.Contains(err.Error(), "holds results of another model") {
 		t.Errorf("stale records: %v", err)
 	}
@@ -312,9 +303,22 @@ func TestRecheckPerBenchmark(t *testing.T) {
 	if _, err := Execute(p, ExecOptions{Dir: dir, Jobs: 2}); err != nil {
 		t.Fatal(err)
 	}
-	changed := 0
-	for _, r := range p.Runs {
-		if r.Case.Simulate.Tool != "tbench" {
+	if spoil(t, p, dir, func(r *Run) bool { return r.Case.Simulate.Tool == "tbench" }) == 0 {
+		t.Fatal("the test corpus has no tbench runs")
+	}
+	if _, err := Execute(p, ExecOptions{Dir: dir}); err == nil || !strings.Contains(err.Error(), "holds results of another model") {
+		t.Errorf("tbench's records from another model: %v", err)
+	}
+}
+
+// spoil changes the stored output of every run of p in dir that which
+// picks, as another schedlab would have written it, and returns how many.
+func spoil(t *testing.T, p *Plan, dir string, which func(*Run) bool) int {
+	t.Helper()
+	n := 0
+	for i := range p.Runs {
+		r := &p.Runs[i]
+		if !which(r) {
 			continue
 		}
 		path := experiment.RecordPath(dir, r.Key)
@@ -325,12 +329,7 @@ func TestRecheckPerBenchmark(t *testing.T) {
 		rec.Output += "x"
 		b, _ := json.Marshal(rec)
 		os.WriteFile(path, b, 0o644)
-		changed++
+		n++
 	}
-	if changed == 0 {
-		t.Fatal("the test corpus has no tbench runs")
-	}
-	if _, err := Execute(p, ExecOptions{Dir: dir}); err == nil || !strings.Contains(err.Error(), "holds results of another model") {
-		t.Errorf("tbench's records from another model: %v", err)
-	}
+	return n
 }
