@@ -687,6 +687,8 @@ func (k *Kernel) TryToWakeUp(p *Task, wakeFlags int) bool {
 		k.ttwuStat(p, p.cpu, wakeFlags)
 		return true
 	}
+	// WRITE_ONCE(p->__state, TASK_WAKING) (v6.19, v6.0 and v5.12 alike):
+	// a wakeup that comes before ttwu_do_activate fails ttwu_state_match.
 	p.State = TaskWaking
 	p.waking = true
 	before := thisRq.Wakeup
