@@ -16,6 +16,7 @@ func init() {
 			o          runOutputs
 			recordedOn string
 			pids       bool
+			order      string
 		)
 		c := &cobra.Command{
 			Use:   "replay [flags] TRACE",
@@ -28,7 +29,7 @@ summary of the recording and of the replay side by side:
 
 TRACE is a trace.dat (trace-cmd record, versions 6 and 7), ftrace text,
 the output of 'trace-cmd report' or of 'perf sched script'. The same run
-is 'schedlab run [flags] replay [--recorded-on M] [--pids] TRACE', so
+is 'schedlab run [flags] replay [--recorded-on M] [--pids] [--order O] TRACE', so
 'schedlab compare ... replay TRACE' compares variants on one trace.
 docs/replay.md says what a trace cannot tell and what replay assumes.
 ` + "\n" + replay.Usage,
@@ -41,6 +42,9 @@ docs/replay.md says what a trace cannot tell and what replay assumes.
 				if pids {
 					toolArgs = append(toolArgs, "--pids")
 				}
+				if order != "" {
+					toolArgs = append(toolArgs, "--order", order)
+				}
 				toolArgs = append(toolArgs, args[0])
 				return runTool(env, cmd, &rf, "replay", toolArgs, o)
 			},
@@ -49,6 +53,7 @@ docs/replay.md says what a trace cannot tell and what replay assumes.
 		rf.add(f, false)
 		f.StringVar(&recordedOn, "recorded-on", "", "the machine the trace was recorded on: bursts are scaled by its CPUs' capacities")
 		f.BoolVar(&pids, "pids", false, "one row per task instead of one per comm")
+		f.StringVar(&order, "order", "", "free (default: each task keeps its pace) or recorded (a waker waits until its wakee sleeps, so every recorded wakeup happens)")
 		f.StringVar(&o.json, "json", "", "also write the run's record as JSON to this file")
 		f.StringVar(&o.trace, "trace", "", "write the replay's sched tracepoints: FILE.txt, FILE.dat or FILE.json")
 		f.StringSliceVar(&o.events, "trace-events", nil, "trace only these events (e.g. sched_switch,sched_wakeup)")

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -120,5 +121,34 @@ func TestTraceLatencyDat(t *testing.T) {
 	_, stderr, code = run("trace", "latency", bad)
 	if code != 2 || stderr != "schedlab: "+bad+": byte 10: file format version \"9\": schedlab reads versions 6 and 7\n" {
 		t.Errorf("exit %d: %q", code, stderr)
+	}
+}
+
+// --order recorded replays the real trace with every recorded task wakeup
+// carried out on a sleeping wakee, and is the same run as run ... replay
+// --order recorded; a wrong value is one error line and exit 2.
+func TestReplayOrder(t *testing.T) {
+	path := realTracePath(t)
+	out, stderr, code := run("replay", path, "--machine", "hikey", "--order", "recorded")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	lines := strings.SplitN(out, "\n", 3)
+	var n int
+	if i := strings.Index(lines[0], " sleeps ended by a task"); i < 0 {
+		t.Fatalf("no count of task wakeups: %s", lines[0])
+	} else if _, err := fmt.Sscan(lines[0][strings.LastIndex(lines[0][:i], " ")+1:i], &n); err != nil || n == 0 {
+		t.Fatalf("count of task wakeups in %q: %v", lines[0], err)
+	}
+	if want := fmt.Sprintf(" %d wakeups of a sleeping task, 0 before the wakee slept", n); !strings.Contains(lines[1], want) || !strings.Contains(lines[1], "recorded order: ") {
+		t.Errorf("want all %d task wakeups of the reconstruction carried out on a sleeping wakee: %s", n, lines[1])
+	}
+	out2, _, code := run("run", "--machine", "hikey", "replay", "--order=recorded", path)
+	if code != 0 || out2 != out {
+		t.Errorf("run ... replay --order=recorded differs from replay --order recorded (exit %d)", code)
+	}
+	_, stderr, code = run("replay", path, "--machine", "hikey", "--order", "sorted")
+	if code != 2 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "--order sorted: want free or recorded") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 }

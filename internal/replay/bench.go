@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/schedlab/schedlab/internal/cpumask"
 	"github.com/schedlab/schedlab/internal/engine"
@@ -16,7 +17,7 @@ import (
 )
 
 // Usage is the replay tool's usage text.
-const Usage = `usage: replay [--recorded-on MACHINE] [--pids] TRACE
+const Usage = `usage: replay [--recorded-on MACHINE] [--pids] [--order free|recorded] TRACE
 
 Replays the tasks of TRACE (a trace.dat, ftrace text, trace-cmd report or
 perf sched script output) on the run's machine and kernel, and prints the
@@ -26,6 +27,13 @@ perf sched latency summary of the recording and of the replay side by side.
                          machine file): bursts are scaled by its CPUs'
                          capacities; without it every CPU counts as 1024
   --pids                 one row per task instead of one per comm
+  --order free           (default) a waker that gets to a wakeup before its
+                         wakee has gone to sleep leaves the wakeup for it,
+                         and the wakee does not sleep there: each task keeps
+                         its own pace, some recorded wakeups do not happen
+  --order recorded       such a waker waits until the wakee sleeps, so every
+                         recorded wakeup happens, by the same waker, at the
+                         cost of the replay's timing (see docs/replay.md)
 `
 
 // Spec is a parsed replay command line.
@@ -33,6 +41,10 @@ type Spec struct {
 	File       string
 	RecordedOn string
 	Pids       bool
+	// Ordered keeps the recorded order of every task-to-task wakeup
+	// (--order recorded): a waker holds until its wakee has gone to
+	// sleep.
+	Ordered bool
 }
 
 // ParseArgs reads the tool's arguments.
@@ -45,6 +57,23 @@ func ParseArgs(args []string) (*Spec, error) {
 			return nil, workload.ErrHelp
 		case a == "--pids" || a == "-p":
 			s.Pids = true
+		case a == "--order" || strings.HasPrefix(a, "--order="):
+			v, ok := strings.CutPrefix(a, "--order=")
+			if !ok {
+				if i+1 >= len(args) {
+					return nil, fmt.Errorf("replay: --order needs free or recorded")
+				}
+				i++
+				v = args[i]
+			}
+			switch v {
+			case "free":
+				s.Ordered = false
+			case "recorded":
+				s.Ordered = true
+			default:
+				return nil, fmt.Errorf("replay: --order %s: want free or recorded", v)
+			}
 		case a == "--recorded-on":
 			if i+1 >= len(args) {
 				return nil, fmt.Errorf("replay: --recorded-on needs a machine")
@@ -119,6 +148,8 @@ type Bench struct {
 	end      engine.Time
 	wakes    int
 	early    int
+	holds    int
+	timeouts int
 	executed Graph
 }
 
@@ -142,6 +173,11 @@ type thread struct {
 	// tokens holds the sleeps already ended by a waker that came early.
 	tokens  map[int32]bool
 	waiting int32 // the sleep blocked on, or -1
+	// holders are, by sleep, the wakers holding (--order recorded) until
+	// this thread has gone to sleep there.
+	holders map[int32]*thread
+	// holding is set while this thread holds at its current wake step.
+	holding bool
 	q       kobj.WaitQueue
 	started bool
 }
@@ -189,6 +225,13 @@ func (b *Bench) spawn(th *thread, cpu cpumask.CPU) error {
 	return nil
 }
 
+// holdTimeout bounds a hold (--order recorded): a waker whose wakee has
+// not slept where the recording says within it leaves the wakeup as in
+// the free order. Holds are released by the wakee's sleep long before it
+// in every trace tested; it keeps a trace whose order cannot be kept (a
+// wakee that exits first, equal timestamps) from stalling the replay.
+const holdTimeout = engine.Second
+
 // Next runs the task's program from where it stopped.
 func (th *thread) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 	b := th.b
@@ -200,6 +243,26 @@ func (th *thread) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 			return sched.Run(engine.Time(s.D))
 		case Wake:
 			w := b.threads[s.Pid]
+			if b.spec.Ordered && w.waiting != s.Seq && !th.holding {
+				// Hold until the wakee sleeps there: a timed sleep
+				// its wakee's sleep cuts short (ExpireSleep), so the
+				// release is a timer's wakeup, not a task's, and the
+				// replay's wakeup graph stays the recording's.
+				th.holding = true
+				b.holds++
+				if w.holders == nil {
+					w.holders = map[int32]*thread{}
+				}
+				w.holders[s.Seq] = th
+				return sched.Sleep(holdTimeout)
+			}
+			if th.holding {
+				th.holding = false
+				if w.waiting != s.Seq {
+					b.timeouts++
+					delete(w.holders, s.Seq)
+				}
+			}
 			if w.waiting != s.Seq {
 				b.early++ // the wakee will find it when it gets there
 			}
@@ -237,6 +300,10 @@ func (th *thread) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 			}
 			th.waiting = s.Seq
 			th.q.Add(t, true)
+			if h := th.holders[s.Seq]; h != nil {
+				delete(th.holders, s.Seq)
+				k.ExpireSleep(h.t)
+			}
 			return sched.Block()
 		case Exit:
 			th.pc = len(th.rec.Steps)
@@ -334,8 +401,12 @@ func (b *Bench) Report(w io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(w, "replay of %s: %s\n", b.spec.File, b.tr.Stats.Summary())
-	fmt.Fprintf(w, "recorded: %.3f ms on %d CPUs; replayed: %.3f ms on %d CPUs, %d wakeups of a sleeping task, %d before the wakee slept (it then ran on)\n",
+	fmt.Fprintf(w, "recorded: %.3f ms on %d CPUs; replayed: %.3f ms on %d CPUs, %d wakeups of a sleeping task, %d before the wakee slept (it then ran on)",
 		float64(b.tr.End-b.tr.Start)/1e6, b.tr.NrCPUs, float64(b.end)/1e6, b.k.NrCPUs(), b.wakes, b.early)
+	if b.spec.Ordered {
+		fmt.Fprintf(w, "; recorded order: %d wakers held until their wakee slept, %d holds timed out", b.holds, b.timeouts)
+	}
+	fmt.Fprintln(w)
 	return WriteSideBySide(w, orig, rep)
 }
 

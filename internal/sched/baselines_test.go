@@ -1455,3 +1455,43 @@ func TestTTWUWakingState(t *testing.T) {
 		t.Errorf("cpu4 has %d queued fair tasks, want 1 (the task once)", n)
 	}
 }
+
+// ExpireSleep cuts a timed sleep short: the task wakes at the call's
+// time, in timer context (so a tracer reports no task as the waker); a
+// task not in a timed sleep is left alone.
+func TestExpireSleep(t *testing.T) {
+	r := newRig(t, "hikey", kernels.V619)
+	var woke engine.Time
+	inIRQ := false
+	slept := false
+	p := r.spawn("sleeper", 2, 0, SchedNormal, ProgramFunc(func(k *Kernel, t *Task) Op {
+		if !slept {
+			slept = true
+			return Sleep(engine.Second)
+		}
+		if woke == 0 {
+			woke = k.Now()
+		}
+		return Block()
+	}))
+	r.k.Hooks.Waking = func(q *Task) {
+		if q == p {
+			inIRQ = r.k.InTimerIRQ()
+		}
+	}
+	r.run(engine.Millisecond)
+	at := r.k.Now()
+	if !r.on(0).ExpireSleep(p) {
+		t.Fatal("ExpireSleep reported no timed sleep")
+	}
+	r.run(engine.Millisecond)
+	if woke < at || woke > at+engine.Millisecond/2 {
+		t.Errorf("woke at %v, want soon after %v (not the 1 s timeout)", woke, at)
+	}
+	if !inIRQ {
+		t.Error("the wakeup was not in timer context")
+	}
+	if r.k.ExpireSleep(p) {
+		t.Error("ExpireSleep on a blocked task (no timer) reported a timed sleep")
+	}
+}

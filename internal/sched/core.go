@@ -876,3 +876,16 @@ func (k *Kernel) schedExec(rq *Rq, p *Task) {
 	k.activateTask(drq, p, enqueueNoclock)
 	k.wakeupPreempt(drq, p, 0)
 }
+
+// ExpireSleep ends p's timed sleep now: its sleep timer fires at the
+// current time on the CPU it was armed on, in timer context, as an hrtimer
+// re-armed with an expiry already past (hrtimer_start_range_ns). The wakeup
+// is then the timer's, not the caller's. It reports whether p was in a
+// timed sleep.
+func (k *Kernel) ExpireSleep(p *Task) bool {
+	if !p.sleepTimer.Armed() {
+		return false
+	}
+	k.Eng.Schedule(p.sleepTimer, k.Eng.Now())
+	return true
+}
