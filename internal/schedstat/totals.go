@@ -134,15 +134,26 @@ func (s *Totals) Add(o *Totals) {
 	if s.NrCPUs == 0 {
 		s.Version, s.NrCPUs = o.Version, o.NrCPUs
 	}
-	s.Jiffies += o.Jiffies
-	s.CPU.YldCount += o.CPU.YldCount
-	s.CPU.SchedCount += o.CPU.SchedCount
-	s.CPU.SchedGoidle += o.CPU.SchedGoidle
-	s.CPU.TtwuCount += o.CPU.TtwuCount
-	s.CPU.TtwuLocal += o.CPU.TtwuLocal
-	s.CPU.RqCPUTime += o.CPU.RqCPUTime
-	s.CPU.RunDelay += o.CPU.RunDelay
-	s.CPU.Pcount += o.CPU.Pcount
+	s.combine(o, func(a *uint64, b uint64) { *a += b })
+}
+
+// Sub takes o's counters, a snapshot's sum taken earlier in the same run,
+// from s, leaving what happened in between (a run after a warm-up).
+func (s *Totals) Sub(o *Totals) {
+	s.combine(o, func(a *uint64, b uint64) { *a -= b })
+}
+
+// combine applies f to each counter of s and the same counter of o.
+func (s *Totals) combine(o *Totals, f func(a *uint64, b uint64)) {
+	f(&s.Jiffies, o.Jiffies)
+	f(&s.CPU.YldCount, o.CPU.YldCount)
+	f(&s.CPU.SchedCount, o.CPU.SchedCount)
+	f(&s.CPU.SchedGoidle, o.CPU.SchedGoidle)
+	f(&s.CPU.TtwuCount, o.CPU.TtwuCount)
+	f(&s.CPU.TtwuLocal, o.CPU.TtwuLocal)
+	f(&s.CPU.RqCPUTime, o.CPU.RqCPUTime)
+	f(&s.CPU.RunDelay, o.CPU.RunDelay)
+	f(&s.CPU.Pcount, o.CPU.Pcount)
 	for j := range o.Domains {
 		for len(s.Domains) <= j {
 			s.Domains = append(s.Domains, DomainCounters{Name: o.Domains[j].Name, CPUs: o.Domains[j].CPUs})
@@ -150,7 +161,7 @@ func (s *Totals) Add(o *Totals) {
 		var tmp DomainStats
 		od := o.Domains[j]
 		od.pairs(&tmp, func(a, b *uint64) { *b = *a })
-		s.Domains[j].pairs(&tmp, func(a, b *uint64) { *a += *b })
+		s.Domains[j].pairs(&tmp, func(a, b *uint64) { f(a, *b) })
 	}
 }
 
