@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	corpus "github.com/schedlab/schedlab/fidelity"
+	"github.com/schedlab/schedlab/internal/engine"
 	"github.com/schedlab/schedlab/internal/fidelity"
 	"github.com/schedlab/schedlab/internal/fidelity/fit"
 	"github.com/schedlab/schedlab/internal/fidelity/score"
@@ -30,6 +31,7 @@ func init() {
 			glob, jsonFile, dir, corpusDir string
 			costsFile                      string
 			fullLength                     bool
+			warmupArg                      string
 			fitSpecs                       []string
 			jobs, seeds                    int
 		)
@@ -99,6 +101,14 @@ corpus", describes the procedure.`,
 				if cmd.Flags().Changed("seeds") && seeds < 1 {
 					return fmt.Errorf("--seeds %d: give at least 1 (2 or more for intervals)", seeds)
 				}
+				var warmup engine.Time
+				if warmupArg != "" {
+					d, err := time.ParseDuration(warmupArg)
+					if err != nil || d < 0 {
+						return fmt.Errorf("--warmup %s: give a simulated duration such as 1s or 500ms", warmupArg)
+					}
+					warmup = engine.Time(d)
+				}
 				// Outputs are checked before the corpus is read or
 				// anything runs.
 				if err := sim.CheckOutputFile("--json", jsonFile); err != nil {
@@ -133,9 +143,9 @@ corpus", describes the procedure.`,
 					jobs = runtime.NumCPU()
 				}
 				if len(axes) > 0 {
-					return runFit(env, cp, cases, where, axes, fidelity.PlanOptions{Quick: quick, Seeds: seeds, FullLength: fullLength}, jobs, os.Args)
+					return runFit(env, cp, cases, where, axes, fidelity.PlanOptions{Quick: quick, Seeds: seeds, FullLength: fullLength, Warmup: warmup}, jobs, os.Args)
 				}
-				plan, err := fidelity.NewPlan(cp, cases, fidelity.PlanOptions{Quick: quick, Seeds: seeds, CostsFile: costsFile, FullLength: fullLength})
+				plan, err := fidelity.NewPlan(cp, cases, fidelity.PlanOptions{Quick: quick, Seeds: seeds, CostsFile: costsFile, FullLength: fullLength, Warmup: warmup})
 				if err != nil {
 					return err
 				}
@@ -207,6 +217,7 @@ corpus", describes the procedure.`,
 		f.StringVar(&dir, "dir", "", "keep each run's record in this results directory; a rerun skips the runs already there")
 		f.IntVar(&seeds, "seeds", 0, fmt.Sprintf("seeds per simulated value (default %d, or %d with --quick)", fidelity.DefaultSeeds, fidelity.QuickSeeds))
 		f.StringVar(&corpusDir, "corpus", "", "read the cases from this directory instead of the corpus in the binary")
+		f.StringVar(&warmupArg, "warmup", "", "warm the kernel up before each hackbench run: run it back to back for this much simulated time (e.g. 1s); the other tools start as usual")
 		f.BoolVar(&fullLength, "full-length", false, "run every benchmark for its whole command line (tbench does not stop at steady state)")
 		f.StringVar(&costsFile, "costs", "", "lay this cost-model file over every run's machine costs (see 'schedlab costs')")
 		f.StringArrayVar(&fitSpecs, "fit", nil, "calibrate a cost parameter: PARAM=V1,V2,... (repeatable; see above)")

@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"github.com/schedlab/schedlab/internal/kernels"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/schedlab/schedlab/internal/engine"
 
 	"github.com/schedlab/schedlab/internal/experiment"
 	"github.com/schedlab/schedlab/internal/sim"
@@ -23,6 +26,8 @@ type runFlags struct {
 	cpus, costsFile       string
 	noCosts, fullLength   bool
 	backgroundCgroups     int
+	warmupArg             string
+	warmup                time.Duration
 	seed                  uint64
 	seedSet, multiVariant bool
 }
@@ -47,6 +52,7 @@ func (r *runFlags) add(f *pflag.FlagSet, multi bool) {
 	f.StringVar(&r.costsFile, "costs", "", "cost-model file applied over the machine's costs (see 'schedlab costs')")
 	f.BoolVar(&r.noCosts, "no-costs", false, "run without the cost model (no context-switch, refill, IPI-distance or idle-exit costs)")
 	f.BoolVar(&r.fullLength, "full-length", false, "simulate the whole duration the benchmark's command line asks for; by default tbench stops once its throughput is at steady state with a ±1% interval (docs/performance.md)")
+	f.StringVar(&r.warmupArg, "warmup", "", "run the benchmark back to back on the same kernel for this much simulated time (e.g. 1s) before the measured run, as later iterations on a real machine start warm (hackbench; not counted in the results)")
 	f.Uint64Var(&r.seed, "seed", 1, "seed of every random stream of the run")
 }
 
@@ -61,6 +67,13 @@ func (r *runFlags) check(f *pflag.FlagSet) error {
 	}
 	if r.backgroundCgroups < 0 {
 		return fmt.Errorf("--background-cgroups: %d is negative", r.backgroundCgroups)
+	}
+	if r.warmupArg != "" {
+		d, err := time.ParseDuration(r.warmupArg)
+		if err != nil || d < 0 {
+			return fmt.Errorf("--warmup %s: give a simulated duration such as 1s or 500ms", r.warmupArg)
+		}
+		r.warmup = d
 	}
 	for _, kv := range r.sysctls {
 		if name, _, ok := strings.Cut(kv, "="); !ok || name == "" {
@@ -92,7 +105,7 @@ func (r *runFlags) config(tool string, args []string) sim.Config {
 		Machine: r.machine, Kernel: r.kernel, Variants: r.variants,
 		Features: r.features, Sysctls: r.sysctls, CPUs: r.cpus,
 		BackgroundCgroups: r.backgroundCgroups, CostsFile: r.costsFile, NoCosts: r.noCosts,
-		FullLength: r.fullLength, Seed: r.seed, Tool: tool, Args: args,
+		FullLength: r.fullLength, Warmup: engine.Time(r.warmup), Seed: r.seed, Tool: tool, Args: args,
 	}
 }
 
@@ -112,6 +125,7 @@ func (r *runFlags) spec(s *experiment.Spec) {
 	s.CPUs, s.BackgroundCgroups = r.cpus, r.backgroundCgroups
 	s.Costs, s.NoCosts = r.costsFile, r.noCosts
 	s.FullLength = r.fullLength
+	s.Warmup = r.warmup
 	s.Seed = r.seed
 }
 
@@ -143,6 +157,9 @@ func (r *runFlags) override(f *pflag.FlagSet, s *experiment.Spec) {
 	}
 	if f.Changed("full-length") {
 		s.FullLength = r.fullLength
+	}
+	if f.Changed("warmup") {
+		s.Warmup = r.warmup
 	}
 	if f.Changed("seed") {
 		s.Seed = r.seed

@@ -3,6 +3,7 @@ package experiment
 import (
 	"path/filepath"
 
+	"github.com/schedlab/schedlab/internal/engine"
 	"github.com/schedlab/schedlab/internal/observe"
 	"github.com/schedlab/schedlab/internal/sched"
 	"github.com/schedlab/schedlab/internal/sim"
@@ -34,6 +35,7 @@ func (p *Plan) RunConfig(pt *Point, dir string) sim.Config {
 		CostsFile:         p.Costs,
 		NoCosts:           p.NoCosts,
 		FullLength:        p.FullLength,
+		Warmup:            p.warmupFor(w.Tool),
 		Seed:              pt.Seed,
 		Tool:              w.Tool,
 		Args:              w.Param.ArgsFor(w.Args, pt.Load),
@@ -189,4 +191,13 @@ func (o *occupancyWriter) finish(end uint64) *Occupancy {
 		out.CPUs[cpu] = b
 	}
 	return out
+}
+
+// warmupFor is the plan's warm-up for a run of tool: none for a tool that
+// cannot run back to back (sim.Tool.Repeatable).
+func (p *Plan) warmupFor(tool string) engine.Time {
+	if t, ok := sim.Lookup(tool); ok && t.Repeatable {
+		return engine.Time(p.WarmupNs)
+	}
+	return 0
 }

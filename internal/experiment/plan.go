@@ -49,8 +49,11 @@ type Plan struct {
 	Costs             string `json:"costs,omitempty"`
 	NoCosts           bool   `json:"no_costs,omitempty"`
 	// FullLength is sim.Config's option: no stop at steady state.
-	FullLength bool           `json:"full_length,omitempty"`
-	Workloads  []PlanWorkload `json:"workloads"`
+	FullLength bool `json:"full_length,omitempty"`
+	// WarmupNs is sim.Config.Warmup, for the workloads that can run
+	// back to back.
+	WarmupNs  int64          `json:"warmup_ns,omitempty"`
+	Workloads []PlanWorkload `json:"workloads"`
 	// Skipped are the workloads and variants of the experiment that this
 	// schedlab does not have (built-in experiments name whole studies).
 	Skipped []string `json:"skipped,omitempty"`
@@ -118,7 +121,7 @@ func Resolve(s *Spec, opt ResolveOptions) (*Plan, error) {
 	p := &Plan{SchemaVersion: PlanSchemaVersion, Name: s.Name, Description: s.Description, Patch: s.Patch,
 		Profile: opt.Profile, Runs: s.Runs, Seed: s.Seed, Trace: s.Trace, Features: append([]string(nil), s.Features...), CPUs: s.CPUs,
 		Sysctls: append([]string(nil), s.Sysctls...), BackgroundCgroups: s.BackgroundCgroups, NoCosts: s.NoCosts,
-		FullLength: s.FullLength}
+		FullLength: s.FullLength, WarmupNs: int64(s.Warmup)}
 	if s.Costs != "" {
 		// A costs file is named relative to the experiment file and
 		// stored absolute, so a resumed or sharded sweep finds it.

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/schedlab/schedlab/internal/cpumask"
 	"github.com/schedlab/schedlab/internal/fileerr"
@@ -49,9 +50,13 @@ type Spec struct {
 	// arguments ask for (--full-length; key full_length), not until its
 	// metric is at steady state.
 	FullLength bool
-	Workloads  []Workload
-	Runs       int
-	Seed       uint64
+	// Warmup runs every workload that can run back to back (hackbench)
+	// that long before each measured run (--warmup; key warmup, e.g.
+	// "1s"; sim.Config.Warmup); the others start as they always do.
+	Warmup    time.Duration
+	Workloads []Workload
+	Runs      int
+	Seed      uint64
 	// Trace records, for run 0 of every configuration, the per-CPU
 	// occupancy over time (from sched_switch tracepoints).
 	Trace bool
@@ -98,7 +103,7 @@ func ParseFile(path string) (*Spec, error) {
 }
 
 var (
-	topKeys      = []string{"name", "description", "patch", "machines", "machine", "kernels", "kernel", "variants", "features", "sysctls", "cpus", "background_cgroups", "costs", "no_costs", "full_length", "workloads", "runs", "seed", "trace", "profiles"}
+	topKeys      = []string{"name", "description", "patch", "machines", "machine", "kernels", "kernel", "variants", "features", "sysctls", "cpus", "background_cgroups", "costs", "no_costs", "full_length", "warmup", "workloads", "runs", "seed", "trace", "profiles"}
 	workloadKeys = []string{"name", "run", "metrics", "param"}
 	profileKeys  = []string{"description", "runs", "machines", "variants", "workloads"}
 )
@@ -209,6 +214,13 @@ func Parse(file string, data []byte) (*Spec, error) {
 			return nil, p.errf(v, "full_length must be true or false")
 		}
 		s.FullLength = v.Value == "true"
+	}
+	if v := vals["warmup"]; v != nil {
+		d, err := time.ParseDuration(v.Value)
+		if v.Kind != yaml.ScalarNode || err != nil || d < 0 {
+			return nil, p.errf(v, "warmup must be a duration such as 1s or 500ms")
+		}
+		s.Warmup = d
 	}
 	if s.NoCosts && s.Costs != "" {
 		return nil, p.errf(vals["no_costs"], "give costs or no_costs, not both")

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"github.com/schedlab/schedlab/internal/engine"
 	"reflect"
 	"strings"
 	"testing"
@@ -72,6 +73,8 @@ func TestSpecErrors(t *testing.T) {
 		{"machines: [hikey\n", "e.yaml:2: did not find expected ',' or ']'"},
 		{"machines: [hikey]\nmachine: hikey\nworkloads: [hackbench]\n", "e.yaml:2: give machine or machines, not both"},
 		{"machines: [hikey]\ncpus: 3-1\nworkloads: [hackbench]\n", "e.yaml:2: cpus: bad CPU range"},
+		{"machines: [hikey]\nwarmup: 2\nworkloads: [hackbench]\n", "e.yaml:2: warmup must be a duration such as 1s or 500ms"},
+		{"machines: [hikey]\nwarmup: -1s\nworkloads: [hackbench]\n", "e.yaml:2: warmup must be a duration"},
 	} {
 		_, err := Parse("e.yaml", []byte(tc.file))
 		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
@@ -274,5 +277,26 @@ func TestSpecCPUs(t *testing.T) {
 	pt := p.Points()[0]
 	if cfg := p.RunConfig(&pt, ""); cfg.CPUs != "4-7" {
 		t.Fatalf("run config cpus %q", cfg.CPUs)
+	}
+}
+
+// warmup: reaches the run configuration of the workloads that can run back
+// to back, and only theirs.
+func TestSpecWarmup(t *testing.T) {
+	s, err := Parse("e.yaml", []byte("machines: [hikey]\nwarmup: 500ms\nworkloads: [hackbench -l 5 -g 1, tbench 1]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Resolve(s, ResolveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]engine.Time{}
+	for _, pt := range p.Points() {
+		cfg := p.RunConfig(&pt, "")
+		got[cfg.Tool] = cfg.Warmup
+	}
+	if got["hackbench"] != 500*engine.Millisecond || got["tbench"] != 0 {
+		t.Errorf("warm-ups by tool %v, want hackbench 500ms, tbench none", got)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 
+	"github.com/schedlab/schedlab/internal/engine"
 	"github.com/schedlab/schedlab/internal/experiment"
 	"github.com/schedlab/schedlab/internal/sim"
 )
@@ -43,6 +44,9 @@ type PlanOptions struct {
 	// (sim.Config.FullLength, `schedlab fidelity --full-length`): tbench
 	// does not stop at steady state.
 	FullLength bool
+	// Warmup is sim.Config.Warmup for the cases whose tool can run back
+	// to back (hackbench; `schedlab fidelity --warmup`).
+	Warmup engine.Time
 }
 
 // Plan is the runs of some cases: case × row × simulated column × seed,
@@ -58,6 +62,7 @@ type Plan struct {
 	CostsFile  string
 	costsHash  string
 	FullLength bool
+	Warmup     engine.Time
 }
 
 // Run is one simulation of the plan.
@@ -96,7 +101,7 @@ func NewPlan(c *Corpus, cases []*Case, opt PlanOptions) (*Plan, error) {
 	if seeds < 1 || seeds > 1000 {
 		return nil, fmt.Errorf("--seeds %d: give 1 to 1000 (2 or more for intervals)", seeds)
 	}
-	p := &Plan{Corpus: c, Quick: opt.Quick, Seeds: seeds, CostsFile: opt.CostsFile, FullLength: opt.FullLength}
+	p := &Plan{Corpus: c, Quick: opt.Quick, Seeds: seeds, CostsFile: opt.CostsFile, FullLength: opt.FullLength, Warmup: opt.Warmup}
 	if opt.CostsFile != "" {
 		data, err := os.ReadFile(opt.CostsFile)
 		if err != nil {
@@ -146,6 +151,9 @@ func (p *Plan) Config(r *Run, machineDir string) sim.Config {
 	cfg.Args = cs.Args(r.Load())
 	cfg.CostsFile = p.CostsFile
 	cfg.FullLength = p.FullLength
+	if t, ok := sim.Lookup(cfg.Tool); ok && t.Repeatable {
+		cfg.Warmup = p.Warmup
+	}
 	if cs.Machine.File != "" {
 		cfg.Machine = filepath.Join(machineDir, cs.Machine.File)
 	}

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"github.com/schedlab/schedlab/internal/engine"
 	"github.com/schedlab/schedlab/internal/kernels"
 	"strings"
 
@@ -51,8 +52,18 @@ type Config struct {
 	// FullLength makes a benchmark that stops at steady state by default
 	// (workload.FullLengther: tbench) simulate the whole duration its
 	// command line asks for (--full-length).
-	FullLength bool   `json:"full_length,omitempty"`
-	Seed       uint64 `json:"seed"`
+	FullLength bool `json:"full_length,omitempty"`
+	// Warmup runs the benchmark back to back on the same kernel, each
+	// time from a new instance of the same command line, until this much
+	// simulated time has passed, before the measured run (--warmup):
+	// the kernel then starts the measured run with the idle and cpufreq
+	// governors' history, avg_idle, PELT's blocked load, SIS_UTIL's scan
+	// depth and the balancer's intervals of a machine that has been
+	// running it, as a benchmark's later iterations on a real machine do.
+	// Only tools whose tasks all exit at their end can be repeated so
+	// (Tool.Repeatable: hackbench and perf bench sched messaging).
+	Warmup engine.Time `json:"warmup_ns,omitempty"`
+	Seed   uint64      `json:"seed"`
 	// Tool is the workload (Tools lists them) and Args its own arguments.
 	Tool string   `json:"tool"`
 	Args []string `json:"args"`
@@ -110,6 +121,12 @@ func (c *Config) Resolve() error {
 	}
 	if c.BackgroundCgroups < 0 {
 		return fmt.Errorf("--background-cgroups: %d is negative", c.BackgroundCgroups)
+	}
+	if c.Warmup < 0 {
+		return fmt.Errorf("--warmup: %v is negative", c.Warmup)
+	}
+	if t, _ := Lookup(c.Tool); c.Warmup > 0 && !t.Repeatable {
+		return fmt.Errorf("--warmup: %s cannot run back to back (its tasks do not all exit at its end); --warmup repeats %s", c.Tool, strings.Join(RepeatableTools(), ", "))
 	}
 	return nil
 }

@@ -41,8 +41,12 @@ type Result struct {
 	// Output is what the tool printed.
 	Output string `json:"output"`
 	Sim    struct {
+		// Events and SimulatedNs are the measured run's; a warm-up
+		// (Config.Warmup) made WarmupRuns runs in WarmupNs before it.
 		Events      uint64 `json:"events"`
 		SimulatedNs int64  `json:"simulated_ns"`
+		WarmupRuns  int    `json:"warmup_runs,omitempty"`
+		WarmupNs    int64  `json:"warmup_ns,omitempty"`
 		// WallNs is the one field that differs between identical runs.
 		WallNs int64 `json:"wall_ns"`
 	} `json:"sim"`
@@ -58,12 +62,14 @@ type RunOptions struct {
 	CostsFile         string   `json:"costs,omitempty"`
 	NoCosts           bool     `json:"no_costs,omitempty"`
 	FullLength        bool     `json:"full_length,omitempty"`
+	WarmupNs          int64    `json:"warmup_ns,omitempty"`
 }
 
 func optionsOf(c *Config) *RunOptions {
 	o := &RunOptions{Features: c.Features, Sysctls: c.Sysctls, CPUs: c.CPUs,
-		BackgroundCgroups: c.BackgroundCgroups, CostsFile: c.CostsFile, NoCosts: c.NoCosts, FullLength: c.FullLength}
-	if len(o.Features) == 0 && len(o.Sysctls) == 0 && o.CPUs == "" && o.BackgroundCgroups == 0 && o.CostsFile == "" && !o.NoCosts && !o.FullLength {
+		BackgroundCgroups: c.BackgroundCgroups, CostsFile: c.CostsFile, NoCosts: c.NoCosts, FullLength: c.FullLength,
+		WarmupNs: int64(c.Warmup)}
+	if len(o.Features) == 0 && len(o.Sysctls) == 0 && o.CPUs == "" && o.BackgroundCgroups == 0 && o.CostsFile == "" && !o.NoCosts && !o.FullLength && o.WarmupNs == 0 {
 		return nil
 	}
 	return o

@@ -44,6 +44,64 @@ type Built struct {
 	Instance workload.Instance
 	// Costs are the cost-model parameters in force (nil with NoCosts).
 	Costs *costmodel.Params
+
+	syscalls *costmodel.Syscalls // the workload's system calls (nil with NoCosts)
+}
+
+// prepare makes inst this run's instance of the benchmark: the cost
+// model's system calls, the full-length option.
+func (b *Built) prepare(inst workload.Instance) {
+	if ca, ok := inst.(workload.CostAware); ok && b.syscalls != nil {
+		ca.SetCosts(*b.syscalls)
+	}
+	if fl, ok := inst.(workload.FullLengther); ok {
+		fl.SetFullLength(b.Config.FullLength)
+	}
+	b.Instance = inst
+}
+
+// warmUp runs the benchmark back to back (Config.Warmup), each time a new
+// instance of its command line, until the warm-up's simulated time has
+// passed, and leaves b.Instance the measured run's, not yet started. It
+// returns how many runs it made. Each must end with every task it made
+// exited; a workload's random streams restart with each instance (they are
+// named per workload), the kernel's continue.
+func (b *Built) warmUp() (int, error) {
+	k := b.Kernel
+	measured := b.Instance
+	n := 0
+	for ; k.Now() < b.Config.Warmup; n++ {
+		inst, err := b.Tool.Parse(b.Config.Args)
+		if err != nil {
+			return n, err
+		}
+		b.prepare(inst)
+		before := liveTasks(k)
+		if err := Drive(k, inst, 0, nil); err != nil {
+			return n, fmt.Errorf("--warmup: run %d: %v", n+1, err)
+		}
+		// The tool is done when its result is known; its last task
+		// (hackbench's parent) may still be on its way out.
+		for end := k.Now() + 10*engine.Millisecond; liveTasks(k) > before && k.Now() < end && k.Eng.Pending() > 0; {
+			k.Eng.RunUntil(k.Now() + 100*engine.Microsecond)
+		}
+		if left := liveTasks(k) - before; left != 0 {
+			return n, fmt.Errorf("--warmup: run %d of %s left %d of its tasks alive 10 ms after its end", n+1, b.Config.Tool, left)
+		}
+	}
+	b.Instance = measured
+	return n, nil
+}
+
+// liveTasks counts the kernel's tasks that have not exited.
+func liveTasks(k *sched.Kernel) int {
+	n := 0
+	for _, t := range k.Tasks {
+		if t.State != sched.TaskDead {
+			n++
+		}
+	}
+	return n
 }
 
 // Build resolves cfg and builds its kernel and workload: steps 1 to 4 of
@@ -72,7 +130,7 @@ func Build(cfg Config) (*Built, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Built{Config: cfg, Kernel: k, Machine: spec, Tool: t, Instance: inst}
+	b := &Built{Config: cfg, Kernel: k, Machine: spec, Tool: t}
 	// The machine file's costs section is checked even without the cost
 	// model: a misspelt parameter is an error at its line either way.
 	p, err := costmodel.Resolve(spec, cfg.CostsFile)
@@ -89,13 +147,9 @@ func Build(cfg Config) (*Built, error) {
 		if err := applySysctls(&k.S, cfg.Sysctls); err != nil {
 			return nil, err
 		}
-		if ca, ok := inst.(workload.CostAware); ok {
-			ca.SetCosts(tab.Syscalls)
-		}
+		b.syscalls = &tab.Syscalls
 	}
-	if fl, ok := inst.(workload.FullLengther); ok {
-		fl.SetFullLength(cfg.FullLength)
-	}
+	b.prepare(inst)
 	if cfg.CPUs != "" {
 		m, err := cpumask.Parse(k.NrCPUs(), cfg.CPUs)
 		if err != nil {
@@ -125,6 +179,19 @@ func Run(cfg Config, opt Options) (*Result, error) {
 // the result: steps 5 to 7 of the package comment.
 func (b *Built) Run(opt Options) (*Result, error) {
 	k := b.Kernel
+	start := time.Now()
+	warmups, err := b.warmUp()
+	if err != nil {
+		return nil, err
+	}
+	// What the result counts starts here: schedstat is read as a delta
+	// from this snapshot, the balance counters restart.
+	var before *schedstat.Totals
+	events0, now0 := k.Eng.Events(), k.Now()
+	if warmups > 0 {
+		before = schedstat.Sum(observe.Snapshot(k), observe.SchedstatVersion(k.S.Kernel))
+		k.BalanceStats = sched.BalanceStats{}
+	}
 	var finish []func() error
 	for _, o := range opt.Observers {
 		f, err := o(k)
@@ -136,7 +203,6 @@ func (b *Built) Run(opt Options) (*Result, error) {
 		}
 	}
 	jiffies0 := k.Jiffies()
-	start := time.Now()
 	if err := Drive(k, b.Instance, opt.Slice, opt.Progress); err != nil {
 		return nil, err
 	}
@@ -165,9 +231,16 @@ func (b *Built) Run(opt Options) (*Result, error) {
 	r.Workload.Name, r.Workload.Tool = cfg.Tool, cfg.Tool
 	r.Workload.Args = append([]string{}, cfg.Args...)
 	r.Schedstat = schedstat.Sum(observe.Snapshot(k), observe.SchedstatVersion(k.S.Kernel))
-	r.Schedstat.Jiffies -= jiffies0
+	if before != nil {
+		r.Schedstat.Sub(before) // jiffies too: before was taken at jiffies0
+	} else {
+		r.Schedstat.Jiffies -= jiffies0
+	}
 	r.Balance = balanceOf(k.BalanceStats)
-	r.Sim.Events, r.Sim.SimulatedNs, r.Sim.WallNs = k.Eng.Events(), int64(k.Now()), wall.Nanoseconds()
+	r.Sim.Events, r.Sim.SimulatedNs, r.Sim.WallNs = k.Eng.Events()-events0, int64(k.Now()-now0), wall.Nanoseconds()
+	if warmups > 0 {
+		r.Sim.WarmupRuns, r.Sim.WarmupNs = warmups, int64(now0)
+	}
 	return r, nil
 }
 
@@ -197,10 +270,28 @@ func Drive(k *sched.Kernel, inst workload.Instance, slice engine.Time, progress 
 // time), until it is done or the wall clock now() has advanced by budget
 // since the start; it returns the workload's progress (0..1), whether it
 // finished, and the wall time used. `schedlab sweep --estimate` extrapolates
-// a run's wall time from it. Observers are not attached.
+// a run's wall time from it. Observers are not attached. A warm-up
+// (Config.Warmup) runs first, in full, and counts in the wall time.
 func (b *Built) Probe(budget time.Duration, now func() time.Time) (progress float64, done bool, used time.Duration, err error) {
 	k, inst := b.Kernel, b.Instance
+	// A warm-up runs whole, whatever the budget; the progress returned
+	// then makes used/progress its wall time plus the measured run's
+	// extrapolated one.
 	start := now()
+	var warm time.Duration
+	if b.Config.Warmup > 0 {
+		if _, err := b.warmUp(); err != nil {
+			return 0, false, 0, err
+		}
+		warm = now().Sub(start)
+	}
+	scale := func(p float64, used time.Duration) float64 {
+		if warm == 0 || p <= 0 {
+			return p
+		}
+		run := float64(used - warm)
+		return float64(used) / (float64(warm) + run/p)
+	}
 	if err := inst.Start(k); err != nil {
 		return 0, false, 0, err
 	}
@@ -210,7 +301,7 @@ func (b *Built) Probe(budget time.Duration, now func() time.Time) (progress floa
 		}
 		k.Eng.RunUntil(k.Now() + engine.Millisecond)
 		if used = now().Sub(start); used >= budget {
-			return inst.Progress(), false, used, nil
+			return scale(inst.Progress(), used), false, used, nil
 		}
 	}
 	return 1, true, now().Sub(start), nil

@@ -1,11 +1,13 @@
 package sim
 
 import (
-	"github.com/schedlab/schedlab/internal/kernels"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/schedlab/schedlab/internal/engine"
+	"github.com/schedlab/schedlab/internal/kernels"
 )
 
 // Every run option reaches the kernel through Build: the variant's base,
@@ -58,6 +60,8 @@ func TestResolveErrors(t *testing.T) {
 		{Config{Tool: "hackbench", Features: []string{"NO_SUCH"}}, `--feature NO_SUCH: unknown sched feature "NO_SUCH"`},
 		{Config{Tool: "hackbench", Kernel: "v9"}, "--kernel: unknown kernel"},
 		{Config{Tool: "nope"}, `unknown workload "nope"`},
+		{Config{Tool: "tbench", Args: []string{"1"}, Warmup: engine.Second}, "--warmup: tbench cannot run back to back"},
+		{Config{Tool: "hackbench", Warmup: -1}, "--warmup: -0.000000001s is negative"},
 	} {
 		err := c.cfg.Resolve()
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -27,6 +27,7 @@ func init() {
 			}
 			return hackbench.New(cfg), nil
 		},
+		Repeatable: true,
 	})
 	register(&Tool{
 		Name:    "perf-bench-messaging",
@@ -39,6 +40,7 @@ func init() {
 			}
 			return hackbench.New(cfg), nil
 		},
+		Repeatable: true,
 	})
 	register(&Tool{
 		Name:    "perf",
@@ -51,6 +53,7 @@ func init() {
 			}
 			return hackbench.New(cfg), nil
 		},
+		Repeatable: true,
 	})
 	register(&Tool{
 		Name:    "schbench",
@@ -150,6 +153,21 @@ type Tool struct {
 	Usage string
 	// Parse builds an instance from the tool's arguments.
 	Parse func(args []string) (workload.Instance, error)
+	// Repeatable tools end with every task they created exited and
+	// measure from their own start, so Config.Warmup can run them back
+	// to back on one kernel.
+	Repeatable bool
+}
+
+// RepeatableTools names the tools Config.Warmup can repeat.
+func RepeatableTools() []string {
+	var out []string
+	for _, t := range Tools() {
+		if t.Repeatable {
+			out = append(out, t.Name)
+		}
+	}
+	return out
 }
 
 var tools = map[string]*Tool{}
