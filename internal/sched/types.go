@@ -317,12 +317,14 @@ type Rq struct {
 	// task's progress per ns in units of 2^-20 ns of work: capacity,
 	// SMT sharing and memory-bandwidth sharing applied. runBW is the
 	// bandwidth demand of the running task (0 when idle); bwShare the
-	// fraction of it the cost model grants (shareBandwidth).
+	// fraction of it the cost model grants (shareBandwidth). coreBusy is
+	// the busy count of this CPU's SMT core (Kernel.coreBusy).
 	segTimer *engine.Timer
 	segStart engine.Time
 	speed    int64
 	runBW    int64
 	bwShare  costmodel.Share
+	coreBusy *int32
 	// cfs_tasks: queued fair tasks, most recently picked at the head. The
 	// kernel's list_head is circular (the tail is head->prev); here the
 	// list keeps both ends, so the balancer's list_last_entry is O(1).
