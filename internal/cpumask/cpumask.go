@@ -7,6 +7,7 @@ package cpumask
 
 import (
 	"fmt"
+	"iter"
 	"math/bits"
 	"strconv"
 	"strings"
@@ -127,6 +128,24 @@ func (m Mask) Next(c CPU) CPU {
 			return None
 		}
 		w = m.words[wi]
+	}
+}
+
+// AndCPUs yields the CPUs in both m and o in ascending order, for the
+// kernel's for_each_cpu_and: a range over it compiles to a loop over the
+// words, with no call per CPU.
+func (m Mask) AndCPUs(o Mask) iter.Seq[CPU] {
+	return func(yield func(CPU) bool) {
+		for wi, w := range m.words {
+			w &= o.words[wi]
+			for w != 0 {
+				c := CPU(wi<<6 + bits.TrailingZeros64(w))
+				if int(c) >= m.n || !yield(c) {
+					return
+				}
+				w &= w - 1
+			}
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package cpumask
 
 import (
+	"slices"
 	"testing"
 )
 
@@ -95,6 +96,23 @@ func TestAgainstBruteForce(t *testing.T) {
 	}
 	if a.Intersects(b) != (and.Weight() > 0) {
 		t.Fatal("Intersects disagrees")
+	}
+	// AndCPUs walks the CPUs of And in order, and stops when told.
+	var got []CPU
+	for c := range a.AndCPUs(b) {
+		got = append(got, c)
+	}
+	if want := and.CPUs(); !slices.Equal(got, want) {
+		t.Fatalf("AndCPUs gave %v, want %v", got, want)
+	}
+	n2 := 0
+	for range a.AndCPUs(b) {
+		if n2++; n2 == 2 {
+			break
+		}
+	}
+	if n2 != min(2, len(got)) {
+		t.Fatalf("AndCPUs did not stop at a break: %d", n2)
 	}
 }
 

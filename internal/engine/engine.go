@@ -481,11 +481,32 @@ func (e *Engine) Step() bool {
 func (e *Engine) RunUntil(limit Time) {
 	e.stop = false
 	for !e.stop {
-		w, ok := e.peekWhen(limit)
-		if !ok || w > limit {
-			break
+		var t *Timer
+		if e.nowN == 0 && e.runHd < len(e.run) {
+			// The common case, peekWhen and next in one: the run's
+			// first timer, with none due now.
+			x := &e.run[e.runHd]
+			if x.when > limit {
+				break
+			}
+			t = x.t
+			*x = ent{}
+			e.runHd++
+			if e.runHd == len(e.run) {
+				e.run, e.runHd = e.run[:0], 0
+			}
+			t.where = unarmed
+			e.n--
+		} else {
+			w, ok := e.peekWhen(limit)
+			if !ok || w > limit {
+				break
+			}
+			t = e.next()
 		}
-		e.Step()
+		e.now = t.when
+		e.events++
+		t.Fire()
 	}
 	if !e.stop && e.now < limit {
 		e.now = limit

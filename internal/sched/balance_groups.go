@@ -144,10 +144,8 @@ func (k *Kernel) updateSgLbStats(env *lbEnv, sds *sdLbStats, g *topology.Group, 
 	balancingAtRd := env.sd.Parent == nil
 	c := &k.Costs.Balance
 	nCPUs := 0
-	g.Span.ForEach(func(i cpumask.CPU) bool {
-		if !env.cpus.Test(i) {
-			return true
-		}
+	// for_each_cpu_and(i, sched_group_span(group), env->cpus)
+	for i := range g.Span.AndCPUs(env.cpus) {
 		rq := k.Rqs[i]
 		nCPUs++
 		if env.flags&lbfNohzStats != 0 && k.updateNohzStatsForce(rq, false, BlockedByNewidleStats) {
@@ -163,13 +161,13 @@ func (k *Kernel) updateSgLbStats(env *lbEnv, sds *sdLbStats, g *topology.Group, 
 		// cpu_overutilized: no energy model, so never tracked.
 		if nrRunning == 0 && rq.IdleCPU() {
 			sgs.IdleCPUs++
-			return true
+			continue
 		}
 		if balancingAtRd && nrRunning > 1 {
 			*sgOverloaded = true
 		}
 		if localGroup {
-			return true
+			continue
 		}
 		if sdFlags&topology.SDAsymCPUCapacity != 0 {
 			if sgs.GroupMisfitTaskLoad < rq.MisfitTaskLoad {
@@ -181,8 +179,7 @@ func (k *Kernel) updateSgLbStats(env *lbEnv, sds *sdLbStats, g *topology.Group, 
 				sgs.GroupMisfitTaskLoad = load
 			}
 		}
-		return true
-	})
+	}
 	k.lbCharge(c.SgStats(nCPUs))
 	sgs.GroupCapacity = k.SGC(g).Capacity
 	sgs.GroupWeight = g.Weight

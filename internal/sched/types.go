@@ -309,6 +309,22 @@ type Rq struct {
 	// TTWUPending counts wakeups queued on this CPU's wake_list.
 	TTWUPending int
 	needResched bool
+
+	// --- the running task's work segment ---
+	// Every event of a running task reads these, so they share the
+	// queue's first cache lines (work.go). segTimer ends the segment;
+	// segStart is when it was last accounted. speed is the running
+	// task's progress per ns in units of 2^-20 ns of work: capacity,
+	// SMT sharing and memory-bandwidth sharing applied. runBW is the
+	// bandwidth demand of the running task (0 when idle); bwShare the
+	// fraction of it the cost model grants (shareBandwidth). coreBusy is
+	// the busy count of this CPU's SMT core (Kernel.coreBusy).
+	segTimer *engine.Timer
+	segStart engine.Time
+	speed    int64
+	runBW    int64
+	bwShare  costmodel.Share
+	coreBusy *int32
 	// cfs_tasks: queued fair tasks, most recently picked at the head. The
 	// kernel's list_head is circular (the tail is head->prev); here the
 	// list keeps both ends, so the balancer's list_last_entry is O(1).
@@ -408,13 +424,6 @@ type Rq struct {
 	ilbTimer, stopperTimer *engine.Timer
 
 	// --- cost model ---
-	// speed is the running task's progress per ns in units of 2^-20 ns of
-	// work: capacity, SMT sharing and memory-bandwidth sharing applied.
-	speed int64
-	// runBW is the bandwidth demand of the running task (0 when idle);
-	// bwShare the fraction of it the cost model grants (shareBandwidth).
-	runBW   int64
-	bwShare costmodel.Share
 	// Costs counts what the cost model charged on this CPU.
 	Costs CostCounters
 
@@ -423,9 +432,7 @@ type Rq struct {
 
 	// --- the engine's timers for this CPU ---
 	tickTimer    *engine.Timer
-	segTimer     *engine.Timer
 	reschedTimer *engine.Timer
-	segStart     engine.Time // when the current task's work segment was last accounted
 }
 
 // IdleCPU mirrors core.c:idle_cpu (v6.19): curr is idle, nothing queued, no pending
@@ -496,7 +503,23 @@ type TaskSchedInfo struct {
 // short-task fields are the patches', on v6.0).
 type Task struct {
 	// --- identity and state ---
-	PID           PID
+	// PID and the work model come first: every event of a running task
+	// reads them (IsIdleTask, work.go), so they share the task's first
+	// cache line.
+	PID PID
+	// Prog is the program the task runs.
+	Prog Program
+	// workLeft is the CPU time left in the current operation, ns at full
+	// speed.
+	workLeft engine.Time
+	// overhead is kernel time charged to the task (syscalls, scans) that
+	// it spends before carrying out pendingOp.
+	overhead   engine.Time
+	hasPending bool
+	// opBW is the memory bandwidth the current operation draws at full
+	// speed, in bytes per µs.
+	opBW          int64
+	pendingOp     Op
 	Comm          string
 	SE            SchedEntity
 	State         TaskState
@@ -524,11 +547,8 @@ type Task struct {
 	Nvcsw, Nivcsw uint64
 	SchedInfo     TaskSchedInfo
 
-	// --- the program it runs and the work model ---
-	Parent *Task
-	Prog   Program
-	// Work model: CPU time left in the current operation, ns at full speed.
-	workLeft   engine.Time
+	// --- family, the work model's timers, lifetime ---
+	Parent     *Task
 	sleepTimer *engine.Timer
 	sleepCPU   cpumask.CPU
 	// sleepListed: t is in Rqs[sleepCPU].sleepers, at sleepIdx.
@@ -551,14 +571,6 @@ type Task struct {
 	// first ran); homeNode the NUMA node of its memory (first touch).
 	lastRanCPU cpumask.CPU
 	homeNode   int
-	// overhead is kernel time charged to the task (syscalls, scans) that
-	// it spends before carrying out pendingOp.
-	overhead   engine.Time
-	pendingOp  Op
-	hasPending bool
-	// opBW is the memory bandwidth the current operation draws at full
-	// speed, in bytes per µs.
-	opBW int64
 	// lastStopped is when the task last left a CPU.
 	lastStopped engine.Time
 	// MM identifies the task's address space: a switch between tasks of

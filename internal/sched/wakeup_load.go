@@ -91,8 +91,19 @@ func (k *Kernel) cpuUtil(cpu cpumask.CPU, p *Task, dstCPU cpumask.CPU, boost boo
 	return util
 }
 
-// cpuUtilCfs mirrors fair.c:cpu_util_cfs (v6.19).
-func (k *Kernel) cpuUtilCfs(cpu cpumask.CPU) uint64 { return k.cpuUtil(cpu, nil, cpumask.None, false) }
+// cpuUtilCfs mirrors fair.c:cpu_util_cfs (v6.19): cpu_util(cpu, NULL, -1,
+// 0), cpuUtil without a task or a boost, which leaves util_avg raised to
+// util_est and capped. The balancer reads it for every CPU of every group
+// it examines, so it is spelled out here; TestCPUUtilCfs checks it against
+// cpuUtil.
+func (k *Kernel) cpuUtilCfs(cpu cpumask.CPU) uint64 {
+	rq := k.Rqs[cpu]
+	util := rq.CFS.Avg.UtilAvg
+	if k.S.UtilEst {
+		util = max(util, uint64(rq.CFS.Avg.UtilEst))
+	}
+	return min(util, rq.CPUCapacityOrig)
+}
 
 // cpuUtilWithout mirrors fair.c:cpu_util_without (v6.19).
 func (k *Kernel) cpuUtilWithout(cpu cpumask.CPU, p *Task) uint64 {

@@ -429,10 +429,12 @@ func (k *Kernel) refillCost(p *Task, from, to cpumask.CPU, away engine.Time) eng
 	return k.Costs.CacheRefill(from, to, p.Footprint, away, p.homeNode)
 }
 
-// taskSpeed is the running task's progress rate on rq.
+// taskSpeed is the running task's progress rate on rq. rq.Curr is not
+// the idle task, so an SMT sibling runs a task when rq's core counts
+// another busy CPU.
 func (k *Kernel) taskSpeed(rq *Rq) int64 {
 	s := baseSpeed(rq) * int64(rq.FreqScale) >> SchedCapacityShift
-	s = k.Costs.SMTSpeed(s, k.Costs.SMTShare > 0 && k.siblingBusy(rq.CPU))
+	s = k.Costs.SMTSpeed(s, k.Costs.SMTShare > 0 && *rq.coreBusy > 1)
 	if rq.runBW > 0 {
 		// Memory-bound work: the share of its demand the cost model
 		// grants (shareBandwidth), slower still when its memory is on
@@ -444,16 +446,6 @@ func (k *Kernel) taskSpeed(rq *Rq) int64 {
 		s = 1
 	}
 	return s
-}
-
-// siblingBusy reports whether an SMT sibling of cpu runs a task: the
-// core's count of busy CPUs, less cpu itself.
-func (k *Kernel) siblingBusy(cpu cpumask.CPU) bool {
-	n := k.coreBusy[k.coreOf[cpu]]
-	if !k.Rqs[cpu].Curr.IsIdleTask() {
-		n--
-	}
-	return n > 0
 }
 
 // initCores numbers the SMT cores densely and counts their busy CPUs.
@@ -470,8 +462,9 @@ func (k *Kernel) initCores() {
 	}
 	k.coreBusy = make([]int32, len(ids))
 	for c, rq := range k.Rqs {
+		rq.coreBusy = &k.coreBusy[k.coreOf[c]]
 		if !rq.Curr.IsIdleTask() {
-			k.coreBusy[k.coreOf[c]]++
+			*rq.coreBusy++
 		}
 	}
 }
