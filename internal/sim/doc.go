@@ -21,7 +21,10 @@
 //     affinity.
 //  4. Workload: the tool's own arguments are parsed into an instance; it
 //     gets the cost model's system-call costs; background cgroups are added.
-//  5. Observers attach (traces, schedstat snapshots, occupancy).
+//  5. Warm-up (Config.Warmup): the benchmark runs back to back on the same
+//     kernel, each time a new instance, until the warm-up's time has passed;
+//     the result counts only what follows. Then observers attach (traces,
+//     schedstat snapshots, occupancy).
 //  6. Drive: the engine runs in slices of simulated time until the
 //     workload is done, reporting progress after each slice.
 //  7. Result: the tool's output, its metrics (workload.Metrics, the one
