@@ -47,7 +47,8 @@ type Result struct {
 		SimulatedNs int64  `json:"simulated_ns"`
 		WarmupRuns  int    `json:"warmup_runs,omitempty"`
 		WarmupNs    int64  `json:"warmup_ns,omitempty"`
-		// WallNs is the one field that differs between identical runs.
+		// WallNs is the one field that differs between identical runs; it
+		// includes a warm-up's wall time, as SimulatedNs does not.
 		WallNs int64 `json:"wall_ns"`
 	} `json:"sim"`
 }
