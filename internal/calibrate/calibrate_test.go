@@ -40,6 +40,7 @@ func fakeMeasurements() *Measurements {
 			{Dist: costmodel.SameCPU, A: 0, B: 0, RoundTrip: 4000},
 			{Dist: costmodel.SameLLC, A: 0, B: 1, RoundTrip: 9000},
 		},
+		RingThreads: 5000, RingProcs: 6900,
 		Lines:           []LineBounce{{Dist: costmodel.SameLLC, A: 0, B: 1, OneWay: 42.4}},
 		MemBW:           []MemPoint{{"llc", 1, 20.5}, {"llc", 2, 33.3}},
 		PrivateCacheKiB: 512, LLCKiB: 32768,
@@ -65,6 +66,8 @@ func TestDerive(t *testing.T) {
 		"unix_send_ns":      1500,
 		"unix_recv_ns":      1400,
 		"context_switch_ns": 2000 - 1220,
+		// the process ring's hop less the thread ring's
+		"context_switch_mm_ns": 6900 - 5000,
 		// 4500 − 1220 − 780 − WFI's 1 µs exit (the governor's pick for 4.5 µs)
 		"ipi_same_llc_ns":   4500 - 1220 - 780 - 1000,
 		"line_same_llc_ns":  42,
@@ -81,6 +84,13 @@ func TestDerive(t *testing.T) {
 	}
 	if _, ok := got["unix_ns_per_byte"]; ok {
 		t.Error("unix_ns_per_byte derived without a second message size")
+	}
+	m := fakeMeasurements()
+	m.RingProcs = 0
+	for _, s := range Derive(m, spec) {
+		if s.Key == "context_switch_mm_ns" {
+			t.Error("context_switch_mm_ns derived without the process ring")
+		}
 	}
 	if _, ok := got["smt_factor"]; ok {
 		t.Error("smt_factor derived without an SMT measurement")

@@ -56,6 +56,11 @@ type Measurements struct {
 	// PingPong are pipe round trips of 100-byte messages between two
 	// threads pinned to the given CPUs.
 	PingPong []PingPong
+	// RingThreads and RingProcs are one hop (a write, a read and a
+	// context switch) of a token around a ring of RingSize threads, and
+	// of RingSize processes, on RingCPU (0 when not measured).
+	RingThreads, RingProcs float64
+	RingCPU                int
 	// Lines are cache-line bounces (one-way latency) between two CPUs.
 	Lines []LineBounce
 	// SMT is the compute throughput of one thread alone and with its
@@ -123,6 +128,7 @@ const (
 //	pipe_ns_per_byte       = mean over write and read of (t(1000 B) − t(100 B)) / 900
 //	pipe_write_ns          = t_write(100 B) − 100 × pipe_ns_per_byte (likewise read, and unix_*)
 //	context_switch_ns      = RTT(same CPU)/2 − (write + read of 100 B)
+//	context_switch_mm_ns   = hop(ring of 8 processes) − hop(ring of 8 threads), on one CPU
 //	ipi_same_llc_ns        = RTT(same LLC)/2 − (write + read of 100 B) − context_switch
 //	                         − the exit latency of the idle state the governor picks for RTT/2
 //	ipi_other_llc/node_ns  = the same for CPUs in another LLC / node
@@ -178,6 +184,9 @@ func Derive(m *Measurements, spec *topology.MachineSpec) []Setting {
 			cs = math.Max(0, pp.RoundTrip/2-pipeOps)
 			add("context_switch_ns", cs, fmt.Sprintf("pipe ping-pong between two threads on cpu %d: round trip %.0f ns / 2 less a write and a read", pp.A, pp.RoundTrip))
 		}
+	}
+	if m.RingThreads > 0 && m.RingProcs > 0 {
+		add("context_switch_mm_ns", math.Max(0, m.RingProcs-m.RingThreads), fmt.Sprintf("token ring of %d processes against %d threads on cpu %d: %.0f − %.0f ns a hop", RingSize, RingSize, m.RingCPU, m.RingProcs, m.RingThreads))
 	}
 	ipiKey := map[costmodel.Distance]string{costmodel.SameCore: "ipi_same_llc_ns", costmodel.SameLLC: "ipi_same_llc_ns", costmodel.OtherLLC: "ipi_other_llc_ns", costmodel.OtherNode: "ipi_other_node_ns"}
 	done := map[string]bool{}

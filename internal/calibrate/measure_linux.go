@@ -62,6 +62,21 @@ func Measure(spec *topology.MachineSpec, opt Options) (*Measurements, error) {
 		m.Unix[size] = c
 		opt.logf("unix send/recv  %4d B       %8.0f / %.0f ns", size, c.Write, c.Read)
 	}
+	// The extra cost of a switch between address spaces: rings of
+	// threads and of processes, on CPU 0.
+	for _, procs := range []bool{false, true} {
+		hop, err := medianOf(func(n int) (float64, error) { return ring(0, RingSize, max(1, n/RingSize), procs) }, opt.n(100_000))
+		if err != nil {
+			return nil, fmt.Errorf("context-switch ring: %w", err)
+		}
+		what := "threads"
+		if procs {
+			m.RingProcs, what = hop, "processes"
+		} else {
+			m.RingThreads = hop
+		}
+		opt.logf("token ring of %d %-9s cpu 0   one hop   %8.0f ns", RingSize, what, hop)
+	}
 	for _, pr := range cpuPairs(spec) {
 		rtt, err := medianOf(func(n int) (float64, error) { return pingPong(pr.a, pr.b, n) }, opt.n(100_000))
 		if err != nil {

@@ -27,7 +27,9 @@ with the measured parameters, each with how it was measured:
   syscall (getppid); pipe and AF_UNIX socket write/read per call and per byte;
   pipe ping-pong between two threads pinned to one CPU (context switch) and to
   CPUs at each distance the host has: SMT sibling, same LLC, other LLC, other
-  node (wakeup latency); cache-line bounces at those distances; SMT throughput
+  node (wakeup latency); a token passed round a ring of 8 threads and of 8
+  processes on one CPU (the extra cost of switching address spaces);
+  cache-line bounces at those distances; SMT throughput
   sharing; memory-copy bandwidth with 1..N threads on one LLC and one node.
 
 Parameters the host cannot show keep their generic defaults. The figures are
