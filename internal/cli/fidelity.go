@@ -32,7 +32,7 @@ func init() {
 			costsFile                      string
 			fullLength                     bool
 			warmupArg                      string
-			fitSpecs                       []string
+			fitSpecs, sysctls              []string
 			jobs, seeds                    int
 		)
 		c := &cobra.Command{
@@ -55,7 +55,9 @@ again to check that the model still gives what the
 directory holds). --list prints every point with its citation and runs
 nothing. --markdown prints docs/fidelity.md instead of the tables; --json
 also writes the report as JSON. --corpus DIR reads the cases from DIR instead.
---costs FILE lays a cost-model file over every run's machine costs.
+--costs FILE lays a cost-model file over every run's machine costs, and
+--sysctl NAME=VALUE a setting over every run's own (to measure a model
+mechanism with and without it).
 
 --fit PARAM=V1,V2,... (repeatable) calibrates cost parameters against the
 selected cases: a one-pass coordinate search from the machines' defaults,
@@ -109,6 +111,13 @@ corpus", describes the procedure.`,
 					}
 					warmup = engine.Time(d)
 				}
+				// Names and values are checked against the default
+				// kernel's settings; a case's own kernel applies them
+				// again.
+				probe := sim.Config{Sysctls: sysctls}
+				if _, err := probe.Settings(); err != nil {
+					return err
+				}
 				// Outputs are checked before the corpus is read or
 				// anything runs.
 				if err := sim.CheckOutputFile("--json", jsonFile); err != nil {
@@ -143,9 +152,9 @@ corpus", describes the procedure.`,
 					jobs = runtime.NumCPU()
 				}
 				if len(axes) > 0 {
-					return runFit(env, cp, cases, where, axes, fidelity.PlanOptions{Quick: quick, Seeds: seeds, FullLength: fullLength, Warmup: warmup}, jobs, os.Args)
+					return runFit(env, cp, cases, where, axes, fidelity.PlanOptions{Quick: quick, Seeds: seeds, FullLength: fullLength, Warmup: warmup, Sysctls: sysctls}, jobs, os.Args)
 				}
-				plan, err := fidelity.NewPlan(cp, cases, fidelity.PlanOptions{Quick: quick, Seeds: seeds, CostsFile: costsFile, FullLength: fullLength, Warmup: warmup})
+				plan, err := fidelity.NewPlan(cp, cases, fidelity.PlanOptions{Quick: quick, Seeds: seeds, CostsFile: costsFile, FullLength: fullLength, Warmup: warmup, Sysctls: sysctls})
 				if err != nil {
 					return err
 				}
@@ -219,6 +228,7 @@ corpus", describes the procedure.`,
 		f.StringVar(&corpusDir, "corpus", "", "read the cases from this directory instead of the corpus in the binary")
 		f.StringVar(&warmupArg, "warmup", "", "warm the kernel up before each hackbench run: run it back to back for this much simulated time (e.g. 1s); the other tools start as usual")
 		f.BoolVar(&fullLength, "full-length", false, "run every benchmark for its whole command line (tbench does not stop at steady state)")
+		f.StringArrayVar(&sysctls, "sysctl", nil, "lay a sysctl or model setting, NAME=VALUE, over every run after the case's own (repeatable), e.g. model_kobj_lines=1 to measure a mechanism that is off by default")
 		f.StringVar(&costsFile, "costs", "", "lay this cost-model file over every run's machine costs (see 'schedlab costs')")
 		f.StringArrayVar(&fitSpecs, "fit", nil, "calibrate a cost parameter: PARAM=V1,V2,... (repeatable; see above)")
 		return c

@@ -159,6 +159,9 @@ func TestFidelityErrors(t *testing.T) {
 		{[]string{"--fit", "pipe_write_ns"}, "schedlab: --fit pipe_write_ns: write PARAM=V1,V2,..."},
 		{[]string{"--fit", "pipe_write_ns=-4"}, "schedlab: --fit pipe_write_ns=-4: pipe_write_ns must lie in 0.."},
 		{[]string{"--fit", "pipe_write_ns=500", "--markdown"}, "schedlab: fidelity: --fit runs its own trials and prints its own table: drop --markdown"},
+		{[]string{"--sysctl", "nope=1"}, `schedlab: --sysctl nope=1: unknown sysctl "nope"`},
+		{[]string{"--sysctl", "model_kobj_locks=x"}, `schedlab: --sysctl model_kobj_locks=x: model_kobj_locks: "x" is not a boolean`},
+		{[]string{"--sysctl", "model_kobj_locks"}, "schedlab: --sysctl model_kobj_locks: write NAME=VALUE"},
 		{[]string{"--costs", filepath.Join(bad, "none.yaml")}, "schedlab: --costs " + filepath.Join(bad, "none.yaml") + ": "},
 	} {
 		code, out, errs := runFidelity(t, tc.args...)

@@ -167,6 +167,12 @@ func TestKeyChangesWithTheCase(t *testing.T) {
 	if p4.Runs[0].Key == p1.Runs[0].Key || !p4.Config(&p4.Runs[0], "").FullLength || p1.Config(&p1.Runs[0], "").FullLength {
 		t.Errorf("full-length keys %s and %s", p4.Runs[0].Key, p1.Runs[0].Key)
 	}
+	// --sysctl: another key, and the setting after the case's own.
+	p5, _ := NewPlan(c, c.Cases, PlanOptions{Quick: true, Seeds: 1, Sysctls: []string{"model_kobj_locks=0"}})
+	sys := p5.Config(&p5.Runs[0], "").Sysctls
+	if p5.Runs[0].Key == p1.Runs[0].Key || len(sys) == 0 || sys[len(sys)-1] != "model_kobj_locks=0" {
+		t.Errorf("--sysctl keys %s and %s, sysctls %v", p5.Runs[0].Key, p1.Runs[0].Key, sys)
+	}
 }
 
 func deterministic(recs []*experiment.Record) []byte {

@@ -47,6 +47,11 @@ type PlanOptions struct {
 	// Warmup is sim.Config.Warmup for the cases whose tool can run back
 	// to back (hackbench; `schedlab fidelity --warmup`).
 	Warmup engine.Time
+	// Sysctls are NAME=VALUE settings laid over every run after the
+	// case's own (`schedlab fidelity --sysctl`): a model mechanism that
+	// is off by default, measured across the corpus. They are part of
+	// every run's key.
+	Sysctls []string
 }
 
 // Plan is the runs of some cases: case × row × simulated column × seed,
@@ -63,6 +68,7 @@ type Plan struct {
 	costsHash  string
 	FullLength bool
 	Warmup     engine.Time
+	Sysctls    []string
 }
 
 // Run is one simulation of the plan.
@@ -101,7 +107,7 @@ func NewPlan(c *Corpus, cases []*Case, opt PlanOptions) (*Plan, error) {
 	if seeds < 1 || seeds > 1000 {
 		return nil, fmt.Errorf("--seeds %d: give 1 to 1000 (2 or more for intervals)", seeds)
 	}
-	p := &Plan{Corpus: c, Quick: opt.Quick, Seeds: seeds, CostsFile: opt.CostsFile, FullLength: opt.FullLength, Warmup: opt.Warmup}
+	p := &Plan{Corpus: c, Quick: opt.Quick, Seeds: seeds, CostsFile: opt.CostsFile, FullLength: opt.FullLength, Warmup: opt.Warmup, Sysctls: opt.Sysctls}
 	if opt.CostsFile != "" {
 		data, err := os.ReadFile(opt.CostsFile)
 		if err != nil {
@@ -151,6 +157,9 @@ func (p *Plan) Config(r *Run, machineDir string) sim.Config {
 	cfg.Args = cs.Args(r.Load())
 	cfg.CostsFile = p.CostsFile
 	cfg.FullLength = p.FullLength
+	if len(p.Sysctls) > 0 {
+		cfg.Sysctls = append(append([]string(nil), cfg.Sysctls...), p.Sysctls...)
+	}
 	if t, ok := sim.Lookup(cfg.Tool); ok && t.Repeatable {
 		cfg.Warmup = p.Warmup
 	}
