@@ -73,13 +73,14 @@ $`).MatchString(out1) {
 	for name, x := range d1["metrics"].(map[string]any) {
 		x := x.(map[string]any)
 		m[name] = x["value"].(float64)
-		if want := map[string]string{"time_s": "lower", "messages": "higher", "bytes": "higher"}[name]; x["better"] != want || len(x) != 2 {
+		if want := map[string]string{"time_s": "lower", "messages": "higher", "bytes": "higher",
+			"pipe_mutex_waits": "lower", "pipe_mutex_wait_s": "lower"}[name]; x["better"] != want || len(x) != 2 {
 			t.Errorf("metric %s: %v, want better=%s", name, x, want)
 		}
 	}
 	// rt-tests hackbench: every one of the 20 senders of each of the 2
 	// groups sends -l 40 messages to each of the group's 20 receivers.
-	if len(m) != 3 || m["time_s"] <= 0 || m["messages"] != 2*20*20*40 || m["bytes"] != 2*20*20*40*100 {
+	if len(m) != 5 || m["time_s"] <= 0 || m["pipe_mutex_waits"] < 0 || m["pipe_mutex_wait_s"] < 0 || m["messages"] != 2*20*20*40 || m["bytes"] != 2*20*20*40*100 {
 		t.Fatalf("metrics %v", m)
 	}
 	ss := d1["schedstat"].(map[string]any)

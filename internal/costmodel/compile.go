@@ -112,6 +112,7 @@ type BalanceCosts struct {
 // per 1000 bytes, charged on each side.
 type Syscalls struct {
 	PipeWrite, PipeRead, PipeCopyPer1000B engine.Time
+	PipeLockShare1024                     int64 // pipe_lock_share × 1024
 	UnixSend, UnixRecv, UnixCopyPer1000B  engine.Time
 	TCPSend, TCPRecv, TCPCopyPer1000B     engine.Time
 	Poll, Futex, Clock                    engine.Time
@@ -123,6 +124,17 @@ type Syscalls struct {
 // pipe_ns_per_byte.
 func (c *Syscalls) PipeWriteCost(n int) engine.Time {
 	return c.PipeWrite + engine.Time(n)*c.PipeCopyPer1000B/1000
+}
+
+// PipeLockHold is how long a pipe write (or read) of n bytes holds
+// pipe->mutex: pipe_lock_share of pipe_write_ns (pipe_read_ns) and the
+// copy of n bytes.
+func (c *Syscalls) PipeLockHold(write bool, n int) engine.Time {
+	base := c.PipeRead
+	if write {
+		base = c.PipeWrite
+	}
+	return engine.Time(int64(base)*c.PipeLockShare1024/1024) + engine.Time(n)*c.PipeCopyPer1000B/1000
 }
 
 // PipeReadCost is read(2) of n bytes from a pipe.
@@ -155,7 +167,8 @@ func (p *Params) syscalls() Syscalls {
 	per1000 := func(nsPerByte float64) engine.Time { return engine.Time(math.Round(nsPerByte * 1000)) }
 	return Syscalls{
 		PipeWrite: p.PipeWrite, PipeRead: p.PipeRead, PipeCopyPer1000B: per1000(p.PipeByte),
-		UnixSend: p.UnixSend, UnixRecv: p.UnixRecv, UnixCopyPer1000B: per1000(p.UnixByte),
+		PipeLockShare1024: int64(math.Round(p.PipeLockShare * 1024)),
+		UnixSend:          p.UnixSend, UnixRecv: p.UnixRecv, UnixCopyPer1000B: per1000(p.UnixByte),
 		TCPSend: p.TCPSend, TCPRecv: p.TCPRecv, TCPCopyPer1000B: per1000(p.TCPByte),
 		Poll: p.Poll, Futex: p.Futex, Clock: p.Clock,
 		Fork: p.Fork, ThreadCreate: p.ThreadCreate,

@@ -52,6 +52,11 @@ type Params struct {
 	// PipeByte is the copy cost per byte, charged to the writer and again
 	// to the reader.
 	PipeByte float64 `cost:"pipe_ns_per_byte" unit:"ns/B" range:"0,1000" work:"scaled"`
+	// PipeLockShare is the share of a pipe write or read (pipe_write_ns,
+	// pipe_read_ns) spent holding pipe->mutex; the copy is inside it too.
+	// With model_kobj_locks a call that finds the mutex held spins until
+	// its holder is done (package kobj).
+	PipeLockShare float64 `cost:"pipe_lock_share" unit:"×" range:"0,1"`
 	// UnixSend is a send on an AF_UNIX stream socket (skb allocation,
 	// queueing), without the copy.
 	UnixSend engine.Time `cost:"unix_send_ns" unit:"ns" range:"0,1e7" work:"scaled"`

@@ -47,6 +47,9 @@ const (
 	citeTCPFit = "fitted to the fidelity corpus (24 points: the 1- and 2-client rows of the 12 zen3 tbench cases): " +
 		"schedlab fidelity --quick --case '*zen3-nps*-tbench' --fit tcp_send_ns=1500,2000,3000,4000 " +
 		"--fit tcp_recv_ns=1000,1500,2500,4000; median |log ratio| 0.686 -> 0.163 (" + citeTCP + ": 6000 and 4000 ns)"
+	citePipeLock = "estimate [unverified]: fs/pipe.c (v6.x) holds pipe->mutex for the buffer checks, the merge or new page and " +
+		"the copy, while the system call's entry and exit, fdget_pos, vfs_write's checks, fsnotify, file_update_time and the " +
+		"wakeups lie outside it: about 40% of a 100-byte call, the copy aside; not measured"
 	citeSpecIdle = "not used: the machine spec lists cpuidle states (internal/topology/presets.go), whose exit latencies win"
 )
 
@@ -60,6 +63,7 @@ func zen3(nps int) []entry {
 		{"pipe_write_ns", 575, citeKobj + ": 1.22 µs per 100-byte message, split evenly"},
 		{"pipe_read_ns", 575, citeKobj + ": 1.22 µs per 100-byte message, split evenly"},
 		{"pipe_ns_per_byte", 0.345, citeKobj + ": slope 0.69 ns/B between 100 and 1000 bytes, half per side"},
+		{"pipe_lock_share", 0.4, citePipeLock},
 		{"unix_send_ns", 2290, citeKobj + ": 3.82 µs per message, 60 % to the send (skb allocation) [split assumed]"},
 		{"unix_recv_ns", 1530, citeKobj + ": 3.82 µs per message, 40 % to the receive [split assumed]"},
 		{"unix_ns_per_byte", 0.115, citeKobj + ": slope 0.23 ns/B, half per side"},
@@ -190,6 +194,7 @@ func kunpeng920(coresPerDie int) []entry {
 		{"line_other_llc_ns", 100, "estimate [unverified]: unused, a die is one LLC and one node"},
 		{"line_other_node_ns", 200, "estimate [unverified]: a line held on the other socket"},
 		{"smt_factor", 1, "no SMT: TaiShan v110 runs one thread per core"},
+		{"pipe_lock_share", 0.4, "as on Zen3: " + citePipeLock},
 		{"mem_bw_core_gbps", 15, "estimate [unverified]: one core of a 24- or 32-core die"},
 		{"mem_bw_llc_gbps", 70, "derived: a die drives 4 channels of DDR4-2933 (93.9 GB/s peak; " + citeTaiShan + "), ≈ 75 % sustained"},
 		{"mem_bw_node_gbps", 70, "derived: as mem_bw_llc (a die is one LLC and one node)"},
@@ -218,6 +223,7 @@ func hikey() []entry {
 		{"line_other_llc_ns", 150, "estimate [unverified]: a snoop through CCI-400 to the other cluster"},
 		{"line_other_node_ns", 150, "unused: one node"},
 		{"smt_factor", 1, "no SMT"},
+		{"pipe_lock_share", 0.4, "as on Zen3: " + citePipeLock},
 		{"mem_bw_core_gbps", 1.8, "estimate from " + citeA53BW},
 		{"mem_bw_llc_gbps", 2.8, "estimate: a cluster of four A53s, below " + citeA53BW},
 		{"mem_bw_node_gbps", 3.5, "estimate [unverified]: LPDDR3-800 on a 32-bit bus (6.4 GB/s peak, 96Boards HiKey), ≈ 55 % sustained"},
@@ -244,6 +250,7 @@ func hikey960() []entry {
 		{"line_other_llc_ns", 120, "estimate [unverified]: a snoop through CCI-500"},
 		{"line_other_node_ns", 120, "unused: one node"},
 		{"smt_factor", 1, "no SMT"},
+		{"pipe_lock_share", 0.4, "as on Zen3: " + citePipeLock},
 		{"mem_bw_core_gbps", 6, "estimate [unverified]: one A73"},
 		{"mem_bw_llc_gbps", 10, "estimate [unverified]: one cluster"},
 		{"mem_bw_node_gbps", 15, "estimate [unverified]: LPDDR4-1866 on 4×16 bits (29.9 GB/s peak), ≈ 50 % sustained"},
@@ -270,6 +277,7 @@ func chromebook7c() []entry {
 		{"line_other_llc_ns", 35, "unused: one LLC"},
 		{"line_other_node_ns", 35, "unused: one node"},
 		{"smt_factor", 1, "no SMT"},
+		{"pipe_lock_share", 0.4, "as on Zen3: " + citePipeLock},
 		{"mem_bw_core_gbps", 7, "estimate [unverified]: one A76"},
 		{"mem_bw_llc_gbps", 11, "estimate: the whole chip (one LLC), as mem_bw_node"},
 		{"mem_bw_node_gbps", 11, "estimate: LPDDR4X-4266 on 2×16 bits (17 GB/s peak; nanoreview, Snapdragon 768G's memory, the same Kryo 4xx generation) ≈ 65 % sustained [unverified]"},

@@ -40,7 +40,8 @@ func TestEstimate(t *testing.T) {
 	for _, r := range rows {
 		budget = min(budget, r.ProbeWall)
 	}
-	budget /= 2
+	// Whole clock ticks, so a cut-short probe's wall is the budget.
+	budget = (budget / 2).Truncate(time.Millisecond)
 	short, err := Estimate(p, "", budget, fakeClock(time.Millisecond))
 	if err != nil {
 		t.Fatal(err)

@@ -118,6 +118,14 @@ type Settings struct {
 	// HiKey, which come from elsewhere (docs/costs.md).
 	KobjLines bool `sysctl:"model_kobj_lines"`
 
+	// KobjLocks makes the calls on one pipe serialise on its
+	// pipe->mutex: a call holds it for the last pipe_lock_share of its
+	// cost and the copy (costmodel.Syscalls.PipeLockHold), and a call
+	// that finds it held spins (mutex_optimistic_spin) until the holder
+	// is done, in arrival order. Package kobj keeps the mutex. On in
+	// every baseline (docs/costs.md, "Kernel objects' locks").
+	KobjLocks bool `sysctl:"model_kobj_locks"`
+
 	// CpufreqGovernor is the cpufreq governor when the cost model is on:
 	// "performance", "schedutil", or "" for the machine's own
 	// (cpufreq_governor in its spec: performance on the Kunpeng servers)
@@ -440,6 +448,8 @@ func Baseline(kernel string) (Settings, error) {
 		MigrateSEPeltLag:           true,
 		BlockedOthersDecay:         true,
 		IdleTickRetain:             true,
+		// kernel objects: pipe->mutex exists in every version
+		KobjLocks: true,
 		// wakeup path
 		SISScanCost:           25,
 		ShortTaskDurAvgFactor: 8,

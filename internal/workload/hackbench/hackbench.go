@@ -70,6 +70,9 @@ type channel interface {
 	poll(t *sched.Task) bool
 	writeCost(c *costmodel.Syscalls, n int) engine.Time
 	readCost(c *costmodel.Syscalls, n int) engine.Time
+	// lock is the spin before the call of n bytes may commit: the
+	// object's lock is held by another call (kobj.Pipe.Lock).
+	lock(k *sched.Kernel, io *kobj.IO, c *costmodel.Syscalls, write bool, n int) engine.Time
 }
 
 type pipeChan struct{ *kobj.Pipe }
@@ -79,6 +82,9 @@ func (p pipeChan) read(k *sched.Kernel, t *sched.Task, io *kobj.IO) bool  { retu
 func (p pipeChan) poll(t *sched.Task) bool                                { return p.Poll(t) }
 func (pipeChan) writeCost(c *costmodel.Syscalls, n int) engine.Time       { return c.PipeWriteCost(n) }
 func (pipeChan) readCost(c *costmodel.Syscalls, n int) engine.Time        { return c.PipeReadCost(n) }
+func (p pipeChan) lock(k *sched.Kernel, io *kobj.IO, c *costmodel.Syscalls, write bool, n int) engine.Time {
+	return p.Lock(k, io, c.PipeLockHold(write, n))
+}
 
 type sockChan struct{ *kobj.UnixStream }
 
@@ -89,6 +95,11 @@ func (s sockChan) read(k *sched.Kernel, t *sched.Task, io *kobj.IO) bool {
 func (s sockChan) poll(t *sched.Task) bool                          { return s.Poll(t) }
 func (sockChan) writeCost(c *costmodel.Syscalls, n int) engine.Time { return c.UnixSendCost(n) }
 func (sockChan) readCost(c *costmodel.Syscalls, n int) engine.Time  { return c.UnixRecvCost(n) }
+
+// lock: a stream socket's sender takes the peer's unix_state_lock and the
+// receive queue's spinlock only briefly, and its reader u->iolock, which
+// hackbench's one reader per socket never contends; not modelled.
+func (sockChan) lock(*sched.Kernel, *kobj.IO, *costmodel.Syscalls, bool, int) engine.Time { return 0 }
 
 // tcpChan is a loopback TCP connection (-i): a stream socket whose calls
 // cost what TCP's do.
@@ -102,6 +113,7 @@ type Bench struct {
 	cfg         Config
 	newChan     func() channel
 	ready, wake channel
+	pipes       []*kobj.Pipe // every pipe, for their mutexes' statistics
 	parent      *parent
 	children    []*child
 	t0, t1      engine.Time
@@ -118,7 +130,8 @@ func New(cfg Config) *Bench {
 	case cfg.Pipe:
 		b.newChan = func() channel {
 			p := kobj.NewPipe()
-			p.Lines = true
+			p.Lines, p.Locks = true, true
+			b.pipes = append(b.pipes, p)
 			return pipeChan{p}
 		}
 	case cfg.Inet:
@@ -220,14 +233,29 @@ func (b *Bench) Report(w io.Writer) error {
 // TimeSeconds is the measured time in seconds (not truncated).
 func (b *Bench) TimeSeconds() float64 { return float64(b.Elapsed()) / 1e9 }
 
-// Metrics are time_s (seconds, full precision), messages and bytes.
+// Metrics are time_s (seconds, full precision), messages and bytes; with
+// pipe mutexes modelled (model_kobj_locks) also pipe_mutex_waits, the calls
+// that found their pipe's mutex held, and pipe_mutex_wait_s, their spin.
 func (b *Bench) Metrics() workload.Metrics {
-	return []workload.Metric{
+	m := []workload.Metric{
 		{Name: "time_s", Value: b.TimeSeconds(), Better: workload.LowerIsBetter},
 		// Fixed by the arguments: the work the time is for.
 		{Name: "messages", Value: float64(b.total), Better: workload.HigherIsBetter},
 		{Name: "bytes", Value: float64(b.total) * float64(b.cfg.DataSize), Better: workload.HigherIsBetter},
 	}
+	var taken, waits uint64
+	var waited engine.Time
+	for _, p := range b.pipes {
+		taken += p.Mutex.Taken
+		waits += p.Mutex.Contended
+		waited += p.Mutex.Waited
+	}
+	if taken > 0 {
+		m = append(m,
+			workload.Metric{Name: "pipe_mutex_waits", Value: float64(waits), Better: workload.LowerIsBetter},
+			workload.Metric{Name: "pipe_mutex_wait_s", Value: float64(waited) / 1e9, Better: workload.LowerIsBetter})
+	}
+	return m
 }
 
 // ---- the parent -----------------------------------------------------------
@@ -461,6 +489,9 @@ func (ch *child) send(k *sched.Kernel, t *sched.Task) (sched.Op, bool) {
 			ch.io.Reset(ch.left)
 			return sched.Run(out.writeCost(&b.cfg.Costs, ch.left)), true
 		}
+		if d := out.lock(k, &ch.io, &b.cfg.Costs, true, ch.left); d > 0 {
+			return sched.Run(d), true // mutex_optimistic_spin
+		}
 		if !out.write(k, t, &ch.io) {
 			return sched.Block(), true
 		}
@@ -489,6 +520,9 @@ func (ch *child) receive(k *sched.Kernel, t *sched.Task) (sched.Op, bool) {
 			ch.paid = true
 			ch.io.Reset(ch.left)
 			return sched.Run(ch.in.readCost(&b.cfg.Costs, ch.left)), true
+		}
+		if d := ch.in.lock(k, &ch.io, &b.cfg.Costs, false, ch.left); d > 0 {
+			return sched.Run(d), true // mutex_optimistic_spin
 		}
 		if !ch.in.read(k, t, &ch.io) {
 			return sched.Block(), true

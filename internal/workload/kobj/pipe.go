@@ -3,6 +3,7 @@ package kobj
 import (
 	"fmt"
 
+	"github.com/schedlab/schedlab/internal/engine"
 	"github.com/schedlab/schedlab/internal/sched"
 )
 
@@ -23,6 +24,9 @@ type IO struct {
 	// slept records that the call has waited once (pipe_write's
 	// wake_next_writer, pipe_read's wake_next_reader).
 	slept bool
+	// locked records that this attempt holds its object's mutex
+	// (Pipe.Lock); the attempt's Write or Read lets go of it.
+	locked bool
 }
 
 // Reset starts a new call for n bytes.
@@ -48,6 +52,10 @@ type Pipe struct {
 	// CPU wrote last (see lines.go; Settings.KobjLines).
 	Lines bool
 	lines lines
+	// Locks makes the calls serialise on pipe->mutex (Lock;
+	// Settings.KobjLocks).
+	Locks bool
+	Mutex KMutex
 
 	// Statistics.
 	BytesWritten, BytesRead uint64
@@ -72,11 +80,26 @@ func (p *Pipe) Len() int {
 // never close here).
 func (p *Pipe) Readable() bool { return !p.empty() }
 
+// Lock takes pipe->mutex for the attempt of io that is about to commit
+// after holding it for hold (costmodel.Syscalls.PipeLockHold), and returns
+// how long the caller must first spin for it (KMutex). The program runs
+// that long and calls Write or Read; a second Lock for the same attempt
+// returns 0. Nothing happens unless the pipe takes part (Locks) and the
+// run models locks (Settings.KobjLocks).
+func (p *Pipe) Lock(k *sched.Kernel, io *IO, hold engine.Time) engine.Time {
+	if !p.Locks || !k.S.KobjLocks || io.locked {
+		return 0
+	}
+	io.locked = true
+	return p.Mutex.Enter(k.Eng.Now(), hold)
+}
+
 // Write mirrors fs/pipe.c:pipe_write (v6.x) for task t: it copies as much of
 // io as fits and reports whether the call is complete. When it is not, t is
 // on the pipe's writer queue and the program must block and call Write again
 // once woken. Writes of at most PIPE_BUF bytes are all or nothing.
 func (p *Pipe) Write(k *sched.Kernel, t *sched.Task, io *IO) bool {
+	io.locked = false
 	if io.N <= 0 {
 		return true
 	}
@@ -160,6 +183,7 @@ func (p *Pipe) writeDone(k *sched.Kernel, io *IO, wasEmpty bool) {
 // has copied something (a short read when the pipe runs empty); it blocks
 // only when the pipe is empty, with t on the reader queue.
 func (p *Pipe) Read(k *sched.Kernel, t *sched.Task, io *IO) bool {
+	io.locked = false
 	if io.N-io.Done <= 0 {
 		return true
 	}
