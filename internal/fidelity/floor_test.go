@@ -28,9 +28,13 @@ const floorFile = "../../fidelity/floor.yaml"
 // 950 million when the Kunpeng servers began running at full speed (their
 // tbench rows simulate three times the operations), which keeps the
 // multi-client Kunpeng rows in the subset at about 80 s of the fidelity
-// test here. Counting events keeps the check deterministic, where a
-// wall-clock limit would be flaky.
-const quickEventBudget = 950_000_000
+// test here. It was raised to 1.7 billion when the hackbench cases went
+// from -l 2000 to -l 10000 (a short run's start-up was being scaled up
+// with it; docs/costs.md, "Warm-up"): the subset's 1.58 billion events
+// then took 87 s on this machine's 2 cores, the engine being three times
+// faster than the figure above. Counting events keeps the check
+// deterministic, where a wall-clock limit would be flaky.
+const quickEventBudget = 1_700_000_000
 
 // floor is fidelity/floor.yaml: counts the quick summary must reach, and
 // the median |log ratio| it must not exceed (nil: no bound).
