@@ -166,9 +166,8 @@ func (c *Syscalls) TCPRecvCost(n int) engine.Time {
 func (p *Params) syscalls() Syscalls {
 	per1000 := func(nsPerByte float64) engine.Time { return engine.Time(math.Round(nsPerByte * 1000)) }
 	return Syscalls{
-		PipeWrite: p.PipeWrite, PipeRead: p.PipeRead, PipeCopyPer1000B: per1000(p.PipeByte),
-		PipeLockShare1024: int64(math.Round(p.PipeLockShare * 1024)),
-		UnixSend:          p.UnixSend, UnixRecv: p.UnixRecv, UnixCopyPer1000B: per1000(p.UnixByte),
+		PipeWrite: p.PipeWrite, PipeRead: p.PipeRead, PipeCopyPer1000B: per1000(p.PipeByte), PipeLockShare1024: int64(math.Round(p.PipeLockShare * 1024)),
+		UnixSend: p.UnixSend, UnixRecv: p.UnixRecv, UnixCopyPer1000B: per1000(p.UnixByte),
 		TCPSend: p.TCPSend, TCPRecv: p.TCPRecv, TCPCopyPer1000B: per1000(p.TCPByte),
 		Poll: p.Poll, Futex: p.Futex, Clock: p.Clock,
 		Fork: p.Fork, ThreadCreate: p.ThreadCreate,
