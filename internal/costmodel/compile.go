@@ -117,6 +117,7 @@ type Syscalls struct {
 	TCPSend, TCPRecv, TCPCopyPer1000B     engine.Time
 	Poll, Futex, Clock                    engine.Time
 	Fork, ThreadCreate                    engine.Time
+	ThreadStart, ProcessStart             engine.Time
 	ExitProcess, ExitThread, Reap         engine.Time
 }
 
@@ -171,6 +172,7 @@ func (p *Params) syscalls() Syscalls {
 		TCPSend: p.TCPSend, TCPRecv: p.TCPRecv, TCPCopyPer1000B: per1000(p.TCPByte),
 		Poll: p.Poll, Futex: p.Futex, Clock: p.Clock,
 		Fork: p.Fork, ThreadCreate: p.ThreadCreate,
+		ThreadStart: p.ThreadStart, ProcessStart: p.ProcessStart,
 		ExitProcess: p.ExitProcess, ExitThread: p.ExitThread, Reap: p.Reap,
 	}
 }

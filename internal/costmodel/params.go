@@ -88,6 +88,17 @@ type Params struct {
 	Fork engine.Time `cost:"fork_ns" unit:"ns" range:"0,1e8" work:"scaled"`
 	// ThreadCreate is pthread_create(3) (clone with CLONE_VM).
 	ThreadCreate engine.Time `cost:"thread_create_ns" unit:"ns" range:"0,1e8" work:"scaled"`
+	// ThreadStart is a new thread's own CPU time on its first run, before
+	// its program's first system call: ret_from_fork and schedule_tail,
+	// the return to user space, the C library's thread start (TLS, rseq
+	// and robust-list registration, the signal mask) and the first
+	// touches of its stack, on the cold caches of the CPU it was placed
+	// on. hackbench's children pay it before their ready write.
+	ThreadStart engine.Time `cost:"thread_start_ns" unit:"ns" range:"0,1e8" work:"scaled"`
+	// ProcessStart is the same for a forked child process, with the
+	// copy-on-write faults of the pages it writes first (its stack, the
+	// C library's and the program's data).
+	ProcessStart engine.Time `cost:"process_start_ns" unit:"ns" range:"0,1e8" work:"scaled"`
 	// ExitProcess is the exit of a process, with its mm teardown.
 	ExitProcess engine.Time `cost:"exit_process_ns" unit:"ns" range:"0,1e8" work:"scaled"`
 	// ExitThread is the exit of a thread.

@@ -398,7 +398,8 @@ func (p *parent) forkChild(k *sched.Kernel) error {
 type childState int
 
 const (
-	cReady childState = iota
+	cStart childState = iota
+	cReady
 	cPoll
 	cWork
 	cExit
@@ -427,6 +428,17 @@ func (ch *child) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 	c := &b.cfg.Costs
 	for {
 		switch ch.state {
+		case cStart:
+			// The new thread's or process's own start, before its
+			// first system call (thread_start_ns, process_start_ns).
+			ch.state = cReady
+			start := c.ThreadStart
+			if !b.cfg.Threads {
+				start = c.ProcessStart
+			}
+			if start > 0 {
+				return sched.Run(start)
+			}
 		case cReady:
 			if !ch.paid {
 				ch.paid = true

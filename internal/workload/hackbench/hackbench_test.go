@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/schedlab/schedlab/internal/costmodel"
+	"github.com/schedlab/schedlab/internal/cpumask"
 	"github.com/schedlab/schedlab/internal/engine"
 	"github.com/schedlab/schedlab/internal/sched"
 	"github.com/schedlab/schedlab/internal/topology"
@@ -356,5 +357,48 @@ func TestPipeMutexMetrics(t *testing.T) {
 	}
 	if sock := run(true, "-T", "-g", "2", "-l", "100"); sock["pipe_mutex_waits"] != 0 {
 		t.Errorf("socket hackbench reports pipe mutex waits: %v", sock)
+	}
+}
+
+// A child's own start (thread_start_ns) decides where fork balancing puts
+// the next: with none, each child has written "ready" and gone to sleep by
+// the time the parent forks the next one, so the next finds the same idle
+// CPUs and the same idlest group as the previous did
+// (sched_balance_find_dst_group, _group_cpu) and the children pile up on
+// the first CPU of a few LLCs; with a start longer than the parent's
+// thread_create_ns the previous children are still running, so their LLCs
+// count fewer idle CPUs and the next go elsewhere. Counted where the 160
+// children wait at the start barrier: the most crowded CPU.
+func TestChildStartSpreadsForks(t *testing.T) {
+	crowd := func(start engine.Time) (most, cpus int) {
+		cfg, err := ParseRTTests([]string{"-p", "-T", "-g", "4", "-l", "1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Costs.ThreadStart = start
+		k := kernel(t, "zen3-2s-nps1", 1)
+		b := New(cfg)
+		if err := b.Start(k); err != nil {
+			t.Fatal(err)
+		}
+		for !b.started {
+			if k.Eng.Pending() == 0 {
+				t.Fatalf("deadlock at %v", k.Now())
+			}
+			k.Eng.RunUntil(k.Now() + 10*engine.Microsecond)
+		}
+		on := map[cpumask.CPU]int{}
+		for _, ch := range b.children {
+			on[ch.t.CPU()]++
+			most = max(most, on[ch.t.CPU()])
+		}
+		return most, len(on)
+	}
+	start := 3 * costmodel.DefaultSyscalls().ThreadCreate
+	mostNone, cpusNone := crowd(0)
+	mostLong, cpusLong := crowd(start)
+	t.Logf("without a start: %d CPUs, at most %d children on one; with %v: %d CPUs, at most %d", cpusNone, mostNone, start, cpusLong, mostLong)
+	if mostNone < 30 || 4*mostLong > 3*mostNone {
+		t.Errorf("the most crowded CPU holds %d children without a start and %d with one: want many without and at most three quarters as many with", mostNone, mostLong)
 	}
 }
