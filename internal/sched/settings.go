@@ -112,10 +112,9 @@ type Settings struct {
 	// for a read the data), at the cost of the distance between the two
 	// CPUs (costmodel.Table.LineTransfer): the system-call costs were
 	// measured with both ends on one CPU. Package kobj counts the lines.
-	// Default off (and without the cost model every transfer is 0): on,
-	// it brings hackbench at 1–2 groups on zen3 and Kunpeng near the
-	// published times but widens the excess at 8–16 groups and on the
-	// HiKey, which come from elsewhere (docs/costs.md).
+	// On in every baseline (without the cost model every transfer is 0):
+	// it brings hackbench on zen3 and Kunpeng near the published times
+	// (docs/costs.md, "Kernel objects' cache lines").
 	KobjLines bool `sysctl:"model_kobj_lines"`
 
 	// KobjLocks makes the calls on one pipe serialise on its
@@ -448,8 +447,10 @@ func Baseline(kernel string) (Settings, error) {
 		MigrateSEPeltLag:           true,
 		BlockedOthersDecay:         true,
 		IdleTickRetain:             true,
-		// kernel objects: pipe->mutex exists in every version
+		// kernel objects: pipe->mutex and the objects' shared cache
+		// lines exist in every version
 		KobjLocks: true,
+		KobjLines: true,
 		// wakeup path
 		SISScanCost:           25,
 		ShortTaskDurAvgFactor: 8,
