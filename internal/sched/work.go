@@ -138,6 +138,17 @@ func (k *Kernel) runProgram(rq *Rq, t *Task) {
 		k.progTask = t
 		op := t.Prog.Next(k, t)
 		k.progTask = prev
+		if t.overhead > 0 && op.Kind == OpRun && op.D > 0 && op.BW == 0 {
+			// Kernel work the program caused, then a run that draws no
+			// memory bandwidth: nothing takes effect between the two,
+			// so they are one segment, one event instead of two. What
+			// can differ is only the order of events due at the same
+			// nanosecond and timeForWork's rounding at a speed below 1
+			// (docs/performance.md, "Charged work in the next run").
+			rq.Costs.OverheadNs += uint64(t.overhead)
+			op.D += t.overhead
+			t.overhead = 0
+		}
 		if t.overhead > 0 {
 			// Kernel work the program caused (syscalls, wakeups) runs
 			// before the operation takes effect.
