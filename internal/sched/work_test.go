@@ -226,6 +226,47 @@ func TestChargeDelaysNextOperation(t *testing.T) {
 	}
 }
 
+// TestChargeJoinsNextRun: kernel time charged by a program, then a run that
+// draws no bandwidth, is one segment: the program is asked again when both
+// are done, one event sooner than as two segments, and the charge still
+// counts as overhead; before a run that draws bandwidth it stays a segment
+// of its own.
+func TestChargeJoinsNextRun(t *testing.T) {
+	run := func(next Op) (at engine.Time, events uint64, overhead uint64) {
+		k := newTestKernel(t, "hikey", kernels.V619)
+		n := 0
+		var asked engine.Time
+		k.Fork(TaskSpec{Comm: "c", Allowed: cpumask.Of(8, 0), Prog: ProgramFunc(func(k *Kernel, t *Task) Op {
+			n++
+			switch n {
+			case 1:
+				k.Charge(3 * engine.Microsecond)
+				return next
+			case 2:
+				asked = k.Now()
+			}
+			return Exit()
+		})})
+		k.Eng.RunUntil(10 * engine.Millisecond)
+		var ov uint64
+		for _, rq := range k.Rqs {
+			ov += rq.Costs.OverheadNs
+		}
+		return asked, k.Eng.Events(), ov
+	}
+	plainAt, plainEv, plainOv := run(Run(5 * engine.Microsecond))
+	bwAt, bwEv, bwOv := run(RunBW(5*engine.Microsecond, 1000))
+	if plainAt != bwAt || plainAt == 0 {
+		t.Errorf("asked again at %v after a plain run, %v after a bandwidth run: want the same instant", plainAt, bwAt)
+	}
+	if plainEv+1 != bwEv {
+		t.Errorf("%d events with a plain run, %d with a bandwidth run: want one fewer for the plain run", plainEv, bwEv)
+	}
+	if plainOv != 3000 || bwOv != 3000 {
+		t.Errorf("overhead %d and %d ns, want the 3 µs charged in both", plainOv, bwOv)
+	}
+}
+
 // TestClusterIdleStateNeedsIdleCluster: on a HiKey the governor puts a CPU
 // idle for long in cluster-sleep (exit 700 µs), but the cluster only goes
 // down when all four of its CPUs are idle; while a sibling CPU of the
