@@ -114,7 +114,7 @@ type Settings struct {
 	// measured with both ends on one CPU. Package kobj counts the lines.
 	// On in every baseline (without the cost model every transfer is 0):
 	// it brings hackbench on zen3 and Kunpeng near the published times
-	// (docs/costs.md, "Kernel objects' cache lines").
+	// (docs/costs.md, "Kernel objects' lines").
 	KobjLines bool `sysctl:"model_kobj_lines"`
 
 	// KobjLocks makes the calls on one pipe serialise on its
