@@ -116,6 +116,7 @@ type Syscalls struct {
 	UnixSend, UnixRecv, UnixCopyPer1000B  engine.Time
 	TCPSend, TCPRecv, TCPCopyPer1000B     engine.Time
 	Poll, Futex, Clock                    engine.Time
+	FgetShared                            engine.Time
 	Fork, ThreadCreate                    engine.Time
 	ThreadStart, ProcessStart             engine.Time
 	ExitProcess, ExitThread, Reap         engine.Time
@@ -171,7 +172,8 @@ func (p *Params) syscalls() Syscalls {
 		UnixSend: p.UnixSend, UnixRecv: p.UnixRecv, UnixCopyPer1000B: per1000(p.UnixByte),
 		TCPSend: p.TCPSend, TCPRecv: p.TCPRecv, TCPCopyPer1000B: per1000(p.TCPByte),
 		Poll: p.Poll, Futex: p.Futex, Clock: p.Clock,
-		Fork: p.Fork, ThreadCreate: p.ThreadCreate,
+		FgetShared: p.FgetShared,
+		Fork:       p.Fork, ThreadCreate: p.ThreadCreate,
 		ThreadStart: p.ThreadStart, ProcessStart: p.ProcessStart,
 		ExitProcess: p.ExitProcess, ExitThread: p.ExitThread, Reap: p.Reap,
 	}

@@ -43,6 +43,13 @@ type Params struct {
 	ContextSwitchMM engine.Time `cost:"context_switch_mm_ns" unit:"ns" range:"0,1e7" work:"scaled"`
 	// Syscall is the entry and exit of a null system call (getppid).
 	Syscall engine.Time `cost:"syscall_ns" unit:"ns" range:"0,1e7" work:"scaled"`
+	// FgetShared is what a system call on a descriptor costs more when
+	// the caller's descriptor table is shared with other threads:
+	// fdget's __fget_files (the RCU lookup and the atomic increment of
+	// the file's f_count) and fdput's fput (its decrement), instead of
+	// __fget_light's borrowed reference (fs/file.c). Not the transfer of
+	// the f_count line from another CPU (line_*_ns, model_kobj_lines).
+	FgetShared engine.Time `cost:"fget_shared_ns" unit:"ns" range:"0,1e6" work:"scaled"`
 	// PipeWrite is write(2) of a small message to a pipe, without the
 	// copy (PipeByte) and without waking anyone.
 	PipeWrite engine.Time `cost:"pipe_write_ns" unit:"ns" range:"0,1e7" work:"scaled"`

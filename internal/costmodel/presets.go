@@ -55,6 +55,10 @@ const (
 		"(CLOCK_THREAD_CPUTIME_ID) on entry to its start routine)"
 	citeProcessStart = "estimate [unverified on bare metal]: a fifth of fork_ns, their ratio on the development VM (a C probe, 160 " +
 		"children: 232 µs of the parent's CPU per fork, 47 µs of the child's CPU (CLOCK_PROCESS_CPUTIME_ID) at fork's return)"
+	citeFgetShared = "measured on the development VM (AMD EPYC vCPUs, Linux 6.18 guest) [unverified on bare metal]: a C loop of " +
+		"100-byte pipe write and read on one pinned CPU, 387 ns a pair single-threaded, 433 ns once a second (idle) thread " +
+		"shares the descriptor table: 23 ns a call; schedlab calibrate's Go loop with and without unshare(CLONE_FILES) " +
+		"agrees (464 and 502 ns a pair: 19 ns a call)"
 	citeSpecIdle = "not used: the machine spec lists cpuidle states (internal/topology/presets.go), whose exit latencies win"
 )
 
@@ -65,6 +69,7 @@ func zen3(nps int) []entry {
 		{"context_switch_ns", 600, "estimate from " + citeCtx + ": 1070 ns per half round trip less a pipe write and read (≈ 500 ns)"},
 		{"context_switch_mm_ns", 1300, "estimate from " + citeCtx + ": (4820 − 2140) / 2 per switch"},
 		{"syscall_ns", 100, "estimate [unverified]: getppid on bare-metal Zen3 with the default Spectre mitigations; the development VM (Milan vCPUs, Linux 6.18 guest) measures 260–320 ns with schedlab calibrate and with a C loop"},
+		{"fget_shared_ns", 23, citeFgetShared},
 		{"pipe_write_ns", 575, citeKobj + ": 1.22 µs per 100-byte message, split evenly"},
 		{"pipe_read_ns", 575, citeKobj + ": 1.22 µs per 100-byte message, split evenly"},
 		{"pipe_ns_per_byte", 0.345, citeKobj + ": slope 0.69 ns/B between 100 and 1000 bytes, half per side"},

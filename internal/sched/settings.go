@@ -125,6 +125,17 @@ type Settings struct {
 	// every baseline (docs/costs.md, "Kernel objects' locks").
 	KobjLocks bool `sysctl:"model_kobj_locks"`
 
+	// SharedFdTable makes a system call on a descriptor pay for the
+	// reference that fdget takes on its struct file when the caller's
+	// descriptor table is shared with other threads (fs/file.c
+	// __fget_light, v5.12–v6.19: a process whose files_struct has one
+	// user borrows the file without touching it; threads take and drop
+	// f_count): fget_shared_ns, plus the f_count line's transfer from the
+	// CPU that last took a reference on that file (with KobjLines).
+	// hackbench -T pays it on every read, write and poll, -P does not.
+	// On in every baseline (docs/costs.md, "Shared descriptor tables").
+	SharedFdTable bool `sysctl:"model_shared_fdtable"`
+
 	// CpufreqGovernor is the cpufreq governor when the cost model is on:
 	// "performance", "schedutil", or "" for the machine's own
 	// (cpufreq_governor in its spec: performance on the Kunpeng servers)
@@ -451,6 +462,9 @@ func Baseline(kernel string) (Settings, error) {
 		// lines exist in every version
 		KobjLocks: true,
 		KobjLines: true,
+		// fdget's reference on a shared table: every version (the
+		// files->count == 1 fast path is older than v5.12)
+		SharedFdTable: true,
 		// wakeup path
 		SISScanCost:           25,
 		ShortTaskDurAvgFactor: 8,

@@ -73,9 +73,26 @@ type channel interface {
 	// lock is the spin before the call of n bytes may commit: the
 	// object's lock is held by another call (kobj.Pipe.Lock).
 	lock(k *sched.Kernel, io *kobj.IO, c *costmodel.Syscalls, write bool, n int) engine.Time
+	// end is the struct file of the read or the write end.
+	end(write bool) *kobj.File
 }
 
-type pipeChan struct{ *kobj.Pipe }
+// files are a channel's two struct files: the read end and the write end
+// (pipe(2)'s fds[0] and fds[1]; socketpair(2)'s two sockets, of which
+// hackbench reads from one and writes to the other).
+type files struct{ rd, wr kobj.File }
+
+func (f *files) end(write bool) *kobj.File {
+	if write {
+		return &f.wr
+	}
+	return &f.rd
+}
+
+type pipeChan struct {
+	*kobj.Pipe
+	*files
+}
 
 func (p pipeChan) write(k *sched.Kernel, t *sched.Task, io *kobj.IO) bool { return p.Write(k, t, io) }
 func (p pipeChan) read(k *sched.Kernel, t *sched.Task, io *kobj.IO) bool  { return p.Read(k, t, io) }
@@ -86,7 +103,10 @@ func (p pipeChan) lock(k *sched.Kernel, io *kobj.IO, c *costmodel.Syscalls, writ
 	return p.Lock(k, io, c.PipeLockHold(write, n))
 }
 
-type sockChan struct{ *kobj.UnixStream }
+type sockChan struct {
+	*kobj.UnixStream
+	*files
+}
 
 func (s sockChan) write(k *sched.Kernel, t *sched.Task, io *kobj.IO) bool { return s.Send(k, t, io) }
 func (s sockChan) read(k *sched.Kernel, t *sched.Task, io *kobj.IO) bool {
@@ -121,6 +141,10 @@ type Bench struct {
 	done        bool
 	// Progress.
 	received, total uint64
+	// fgets counts the references fdget took on shared tables, fgetTime
+	// what they cost (tests).
+	fgets    uint64
+	fgetTime engine.Time
 }
 
 // New returns a hackbench run for cfg.
@@ -132,21 +156,38 @@ func New(cfg Config) *Bench {
 			p := kobj.NewPipe()
 			p.Lines, p.Locks = true, true
 			b.pipes = append(b.pipes, p)
-			return pipeChan{p}
+			return pipeChan{p, new(files)}
 		}
 	case cfg.Inet:
 		// TCP's costs were fitted to published loopback figures with
 		// the ends anywhere: they already hold its line transfers.
-		b.newChan = func() channel { return tcpChan{sockChan{kobj.NewUnixStream()}} }
+		b.newChan = func() channel { return tcpChan{sockChan{kobj.NewUnixStream(), new(files)}} }
 	default:
 		b.newChan = func() channel {
 			s := kobj.NewUnixStream()
 			s.Lines = true
-			return sockChan{s}
+			return sockChan{s, new(files)}
 		}
 	}
 	b.total = uint64(cfg.Groups) * uint64(cfg.Fds) * uint64(cfg.Fds) * uint64(cfg.Loops)
 	return b
+}
+
+// fget is what a system call on ch's read or write end costs beyond the
+// call itself: with -T every task is a thread of one process, whose
+// descriptor table is shared, so fdget takes a reference on the file
+// (kobj.File); with -P each child has its own table (fork copies it) and
+// borrows the file for free.
+func (b *Bench) fget(k *sched.Kernel, ch channel, write bool) engine.Time {
+	if !b.cfg.Threads {
+		return 0
+	}
+	d := ch.end(write).Get(k, b.cfg.Costs.FgetShared)
+	if k.S.SharedFdTable {
+		b.fgets++
+		b.fgetTime += d
+	}
+	return d
 }
 
 // SetCosts sets the system-call costs (workload.CostAware).
@@ -314,7 +355,7 @@ func (p *parent) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 			if !p.paid {
 				p.paid = true
 				p.io.Reset(1)
-				return sched.Run(b.ready.readCost(c, 1))
+				return sched.Run(b.ready.readCost(c, 1) + b.fget(k, b.ready, false))
 			}
 			if !b.ready.read(k, t, &p.io) {
 				return sched.Block()
@@ -328,7 +369,7 @@ func (p *parent) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 				b.started = true
 				p.paid = true
 				p.io.Reset(1)
-				return sched.Run(c.Clock + b.wake.writeCost(c, 1))
+				return sched.Run(c.Clock + b.wake.writeCost(c, 1) + b.fget(k, b.wake, true))
 			}
 			if !b.wake.write(k, t, &p.io) {
 				return sched.Block()
@@ -443,7 +484,7 @@ func (ch *child) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 			if !ch.paid {
 				ch.paid = true
 				ch.io.Reset(1)
-				return sched.Run(b.ready.writeCost(c, 1))
+				return sched.Run(b.ready.writeCost(c, 1) + b.fget(k, b.ready, true))
 			}
 			if !b.ready.write(k, t, &ch.io) {
 				return sched.Block()
@@ -453,7 +494,7 @@ func (ch *child) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 		case cPoll:
 			if !ch.paid {
 				ch.paid = true
-				return sched.Run(c.Poll)
+				return sched.Run(c.Poll + b.fget(k, b.wake, false))
 			}
 			if !b.wake.poll(t) {
 				return sched.Block()
@@ -499,7 +540,7 @@ func (ch *child) send(k *sched.Kernel, t *sched.Task) (sched.Op, bool) {
 		if !ch.paid {
 			ch.paid = true
 			ch.io.Reset(ch.left)
-			return sched.Run(out.writeCost(&b.cfg.Costs, ch.left)), true
+			return sched.Run(out.writeCost(&b.cfg.Costs, ch.left) + b.fget(k, out, true)), true
 		}
 		if d := out.lock(k, &ch.io, &b.cfg.Costs, true, ch.left); d > 0 {
 			return sched.Run(d), true // mutex_optimistic_spin
@@ -531,7 +572,7 @@ func (ch *child) receive(k *sched.Kernel, t *sched.Task) (sched.Op, bool) {
 		if !ch.paid {
 			ch.paid = true
 			ch.io.Reset(ch.left)
-			return sched.Run(ch.in.readCost(&b.cfg.Costs, ch.left)), true
+			return sched.Run(ch.in.readCost(&b.cfg.Costs, ch.left) + b.fget(k, ch.in, false)), true
 		}
 		if d := ch.in.lock(k, &ch.io, &b.cfg.Costs, false, ch.left); d > 0 {
 			return sched.Run(d), true // mutex_optimistic_spin

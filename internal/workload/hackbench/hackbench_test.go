@@ -402,3 +402,66 @@ func TestChildStartSpreadsForks(t *testing.T) {
 		t.Errorf("the most crowded CPU holds %d children without a start and %d with one: want many without and at most three quarters as many with", mostNone, mostLong)
 	}
 }
+
+// With -T every read, write and poll takes a reference on its struct file
+// (model_shared_fdtable, kobj.File): 2 × groups × fds² × loops messages,
+// each a write and a read of 100 bytes that never comes back short; each
+// of the 2 × fds × groups children writes "ready" and polls the wake
+// pipe, the parent reads each child's byte and writes the wake byte once:
+// 2M + 3C + 1 references, each costing at least fget_shared_ns (more when
+// the f_count line was on another CPU). With -P the children have their
+// own tables: no reference, and the run is the same to the nanosecond with
+// the setting on or off.
+func TestSharedFdTableOnlyThreads(t *testing.T) {
+	run := func(shared bool, args ...string) (*Bench, float64) {
+		cfg, err := ParseRTTests(args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := kernel(t, "zen3-2s-nps1", 1)
+		k.S.SharedFdTable = shared
+		p, err := costmodel.For(k.Topo.Spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tab := costmodel.Compile(p, k.Topo.Spec)
+		k.ApplyCosts(tab)
+		cfg.Costs = tab.Syscalls
+		b := New(cfg)
+		if err := b.Start(k); err != nil {
+			t.Fatal(err)
+		}
+		for !b.Done() {
+			k.Eng.RunUntil(k.Now() + engine.Millisecond)
+		}
+		for _, x := range b.Metrics() {
+			if x.Name == "time_s" {
+				return b, x.Value
+			}
+		}
+		t.Fatal("no time_s")
+		return nil, 0
+	}
+	const groups, fds, loops = 2, 20, 50
+	msgs, children := uint64(groups*fds*fds*loops), uint64(2*fds*groups)
+	for _, ch := range [][]string{{"-p"}, {}} {
+		for _, mode := range []string{"-T", "-P"} {
+			args := append(append([]string{}, ch...), mode, "-g", "2", "-l", "50")
+			b, on := run(true, args...)
+			_, off := run(false, args...)
+			fget := b.cfg.Costs.FgetShared
+			if mode == "-P" {
+				if b.fgets != 0 || on != off {
+					t.Errorf("%v: %d references, %.6f s with model_shared_fdtable and %.6f s without: processes have private tables", args, b.fgets, on, off)
+				}
+				continue
+			}
+			if want := 2*msgs + 3*children + 1; b.fgets != want {
+				t.Errorf("%v: %d references, want 2M + 3C + 1 = %d", args, b.fgets, want)
+			}
+			if fget <= 0 || b.fgetTime <= engine.Time(b.fgets)*fget {
+				t.Errorf("%v: references cost %d ns, want more than %d × fget_shared_ns %d (some lines moved)", args, b.fgetTime, b.fgets, fget)
+			}
+		}
+	}
+}
