@@ -36,6 +36,8 @@ func fakeMeasurements() *Measurements {
 		Syscall: 95,
 		Pipe:    map[int]IOCost{100: {Write: 600, Read: 620}, 1000: {Write: 900, Read: 1100}},
 		Unix:    map[int]IOCost{100: {Write: 1500, Read: 1400}},
+		// the shared table's fdget: 30 ns more a write, 40 a read
+		PipeShared: IOCost{Write: 630, Read: 660},
 		PingPong: []PingPong{
 			{Dist: costmodel.SameCPU, A: 0, B: 0, RoundTrip: 4000},
 			{Dist: costmodel.SameLLC, A: 0, B: 1, RoundTrip: 9000},
@@ -59,17 +61,19 @@ func TestDerive(t *testing.T) {
 	}
 	perByte := ((900 - 600) + (1100 - 620)) / 2 / 900.0
 	want := map[string]float64{
-		"syscall_ns":        95,
-		"pipe_ns_per_byte":  costmodel.RoundSig3(perByte),
-		"pipe_write_ns":     math.Round(600 - 100*perByte),
-		"pipe_read_ns":      math.Round(620 - 100*perByte),
-		"unix_send_ns":      1500,
-		"unix_recv_ns":      1400,
-		"context_switch_ns": 2000 - 1220,
+		"syscall_ns":       95,
+		"pipe_ns_per_byte": costmodel.RoundSig3(perByte),
+		"pipe_write_ns":    math.Round(600 - 100*perByte),
+		"pipe_read_ns":     math.Round(620 - 100*perByte),
+		"unix_send_ns":     1500,
+		"unix_recv_ns":     1400,
+		"fget_shared_ns":   (30 + 40) / 2,
+		// the ping-pong's threads pay the shared table's write and read
+		"context_switch_ns": 2000 - 1290,
 		// the process ring's hop less the thread ring's
 		"context_switch_mm_ns": 6900 - 5000,
-		// 4500 − 1220 − 780 − WFI's 1 µs exit (the governor's pick for 4.5 µs)
-		"ipi_same_llc_ns":   4500 - 1220 - 780 - 1000,
+		// 4500 − 1290 − 710 − WFI's 1 µs exit (the governor's pick for 4.5 µs)
+		"ipi_same_llc_ns":   4500 - 1290 - 710 - 1000,
 		"line_same_llc_ns":  42,
 		"mem_bw_core_gbps":  20.5,
 		"mem_bw_llc_gbps":   33.3,
@@ -90,6 +94,16 @@ func TestDerive(t *testing.T) {
 	for _, s := range Derive(m, spec) {
 		if s.Key == "context_switch_mm_ns" {
 			t.Error("context_switch_mm_ns derived without the process ring")
+		}
+	}
+	m = fakeMeasurements()
+	m.PipeShared = IOCost{}
+	for _, s := range Derive(m, spec) {
+		switch {
+		case s.Key == "fget_shared_ns":
+			t.Error("fget_shared_ns derived without the shared-table loop")
+		case s.Key == "context_switch_ns" && s.Value != 2000-1220:
+			t.Errorf("without the shared-table loop context_switch_ns = %v, want the private loop's 2000 − 1220", s.Value)
 		}
 	}
 	if _, ok := got["smt_factor"]; ok {

@@ -51,8 +51,14 @@ type Measurements struct {
 	// Syscall is one getppid(2).
 	Syscall float64
 	// Pipe and Unix are single-thread write-then-read loops on a pipe and
-	// an AF_UNIX stream socketpair: ns per call by message size.
+	// an AF_UNIX stream socketpair: ns per call by message size, on a
+	// thread with a descriptor table of its own (unshare(CLONE_FILES)),
+	// as a single-threaded process has.
 	Pipe, Unix map[int]IOCost
+	// PipeShared is the 100-byte pipe loop on a thread that shares the
+	// process's table with the Go runtime's other threads, where fdget
+	// takes a reference on the file (zero when not measured).
+	PipeShared IOCost
 	// PingPong are pipe round trips of 100-byte messages between two
 	// threads pinned to the given CPUs.
 	PingPong []PingPong
@@ -127,7 +133,10 @@ const (
 //	syscall_ns             = getppid
 //	pipe_ns_per_byte       = mean over write and read of (t(1000 B) − t(100 B)) / 900
 //	pipe_write_ns          = t_write(100 B) − 100 × pipe_ns_per_byte (likewise read, and unix_*)
-//	context_switch_ns      = RTT(same CPU)/2 − (write + read of 100 B)
+//	                         (these loops on a thread with a private descriptor table)
+//	fget_shared_ns         = mean over write and read of t_shared(100 B) − t(100 B)
+//	context_switch_ns      = RTT(same CPU)/2 − (write + read of 100 B, the shared table's:
+//	                         the ping-pong's threads share it)
 //	context_switch_mm_ns   = hop(ring of 8 processes) − hop(ring of 8 threads), on one CPU
 //	ipi_same_llc_ns        = RTT(same LLC)/2 − (write + read of 100 B) − context_switch
 //	                         − the exit latency of the idle state the governor picks for RTT/2
@@ -177,6 +186,15 @@ func Derive(m *Measurements, spec *topology.MachineSpec) []Setting {
 	}
 	pipeOps, okPipe := ioParams(m.Pipe, "pipe_write_ns", "pipe_read_ns", "pipe_ns_per_byte", "pipe")
 	ioParams(m.Unix, "unix_send_ns", "unix_recv_ns", "unix_ns_per_byte", "AF_UNIX socketpair")
+	if sh := m.PipeShared; okPipe && sh.Write > 0 && sh.Read > 0 {
+		s := m.Pipe[smallMsg]
+		add("fget_shared_ns", math.Max(0, (sh.Write-s.Write+sh.Read-s.Read)/2), fmt.Sprintf(
+			"%d-byte pipe loop on a thread sharing the descriptor table against one with its own (unshare(CLONE_FILES)): %.0f + %.0f against %.0f + %.0f ns a write and a read, half the difference a call",
+			smallMsg, sh.Write, sh.Read, s.Write, s.Read))
+		// The ping-pongs' threads share the table: their calls cost
+		// the shared figure.
+		pipeOps = sh.Write + sh.Read
+	}
 
 	cs := math.NaN()
 	for _, pp := range m.PingPong {

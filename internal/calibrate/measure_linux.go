@@ -49,13 +49,19 @@ func Measure(spec *topology.MachineSpec, opt Options) (*Measurements, error) {
 	}
 	opt.logf("syscall (getppid)            %8.0f ns", m.Syscall)
 	for _, size := range []int{smallMsg, largeMsg} {
-		c, err := onCPU2(0, func() (IOCost, error) { return benchIO(false, size, opt.n(200_000)) })
+		c, err := onCPU2(0, func() (IOCost, error) { return benchIO(false, size, opt.n(200_000), false) })
 		if err != nil {
 			return nil, fmt.Errorf("pipe loop: %w", err)
 		}
 		m.Pipe[size] = c
 		opt.logf("pipe write/read %4d B       %8.0f / %.0f ns", size, c.Write, c.Read)
-		c, err = onCPU2(0, func() (IOCost, error) { return benchIO(true, size, opt.n(100_000)) })
+		if size == smallMsg {
+			if m.PipeShared, err = onCPU2(0, func() (IOCost, error) { return benchIO(false, size, opt.n(200_000), true) }); err != nil {
+				return nil, fmt.Errorf("pipe loop, shared descriptor table: %w", err)
+			}
+			opt.logf("pipe write/read %4d B shared fd table %8.0f / %.0f ns", size, m.PipeShared.Write, m.PipeShared.Read)
+		}
+		c, err = onCPU2(0, func() (IOCost, error) { return benchIO(true, size, opt.n(100_000), false) })
 		if err != nil {
 			return nil, fmt.Errorf("socket loop: %w", err)
 		}
@@ -282,10 +288,19 @@ func benchSyscall(n int) float64 {
 // benchIO writes a batch of messages into a pipe (or an AF_UNIX stream
 // socketpair) and reads them back, on one thread, with nonblocking ends so
 // that a full buffer is an error rather than a hang. It returns the mean
-// time of one write and one read.
-func benchIO(sock bool, size, calls int) (IOCost, error) {
+// time of one write and one read. Unless shared, the thread first takes a
+// private copy of the descriptor table (unshare(CLONE_FILES)), so that
+// fdget borrows the file as in a single-threaded process instead of taking
+// a reference as in a Go process's threads (fs/file.c __fget_light). The
+// caller runs it on a locked thread that exits with it (onCPU2).
+func benchIO(sock bool, size, calls int, shared bool) (IOCost, error) {
 	var fds [2]int
 	var err error
+	if !shared {
+		if err := syscall.Unshare(syscall.CLONE_FILES); err != nil {
+			return IOCost{}, fmt.Errorf("unshare(CLONE_FILES): %w", err)
+		}
+	}
 	if sock {
 		fds, err = syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, 0)
 	} else {

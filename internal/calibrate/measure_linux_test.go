@@ -20,7 +20,7 @@ func BenchmarkGetppid(b *testing.B) {
 }
 
 func BenchmarkPipeWriteRead100B(b *testing.B) {
-	c, err := onCPU2(0, func() (IOCost, error) { return benchIO(false, smallMsg, max(b.N, 800)) })
+	c, err := onCPU2(0, func() (IOCost, error) { return benchIO(false, smallMsg, max(b.N, 800), false) })
 	if err != nil {
 		b.Fatal(err)
 	}
