@@ -69,3 +69,32 @@ func BenchmarkRingProcesses(b *testing.B) {
 	}
 	b.ReportMetric(hop, "ns/hop")
 }
+
+// pipePrivateShared runs both loops in interleaved rounds and returns each
+// one's medians: every figure is a measured positive time per call.
+func TestPipePrivateShared(t *testing.T) {
+	priv, shared, err := pipePrivateShared(smallMsg, 5*800)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, v := range map[string]float64{"private write": priv.Write, "private read": priv.Read, "shared write": shared.Write, "shared read": shared.Read} {
+		if !(v > 0 && v < 1e7) {
+			t.Errorf("%s = %v ns, want a time per call", name, v)
+		}
+	}
+}
+
+func TestMedian5(t *testing.T) {
+	for _, tc := range []struct {
+		in   []float64
+		want float64
+	}{
+		{[]float64{5, 1, 4, 2, 3}, 3},
+		{[]float64{9, 9, 1, 1, 2}, 2},
+		{[]float64{7, 7, 7, 7, 7}, 7},
+	} {
+		if got := median5(append([]float64(nil), tc.in...)); got != tc.want {
+			t.Errorf("median5(%v) = %v, want %v", tc.in, got, tc.want)
+		}
+	}
+}
