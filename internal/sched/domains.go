@@ -1,6 +1,8 @@
 package sched
 
 import (
+	"math/rand/v2"
+
 	"github.com/schedlab/schedlab/internal/topology"
 )
 
@@ -90,17 +92,27 @@ type domainState struct {
 // buildDomainState mirrors what build_sched_domains initialises at boot
 // (sd_init's balance_interval and last_balance, sched_domain_shared's
 // nr_busy_cpus = sd_weight, group capacities of 1024 per CPU; v6.19, the
-// same in v6.0 and v5.12).
+// same in v6.0 and v5.12). With Settings.BalancePhase each last_balance is
+// drawn from the interval before boot's jiffy, as on a kernel that has been
+// up a while (a simplification: sd_init sets it to jiffies).
 func (k *Kernel) buildDomainState() {
 	t := k.Topo
 	ds := &k.dom
 	ds.byID = make([]*SchedDomain, len(t.AllDomains))
 	ds.SD = make([][]*SchedDomain, t.NrCPUs)
 	jiff := k.Jiffies()
+	var phase *rand.Rand // Settings.BalancePhase: a warm kernel's last_balance
+	if k.S.BalancePhase {
+		phase = k.Eng.Rand("balance_phase")
+	}
 	for cpu, chain := range t.Domains {
 		var prev *SchedDomain
 		for _, d := range chain {
-			sd := &SchedDomain{T: d, BalanceInterval: uint64(d.BalanceInterval), LastBalance: jiff,
+			last := jiff
+			if phase != nil {
+				last = jiff - phase.Uint64N(k.msecsToJiffies(uint64(d.BalanceInterval))+1)
+			}
+			sd := &SchedDomain{T: d, BalanceInterval: uint64(d.BalanceInterval), LastBalance: last,
 				NewidleCall: uint64(d.NewidleCall), NewidleSuccess: uint64(d.NewidleSuccess), NewidleRatio: uint64(d.NewidleRatio)}
 			ds.byID[d.ID] = sd
 			ds.SD[cpu] = append(ds.SD[cpu], sd)

@@ -19,14 +19,18 @@ func newTestKernel(t testing.TB, machine, kernel string) *Kernel {
 	return newTestKernelSpec(t, spec, kernel)
 }
 
-// newTestKernelSpec builds a kernel on a machine spec.
+// newTestKernelSpec builds a kernel on a machine spec, as freshly booted:
+// without Settings.BalancePhase every domain's last_balance is boot's
+// jiffy (sd_init), the instant the unit tests derive balance times from.
 func newTestKernelSpec(t testing.TB, spec *topology.MachineSpec, kernel string) *Kernel {
 	t.Helper()
 	topo, err := topology.Build(spec, topology.Options{Kernel: kernel})
 	if err != nil {
 		t.Fatal(err)
 	}
-	k, err := New(engine.New(1), topo, MustBaseline(kernel))
+	s := MustBaseline(kernel)
+	s.BalancePhase = false
+	k, err := New(engine.New(1), topo, s)
 	if err != nil {
 		t.Fatal(err)
 	}

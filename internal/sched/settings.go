@@ -136,6 +136,21 @@ type Settings struct {
 	// On in every baseline (docs/costs.md, "Shared descriptor tables").
 	SharedFdTable bool `sysctl:"model_shared_fdtable"`
 
+	// BalancePhase starts each sched domain's last_balance at a seeded
+	// point of its balance interval before boot's jiffy instead of at it:
+	// on a kernel that has been up a while, every CPU balanced each level
+	// last at its own time (rebalance_domains and load_balance set
+	// sd->last_balance when that CPU balanced it), so the idle CPUs of one
+	// level do not all come due in the same jiffy as on a fresh boot, where
+	// sd_init gives every domain last_balance = jiffies. Drawn from the
+	// run's "balance_phase" stream (per CPU, bottom-up), uniformly in
+	// [0, balance_interval] jiffies; balance_interval itself stays sd_init's
+	// (a warm kernel may have doubled it on balanced passes: not modelled).
+	// On in every baseline: a cold start made the 160 threads of hackbench
+	// -g 4 on zen3 wait for one package-level balance ~400 ms in before
+	// they spread past 6 of the 16 LLCs (docs/costs.md, "Balance phase").
+	BalancePhase bool `sysctl:"model_balance_phase"`
+
 	// CpufreqGovernor is the cpufreq governor when the cost model is on:
 	// "performance", "schedutil", or "" for the machine's own
 	// (cpufreq_governor in its spec: performance on the Kunpeng servers)
@@ -465,6 +480,8 @@ func Baseline(kernel string) (Settings, error) {
 		// fdget's reference on a shared table: every version (the
 		// files->count == 1 fast path is older than v5.12)
 		SharedFdTable: true,
+		// steady state: a booted-a-while kernel's balance phases
+		BalancePhase: true,
 		// wakeup path
 		SISScanCost:           25,
 		ShortTaskDurAvgFactor: 8,

@@ -30,6 +30,7 @@ func newRigSettings(t testing.TB, machine string, s Settings) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
+	s.BalancePhase = false // as booted: the tests derive from sd_init's last_balance
 	k, err := New(engine.New(1), topo, s)
 	if err != nil {
 		t.Fatal(err)
