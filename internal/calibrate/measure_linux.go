@@ -55,15 +55,14 @@ func Measure(spec *topology.MachineSpec, opt Options) (*Measurements, error) {
 			if c, m.PipeShared, err = pipePrivateShared(size, opt.n(200_000)); err != nil {
 				return nil, err
 			}
-			opt.logf("pipe write/read %4d B       %8.0f / %.0f ns", size, c.Write, c.Read)
-			opt.logf("pipe write/read %4d B shared fd table %8.0f / %.0f ns", size, m.PipeShared.Write, m.PipeShared.Read)
-		} else {
-			if c, err = onCPU2(0, func() (IOCost, error) { return benchIO(false, size, opt.n(200_000), false) }); err != nil {
-				return nil, fmt.Errorf("pipe loop: %w", err)
-			}
-			opt.logf("pipe write/read %4d B       %8.0f / %.0f ns", size, c.Write, c.Read)
+		} else if c, err = onCPU2(0, func() (IOCost, error) { return benchIO(false, size, opt.n(200_000), false) }); err != nil {
+			return nil, fmt.Errorf("pipe loop: %w", err)
 		}
 		m.Pipe[size] = c
+		opt.logf("pipe write/read %4d B       %8.0f / %.0f ns", size, c.Write, c.Read)
+		if size == smallMsg {
+			opt.logf("pipe write/read %4d B shared fd table %8.0f / %.0f ns", size, m.PipeShared.Write, m.PipeShared.Read)
+		}
 		c, err = onCPU2(0, func() (IOCost, error) { return benchIO(true, size, opt.n(100_000), false) })
 		if err != nil {
 			return nil, fmt.Errorf("socket loop: %w", err)
