@@ -92,7 +92,7 @@ func TestWarmup(t *testing.T) {
 // time: cut short in the measured run, used/progress is the warm-up's wall
 // time plus the measured part's extrapolated one.
 func TestProbeWarmup(t *testing.T) {
-	cfg := Config{Machine: "hikey", Tool: "hackbench", Args: []string{"-g", "1", "-l", "20"}, Seed: 3, Warmup: 20 * engine.Millisecond}
+	cfg := Config{Machine: "hikey", Tool: "hackbench", Args: []string{"-g", "1", "-l", "60"}, Seed: 3, Warmup: 20 * engine.Millisecond}
 	b, err := Build(cfg)
 	if err != nil {
 		t.Fatal(err)
