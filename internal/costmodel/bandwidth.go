@@ -82,9 +82,10 @@ const shareShift = 20
 
 // NewMemSharer returns a sharer for the table's machine and limits.
 func (t *Table) NewMemSharer() *MemSharer {
-	m := &MemSharer{t: t, cpuLLC: make([]int32, len(t.cpuLLC))}
+	m := &MemSharer{t: t, cpuLLC: make([]int32, len(t.cpus))}
 	dense := map[int32]int32{}
-	for c, l := range t.cpuLLC {
+	for c, loc := range t.cpus {
+		l := loc.llc
 		d, ok := dense[l]
 		if !ok {
 			d = int32(len(dense))
@@ -132,7 +133,7 @@ func (m *MemSharer) Shares(tasks []MemTask, out []Share) {
 		if t.NodeBandwidth > 0 {
 			node := tk.MemNode
 			if node < 0 {
-				node = int(t.cpuNode[tk.CPU])
+				node = int(t.cpus[tk.CPU].node)
 			}
 			for len(m.nodeOf) <= node {
 				m.nodeOf = append(m.nodeOf, -1)

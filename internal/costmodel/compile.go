@@ -72,9 +72,14 @@ type Table struct {
 	// per µs; zero means unlimited.
 	CoreBandwidth, LLCBandwidth, NodeBandwidth int64
 
-	// The machine: each CPU's SMT core, LLC and node, as in the spec.
-	cpuCore, cpuLLC, cpuNode []int32
+	// The machine: each CPU's SMT core, LLC and node, as in the spec,
+	// side by side so that a CPU's three are one load.
+	cpus []cpuLoc
 }
+
+// cpuLoc is where a CPU is: its SMT core, LLC and node (topology.CPUSpec's
+// ids).
+type cpuLoc struct{ core, llc, node int32 }
 
 // BalanceCosts are the load balancer's work (the lb_*, nohz_cpu_ns,
 // stopper_switch_ns, uba_* and cpufreq_update_* parameters), in ns at
@@ -215,9 +220,9 @@ func None(spec *topology.MachineSpec) *Table {
 
 func (t *Table) machine(spec *topology.MachineSpec) {
 	n := len(spec.CPUs)
-	t.cpuCore, t.cpuLLC, t.cpuNode = make([]int32, n), make([]int32, n), make([]int32, n)
+	t.cpus = make([]cpuLoc, n)
 	for i, c := range spec.CPUs {
-		t.cpuCore[i], t.cpuLLC[i], t.cpuNode[i] = int32(c.Core), int32(c.LLC), int32(c.Node)
+		t.cpus[i] = cpuLoc{int32(c.Core), int32(c.LLC), int32(c.Node)}
 	}
 }
 
@@ -290,18 +295,18 @@ func (t *Table) Distance(a, b cpumask.CPU) Distance {
 	switch {
 	case a == b:
 		return SameCPU
-	case t.cpuCore[a] == t.cpuCore[b]:
+	case t.cpus[a].core == t.cpus[b].core:
 		return SameCore
-	case t.cpuLLC[a] == t.cpuLLC[b]:
+	case t.cpus[a].llc == t.cpus[b].llc:
 		return SameLLC
-	case t.cpuNode[a] == t.cpuNode[b]:
+	case t.cpus[a].node == t.cpus[b].node:
 		return OtherLLC
 	}
 	return OtherNode
 }
 
 // Node is cpu's NUMA node.
-func (t *Table) Node(cpu cpumask.CPU) int { return int(t.cpuNode[cpu]) }
+func (t *Table) Node(cpu cpumask.CPU) int { return int(t.cpus[cpu].node) }
 
 // IPILatency is the time from sending an IPI on from to its handler
 // running on to, when to is not in an idle state (IdleExitLatency adds
@@ -311,10 +316,10 @@ func (t *Table) IPILatency(from, to cpumask.CPU) engine.Time {
 	switch {
 	case from == to:
 		return 0
-	case t.cpuLLC[from] == t.cpuLLC[to]:
+	case t.cpus[from].llc == t.cpus[to].llc:
 		return t.IPISameLLC
 	case t.IPIOther != nil:
-		return t.IPIOther[t.cpuNode[from]][t.cpuNode[to]]
+		return t.IPIOther[t.cpus[from].node][t.cpus[to].node]
 	}
 	return 0
 }
@@ -325,10 +330,10 @@ func (t *Table) IPILatency(from, to cpumask.CPU) engine.Time {
 // from another LLC or node otherwise.
 func (t *Table) LLCLineRead(reader, target cpumask.CPU) engine.Time {
 	switch {
-	case t.cpuLLC[reader] == t.cpuLLC[target]:
+	case t.cpus[reader].llc == t.cpus[target].llc:
 		return t.LineSameLLC
 	case t.LineOther != nil:
-		return t.LineOther[t.cpuNode[reader]][t.cpuNode[target]]
+		return t.LineOther[t.cpus[reader].node][t.cpus[target].node]
 	}
 	return 0
 }
@@ -339,13 +344,17 @@ func (t *Table) LLCLineRead(reader, target cpumask.CPU) engine.Time {
 // miss, which the system-call costs already include), a transfer within
 // the LLC (line_same_llc_ns), or from another LLC or node (line_other_*).
 func (t *Table) LineTransfer(from, to cpumask.CPU) engine.Time {
-	switch {
-	case from == cpumask.None || from == to || t.cpuCore[from] == t.cpuCore[to]:
+	if from == cpumask.None || from == to {
 		return 0
-	case t.cpuLLC[from] == t.cpuLLC[to]:
+	}
+	a, b := t.cpus[from], t.cpus[to]
+	switch {
+	case a.core == b.core:
+		return 0
+	case a.llc == b.llc:
 		return t.LineSameLLC
 	case t.LineOther != nil:
-		return t.LineOther[t.cpuNode[from]][t.cpuNode[to]]
+		return t.LineOther[a.node][b.node]
 	}
 	return 0
 }
@@ -411,7 +420,7 @@ func (t *Table) CacheRefill(from, to cpumask.CPU, footprint int64, away engine.T
 	case SameLLC:
 		fs = mul(min(P, warmL), t.RefillLLCFs).add(mul(cold, t.RefillMemFs))
 	default:
-		na, nb := t.cpuNode[to], t.cpuNode[from]
+		na, nb := t.cpus[to].node, t.cpus[from].node
 		if memNode < 0 {
 			memNode = int(nb)
 		}

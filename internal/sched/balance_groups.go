@@ -153,7 +153,7 @@ func (k *Kernel) updateSgLbStats(env *lbEnv, sds *sdLbStats, g *topology.Group, 
 		}
 		load := cpuLoad(rq)
 		sgs.GroupLoad += load
-		sgs.GroupUtil += k.cpuUtilCfs(i)
+		sgs.GroupUtil += cpuUtilCfsRq(rq, k.S.UtilEst)
 		sgs.GroupRunnable += cpuRunnable(rq)
 		sgs.SumHNrRunning += rq.CFS.HNrRunnable
 		nrRunning := rq.NrRunning

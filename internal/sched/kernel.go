@@ -2,7 +2,6 @@ package sched
 
 import (
 	"fmt"
-	"math/rand/v2"
 
 	"github.com/schedlab/schedlab/internal/costmodel"
 	"github.com/schedlab/schedlab/internal/cpumask"
@@ -134,7 +133,7 @@ type Kernel struct {
 	idleLimits []costmodel.IdleLimits
 	// costsOn is set by ApplyCosts; costRand is the cost jitter's stream.
 	costsOn  bool
-	costRand *rand.Rand
+	costRand *engine.Stream
 
 	// --- load balancing ---
 	bal balanceState

@@ -212,11 +212,10 @@ type Removed struct {
 
 // CfsRq mirrors struct cfs_rq (v6.19 names; CFS-era fields noted).
 type CfsRq struct {
-	Load        LoadWeight
-	NrQueued    int
-	HNrQueued   int
-	HNrRunnable int
-	HNrIdle     int
+	Load      LoadWeight
+	NrQueued  int
+	HNrQueued int
+	HNrIdle   int
 
 	// ZeroVruntime is v6.19's zero_vruntime (the reference for
 	// SumWVruntime); in CFS mode the same field holds min_vruntime.
@@ -229,9 +228,17 @@ type CfsRq struct {
 	rbRoot, rbLeftmost *SchedEntity
 	nrTimeline         int
 
-	Curr, Next, Last, Skip *SchedEntity
+	Curr *SchedEntity
 
-	Avg                    SchedAvg
+	// Avg starts at byte 96 of the struct, so that its load, runnable,
+	// util and util_est averages and HNrRunnable after it share one
+	// cache line: all that update_sg_lb_stats reads of a CPU's cfs_rq
+	// (TestCfsRqBalanceLine).
+	Avg         SchedAvg
+	HNrRunnable int
+
+	Next, Last, Skip *SchedEntity
+
 	Removed                Removed
 	TgLoadAvgContrib       uint64
 	LastUpdateTgLoadAvg    uint64
@@ -300,12 +307,15 @@ type RqSchedstat struct {
 // of every baseline use).
 type Rq struct {
 	// --- the queue ---
-	CPU        cpumask.CPU
-	NrRunning  int
-	NrSwitches uint64
-	CFS        *CfsRq
-	Curr       *Task
-	Idle       *Task
+	// The first cache line: what every event on the CPU and every CPU a
+	// balance pass visits read (update_sg_lb_stats: nr_running, the
+	// idle test, the cfs_rq, arch_scale_cpu_capacity).
+	CPU             cpumask.CPU
+	NrRunning       int
+	CPUCapacityOrig uint64 // arch_scale_cpu_capacity()
+	CFS             *CfsRq
+	Curr            *Task
+	Idle            *Task
 	// TTWUPending counts wakeups queued on this CPU's wake_list.
 	TTWUPending int
 	needResched bool
@@ -318,13 +328,16 @@ type Rq struct {
 	// SMT sharing and memory-bandwidth sharing applied. runBW is the
 	// bandwidth demand of the running task (0 when idle); bwShare the
 	// fraction of it the cost model grants (shareBandwidth). coreBusy is
-	// the busy count of this CPU's SMT core (Kernel.coreBusy).
-	segTimer *engine.Timer
-	segStart engine.Time
-	speed    int64
-	runBW    int64
-	bwShare  costmodel.Share
-	coreBusy *int32
+	// the busy count of this CPU's SMT core (Kernel.coreBusy). FreqScale
+	// is arch_scale_freq_capacity() (1024 = max), which taskSpeed reads
+	// with them.
+	segTimer  *engine.Timer
+	segStart  engine.Time
+	speed     int64
+	runBW     int64
+	bwShare   costmodel.Share
+	coreBusy  *int32
+	FreqScale uint64
 	// cfs_tasks: queued fair tasks, most recently picked at the head. The
 	// kernel's list_head is circular (the tail is head->prev); here the
 	// list keeps both ends, so the balancer's list_last_entry is O(1).
@@ -332,6 +345,7 @@ type Rq struct {
 	// leaf_cfs_rq_list: cfs_rqs with load, children before parents.
 	leafCfsRqs []*CfsRq
 	k          *Kernel
+	NrSwitches uint64
 
 	// --- clocks ---
 	Clock         uint64
@@ -341,10 +355,8 @@ type Rq struct {
 	ClockPeltIdle uint64
 	LostIdleTime  uint64
 
-	// --- capacity and frequency ---
-	CPUCapacity     uint64 // capacity_of()
-	CPUCapacityOrig uint64 // arch_scale_cpu_capacity()
-	FreqScale       uint64 // arch_scale_freq_capacity(), 1024 = max
+	// --- capacity and frequency (CPUCapacityOrig and FreqScale above) ---
+	CPUCapacity uint64 // capacity_of()
 	// CpufreqUpdates counts cpufreq_update_util calls from the fair class.
 	CpufreqUpdates uint64
 

@@ -97,9 +97,13 @@ func (k *Kernel) cpuUtil(cpu cpumask.CPU, p *Task, dstCPU cpumask.CPU, boost boo
 // it examines, so it is spelled out here; TestCPUUtilCfs checks it against
 // cpuUtil.
 func (k *Kernel) cpuUtilCfs(cpu cpumask.CPU) uint64 {
-	rq := k.Rqs[cpu]
+	return cpuUtilCfsRq(k.Rqs[cpu], k.S.UtilEst)
+}
+
+// cpuUtilCfsRq is cpuUtilCfs of rq's CPU, with Settings.UtilEst as utilEst.
+func cpuUtilCfsRq(rq *Rq, utilEst bool) uint64 {
 	util := rq.CFS.Avg.UtilAvg
-	if k.S.UtilEst {
+	if utilEst {
 		util = max(util, uint64(rq.CFS.Avg.UtilEst))
 	}
 	return min(util, rq.CPUCapacityOrig)

@@ -63,76 +63,96 @@ func DefaultConfig() Config {
 	return Config{Groups: 10, Fds: 20, Loops: 100, DataSize: 100, Costs: costmodel.DefaultSyscalls()}
 }
 
-// channel is a pipe or a socket direction as hackbench uses it.
-type channel interface {
-	write(k *sched.Kernel, t *sched.Task, io *kobj.IO) bool
-	read(k *sched.Kernel, t *sched.Task, io *kobj.IO) bool
-	poll(t *sched.Task) bool
-	writeCost(c *costmodel.Syscalls, n int) engine.Time
-	readCost(c *costmodel.Syscalls, n int) engine.Time
-	// lock is the spin before the call of n bytes may commit: the
-	// object's lock is held by another call (kobj.Pipe.Lock).
-	lock(k *sched.Kernel, io *kobj.IO, c *costmodel.Syscalls, write bool, n int) engine.Time
-	// end is the struct file of the read or the write end.
-	end(write bool) *kobj.File
+// channel is a pipe or a socket direction as hackbench uses it: one
+// concrete type whose methods switch on the kind, not an interface, since
+// every message makes several calls on it.
+type channel struct {
+	kind chanKind
+	pipe *kobj.Pipe       // chanPipe
+	sock *kobj.UnixStream // chanUnix, chanTCP
+	// files are the channel's two struct files: the read end and the
+	// write end (pipe(2)'s fds[0] and fds[1]; socketpair(2)'s two
+	// sockets, of which hackbench reads from one and writes to the
+	// other).
+	rd, wr kobj.File
 }
 
-// files are a channel's two struct files: the read end and the write end
-// (pipe(2)'s fds[0] and fds[1]; socketpair(2)'s two sockets, of which
-// hackbench reads from one and writes to the other).
-type files struct{ rd, wr kobj.File }
+type chanKind uint8
 
-func (f *files) end(write bool) *kobj.File {
-	if write {
-		return &f.wr
+const (
+	chanPipe chanKind = iota
+	chanUnix          // an AF_UNIX stream socketpair
+	// chanTCP is a loopback TCP connection (-i): a stream socket whose
+	// calls cost what TCP's do.
+	chanTCP
+)
+
+func (ch *channel) write(k *sched.Kernel, t *sched.Task, io *kobj.IO) bool {
+	if ch.kind == chanPipe {
+		return ch.pipe.Write(k, t, io)
 	}
-	return &f.rd
+	return ch.sock.Send(k, t, io)
 }
 
-type pipeChan struct {
-	*kobj.Pipe
-	*files
+func (ch *channel) read(k *sched.Kernel, t *sched.Task, io *kobj.IO) bool {
+	if ch.kind == chanPipe {
+		return ch.pipe.Read(k, t, io)
+	}
+	return ch.sock.Recv(k, t, io, false)
 }
 
-func (p pipeChan) write(k *sched.Kernel, t *sched.Task, io *kobj.IO) bool { return p.Write(k, t, io) }
-func (p pipeChan) read(k *sched.Kernel, t *sched.Task, io *kobj.IO) bool  { return p.Read(k, t, io) }
-func (p pipeChan) poll(t *sched.Task) bool                                { return p.Poll(t) }
-func (pipeChan) writeCost(c *costmodel.Syscalls, n int) engine.Time       { return c.PipeWriteCost(n) }
-func (pipeChan) readCost(c *costmodel.Syscalls, n int) engine.Time        { return c.PipeReadCost(n) }
-func (p pipeChan) lock(k *sched.Kernel, io *kobj.IO, c *costmodel.Syscalls, write bool, n int) engine.Time {
-	return p.Lock(k, io, c.PipeLockHold(write, n))
+func (ch *channel) poll(t *sched.Task) bool {
+	if ch.kind == chanPipe {
+		return ch.pipe.Poll(t)
+	}
+	return ch.sock.Poll(t)
 }
 
-type sockChan struct {
-	*kobj.UnixStream
-	*files
+func (ch *channel) writeCost(c *costmodel.Syscalls, n int) engine.Time {
+	switch ch.kind {
+	case chanPipe:
+		return c.PipeWriteCost(n)
+	case chanUnix:
+		return c.UnixSendCost(n)
+	}
+	return c.TCPSendCost(n)
 }
 
-func (s sockChan) write(k *sched.Kernel, t *sched.Task, io *kobj.IO) bool { return s.Send(k, t, io) }
-func (s sockChan) read(k *sched.Kernel, t *sched.Task, io *kobj.IO) bool {
-	return s.Recv(k, t, io, false)
+func (ch *channel) readCost(c *costmodel.Syscalls, n int) engine.Time {
+	switch ch.kind {
+	case chanPipe:
+		return c.PipeReadCost(n)
+	case chanUnix:
+		return c.UnixRecvCost(n)
+	}
+	return c.TCPRecvCost(n)
 }
-func (s sockChan) poll(t *sched.Task) bool                          { return s.Poll(t) }
-func (sockChan) writeCost(c *costmodel.Syscalls, n int) engine.Time { return c.UnixSendCost(n) }
-func (sockChan) readCost(c *costmodel.Syscalls, n int) engine.Time  { return c.UnixRecvCost(n) }
 
-// lock: a stream socket's sender takes the peer's unix_state_lock and the
-// receive queue's spinlock only briefly, and its reader u->iolock, which
-// hackbench's one reader per socket never contends; not modelled.
-func (sockChan) lock(*sched.Kernel, *kobj.IO, *costmodel.Syscalls, bool, int) engine.Time { return 0 }
+// lock is the spin before the call of n bytes may commit: the object's
+// lock is held by another call (kobj.Pipe.Lock). A stream socket's sender
+// takes the peer's unix_state_lock and the receive queue's spinlock only
+// briefly, and its reader u->iolock, which hackbench's one reader per
+// socket never contends; not modelled.
+func (ch *channel) lock(k *sched.Kernel, io *kobj.IO, c *costmodel.Syscalls, write bool, n int) engine.Time {
+	if ch.kind != chanPipe {
+		return 0
+	}
+	return ch.pipe.Lock(k, io, c.PipeLockHold(write, n))
+}
 
-// tcpChan is a loopback TCP connection (-i): a stream socket whose calls
-// cost what TCP's do.
-type tcpChan struct{ sockChan }
-
-func (tcpChan) writeCost(c *costmodel.Syscalls, n int) engine.Time { return c.TCPSendCost(n) }
-func (tcpChan) readCost(c *costmodel.Syscalls, n int) engine.Time  { return c.TCPRecvCost(n) }
+// end is the struct file of the read or the write end.
+func (ch *channel) end(write bool) *kobj.File {
+	if write {
+		return &ch.wr
+	}
+	return &ch.rd
+}
 
 // Bench is one hackbench run.
 type Bench struct {
 	cfg         Config
-	newChan     func() channel
-	ready, wake channel
+	newChan     func() *channel
+	ready, wake *channel
 	pipes       []*kobj.Pipe // every pipe, for their mutexes' statistics
 	parent      *parent
 	children    []*child
@@ -152,21 +172,21 @@ func New(cfg Config) *Bench {
 	b := &Bench{cfg: cfg}
 	switch {
 	case cfg.Pipe:
-		b.newChan = func() channel {
+		b.newChan = func() *channel {
 			p := kobj.NewPipe()
 			p.Lines, p.Locks = true, true
 			b.pipes = append(b.pipes, p)
-			return pipeChan{p, new(files)}
+			return &channel{kind: chanPipe, pipe: p}
 		}
 	case cfg.Inet:
 		// TCP's costs were fitted to published loopback figures with
 		// the ends anywhere: they already hold its line transfers.
-		b.newChan = func() channel { return tcpChan{sockChan{kobj.NewUnixStream(), new(files)}} }
+		b.newChan = func() *channel { return &channel{kind: chanTCP, sock: kobj.NewUnixStream()} }
 	default:
-		b.newChan = func() channel {
+		b.newChan = func() *channel {
 			s := kobj.NewUnixStream()
 			s.Lines = true
-			return sockChan{s, new(files)}
+			return &channel{kind: chanUnix, sock: s}
 		}
 	}
 	b.total = uint64(cfg.Groups) * uint64(cfg.Fds) * uint64(cfg.Fds) * uint64(cfg.Loops)
@@ -178,7 +198,7 @@ func New(cfg Config) *Bench {
 // descriptor table is shared, so fdget takes a reference on the file
 // (kobj.File); with -P each child has its own table (fork copies it) and
 // borrows the file for free.
-func (b *Bench) fget(k *sched.Kernel, ch channel, write bool) engine.Time {
+func (b *Bench) fget(k *sched.Kernel, ch *channel, write bool) engine.Time {
 	if !b.cfg.Threads {
 		return 0
 	}
@@ -318,7 +338,7 @@ type parent struct {
 	paid  bool // the current system call's CPU time has been charged
 	// fork progress
 	group, idx int
-	groupOut   []channel
+	groupOut   []*channel
 	// barrier
 	readyRead int
 	io        kobj.IO
@@ -450,8 +470,8 @@ type child struct {
 	b      *Bench
 	t      *sched.Task
 	sender bool
-	in     channel   // receiver's channel
-	out    []channel // sender's channels, one per receiver
+	in     *channel   // receiver's channel
+	out    []*channel // sender's channels, one per receiver
 	state  childState
 	paid   bool
 	io     kobj.IO

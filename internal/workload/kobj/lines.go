@@ -29,30 +29,38 @@ const (
 
 // lines records which CPU last wrote a kernel object's shared lines (meta)
 // and its data, so that the next call from another CPU pays for moving
-// them (Settings.KobjLines).
+// them (Settings.KobjLines). Each is the CPU plus one, so that the zero
+// value means nobody (cpumask.None) and needs no setting up.
 type lines struct {
-	meta, data cpumask.CPU
-	init       bool
+	meta, data int32
 }
 
-func (l *lines) reset() {
-	if !l.init {
-		l.meta, l.data, l.init = cpumask.None, cpumask.None, true
-	}
-}
+// lineCPU is the CPU a lines field records (cpumask.None for 0).
+func lineCPU(v int32) cpumask.CPU { return cpumask.CPU(v) - 1 }
 
 // cost is what a call from cpu pays for the object's lines: n shared lines
 // last written by the meta CPU, and the data lines of bytes last written by
 // the data CPU (the last writer's: an object holding several writers' data
-// counts it all as the last one's).
+// counts it all as the last one's). A line this CPU wrote last costs
+// nothing (costmodel.Table.LineTransfer), so it is not looked up; when
+// one CPU wrote both, the two counts share one lookup.
 func (l *lines) cost(k *sched.Kernel, cpu cpumask.CPU, n, bytes int) engine.Time {
-	l.reset()
 	if !k.S.KobjLines {
 		return 0
 	}
-	d := engine.Time(n) * k.Costs.LineTransfer(l.meta, cpu)
-	if bytes > 0 {
-		d += engine.Time((bytes+lineSize-1)/lineSize) * k.Costs.LineTransfer(l.data, cpu)
+	me := int32(cpu) + 1
+	if bytes > 0 && l.data == l.meta {
+		if l.meta == me {
+			return 0
+		}
+		return engine.Time(n+(bytes+lineSize-1)/lineSize) * k.Costs.LineTransfer(lineCPU(l.meta), cpu)
+	}
+	var d engine.Time
+	if l.meta != me {
+		d = engine.Time(n) * k.Costs.LineTransfer(lineCPU(l.meta), cpu)
+	}
+	if bytes > 0 && l.data != me {
+		d += engine.Time((bytes+lineSize-1)/lineSize) * k.Costs.LineTransfer(lineCPU(l.data), cpu)
 	}
 	return d
 }
@@ -60,9 +68,8 @@ func (l *lines) cost(k *sched.Kernel, cpu cpumask.CPU, n, bytes int) engine.Time
 // wrote records a call on cpu: it now holds the shared lines, and the data
 // too if it wrote some.
 func (l *lines) wrote(cpu cpumask.CPU, data bool) {
-	l.reset()
-	l.meta = cpu
+	l.meta = int32(cpu) + 1
 	if data {
-		l.data = cpu
+		l.data = l.meta
 	}
 }

@@ -42,23 +42,29 @@ type pipeBuffer struct {
 // pages. Small writes are merged into the last page while it has room
 // (PIPE_BUF_FLAG_CAN_MERGE), so 100-byte messages fill 40 to a page and 640
 // to a pipe.
+//
+// The fields every call reads and writes come first, in the order of
+// their use, so that a call touches three of the struct's cache lines
+// (mutex, lines and ring indices; the size and the statistics; the page
+// at the head or the tail) rather than five.
 type Pipe struct {
-	bufs       [PipeDefBuffers]pipeBuffer
-	head, tail uint
-	maxUsage   uint
-	rdWait     WaitQueue // readers in pipe_read, and pollers
-	wrWait     WaitQueue
-	// Lines makes each call pay for the pipe's cache lines that another
-	// CPU wrote last (see lines.go; Settings.KobjLines).
-	Lines bool
-	lines lines
 	// Locks makes the calls serialise on pipe->mutex (Lock;
 	// Settings.KobjLocks).
 	Locks bool
-	Mutex KMutex
+	// Lines makes each call pay for the pipe's cache lines that another
+	// CPU wrote last (see lines.go; Settings.KobjLines).
+	Lines      bool
+	lines      lines
+	Mutex      KMutex
+	head, tail uint
+	maxUsage   uint
 
 	// Statistics.
 	BytesWritten, BytesRead uint64
+
+	rdWait WaitQueue // readers in pipe_read, and pollers
+	wrWait WaitQueue
+	bufs   [PipeDefBuffers]pipeBuffer
 }
 
 // NewPipe returns an empty pipe of the default size.
