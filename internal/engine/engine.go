@@ -525,77 +525,9 @@ func (e *Engine) Run() {
 // names are independent, so adding a new random consumer never changes the
 // numbers another one draws.
 func (e *Engine) Rand(name string) *rand.Rand {
-	return rand.New(e.pcg(name))
-}
-
-func (e *Engine) pcg(name string) *rand.PCG {
 	h := fnv.New64a()
 	h.Write([]byte(name))
-	return rand.NewPCG(e.seed, h.Sum64())
-}
-
-// Stream is the random stream Rand(name) gives, for a hot path: its
-// methods draw from the PCG directly instead of through rand.Rand's
-// Source interface, and return exactly what rand.Rand's methods of the
-// same name return (TestStreamMatchesRand).
-type Stream struct{ src rand.PCG }
-
-// Stream returns the stream named name (the same numbers as Rand(name)).
-func (e *Engine) Stream(name string) *Stream { return &Stream{*e.pcg(name)} }
-
-// Int64N is rand.Rand.Int64N: a uniform number in [0, n).
-func (s *Stream) Int64N(n int64) int64 {
-	if n <= 0 {
-		panic("engine: invalid argument to Int64N")
-	}
-	return int64(s.uint64n(uint64(n)))
-}
-
-// is32bit is math/rand/v2's: on 32-bit platforms rand.Rand reduces
-// numbers that fit in 32 bits differently (uint32n).
-const is32bit = ^uint(0)>>32 == 0
-
-// uint64n is math/rand/v2's Rand.uint64n (Lemire's multiply-shift with
-// rejection), the same draws and the same result.
-func (s *Stream) uint64n(n uint64) uint64 {
-	if is32bit && uint64(uint32(n)) == n {
-		return uint64(s.uint32n(uint32(n)))
-	}
-	if n&(n-1) == 0 {
-		return s.src.Uint64() & (n - 1)
-	}
-	hi, lo := bits.Mul64(s.src.Uint64(), n)
-	if lo < n {
-		thresh := -n % n
-		for lo < thresh {
-			hi, lo = bits.Mul64(s.src.Uint64(), n)
-		}
-	}
-	return hi
-}
-
-// uint32n is math/rand/v2's Rand.uint32n.
-func (s *Stream) uint32n(n uint32) uint32 {
-	if n&(n-1) == 0 {
-		return uint32(s.src.Uint64()) & (n - 1)
-	}
-	x := s.src.Uint64()
-	lo1a, lo0 := bits.Mul32(uint32(x), n)
-	hi, lo1b := bits.Mul32(uint32(x>>32), n)
-	lo1, c := bits.Add32(lo1a, lo1b, 0)
-	hi += c
-	if lo1 == 0 && lo0 < uint32(n) {
-		n64 := uint64(n)
-		thresh := uint32(-n64 % n64)
-		for lo1 == 0 && lo0 < thresh {
-			x := s.src.Uint64()
-			lo1a, lo0 = bits.Mul32(uint32(x), n)
-			hi, lo1b = bits.Mul32(uint32(x>>32), n)
-			lo1, c = bits.Add32(lo1a, lo1b, 0)
-			hi += c
-		}
-	}
-	return hi
+	return rand.New(rand.NewPCG(e.seed, h.Sum64()))
 }
 
 // The heap holds the timers beyond the wheel. It is 4-ary: parent of i is

@@ -400,20 +400,3 @@ func TestBurstArraysLetGo(t *testing.T) {
 	e.RunUntil(2 * Second)
 	check("after the second wave")
 }
-
-// TestStreamMatchesRand: a Stream draws exactly what rand.Rand does from
-// the stream of the same name, for bounds that are powers of two, small,
-// near 2^32 and near 2^63 (where uint64n rejects often), interleaved.
-func TestStreamMatchesRand(t *testing.T) {
-	bounds := []int64{1, 2, 3, 7, 64, 101, 201, 1000, 1<<31 + 1, 1<<32 - 1, 1 << 32, 1<<32 + 3, 1<<62 + 1, 1<<63 - 1}
-	for _, seed := range []uint64{0, 1, 42} {
-		e := New(seed)
-		r, s := e.Rand("costs"), e.Stream("costs")
-		for i := range 20000 {
-			n := bounds[i%len(bounds)]
-			if a, b := r.Int64N(n), s.Int64N(n); a != b {
-				t.Fatalf("seed %d draw %d: Int64N(%d) = %d from rand.Rand, %d from Stream", seed, i, n, a, b)
-			}
-		}
-	}
-}

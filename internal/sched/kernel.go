@@ -2,6 +2,7 @@ package sched
 
 import (
 	"fmt"
+	"math/rand/v2"
 
 	"github.com/schedlab/schedlab/internal/costmodel"
 	"github.com/schedlab/schedlab/internal/cpumask"
@@ -133,7 +134,7 @@ type Kernel struct {
 	idleLimits []costmodel.IdleLimits
 	// costsOn is set by ApplyCosts; costRand is the cost jitter's stream.
 	costsOn  bool
-	costRand *engine.Stream
+	costRand *rand.Rand
 
 	// --- load balancing ---
 	bal balanceState

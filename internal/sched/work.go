@@ -232,7 +232,7 @@ func (k *Kernel) jitter(d engine.Time) engine.Time {
 		return d
 	}
 	if k.costRand == nil {
-		k.costRand = k.Eng.Stream("costs")
+		k.costRand = k.Eng.Rand("costs")
 	}
 	u := k.costRand.Int64N(20*pct+1) - 10*pct // per mille
 	return d + engine.Time(int64(d)*u/1000)
