@@ -319,7 +319,7 @@ func TestScaleWork(t *testing.T) {
 		t.Errorf("IPC costs %v %v %v", c.PipeWriteCost(100), c.UnixRecvCost(1000), c.TCPSendCost(1000))
 	}
 	b := &tab.Balance
-	if b.BlockedAverages(100) != 500+100*200 || b.CpufreqUpdate(6) != 300+6*100 || b.SgStats(8) != 100+8*60 {
+	if b.BlockedAverages(100) != 500+100*170 || b.CpufreqUpdate(6) != 300+6*100 || b.SgStats(8) != 100+8*60 {
 		t.Error("scheduler path costs")
 	}
 }
