@@ -596,7 +596,10 @@ func (k *Kernel) wakeUpNewTask(p *Task) {
 	p.State = TaskRunning
 	p.RecentUsedCPU = p.cpu
 	wakeFlags := WFFork
+	thisRq := k.Rqs[k.thisCPU]
+	before := thisRq.Wakeup
 	cpu := k.selectTaskRq(p, p.cpu, &wakeFlags)
+	k.chargeFindDst(thisRq, before)
 	k.setTaskCPUNoMigrate(p, cpu)
 	rq := k.Rqs[cpu]
 	k.updateRqClock(rq)
@@ -862,7 +865,9 @@ func (k *Kernel) cpusShareCache(a, b cpumask.CPU) bool {
 // program then continues on the new CPU.
 func (k *Kernel) schedExec(rq *Rq, p *Task) {
 	flags := WFExec
+	before := rq.Wakeup
 	dest := k.selectTaskRq(p, p.cpu, &flags)
+	k.chargeFindDst(rq, before)
 	if dest == k.thisCPU {
 		k.runProgram(rq, p)
 		return

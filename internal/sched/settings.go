@@ -117,6 +117,21 @@ type Settings struct {
 	// (docs/costs.md, "Kernel objects' lines").
 	KobjLines bool `sysctl:"model_kobj_lines"`
 
+	// ForkBalanceCost charges the task that forks or execs (and a waker
+	// on a domain with SD_BALANCE_WAKE) for the slow path of
+	// select_task_rq_fair: sched_balance_find_dst_group reads the load,
+	// util, nr_running and idle state of every CPU of each domain it
+	// balances at, and sched_balance_find_dst_group_cpu those of the
+	// chosen group, at the load balancer's lb_group_ns and lb_cpu_ns
+	// (costmodel, docs/costs.md). On zen3-2s-nps1 that is 418 CPUs and
+	// 27 µs for a first fork (TestForkBalanceCost). Off in every baseline:
+	// on, the quick fidelity corpus gets worse (median |log ratio| 0.110
+	// → 0.119; zen3 perf bench messaging at 1 and 2 groups 10–25% faster,
+	// further from the published times), so what else is wrong at the
+	// start of those runs must be found first (docs/workloads.md,
+	// hackbench). Without the cost model it costs nothing.
+	ForkBalanceCost bool `sysctl:"model_fork_balance_cost"`
+
 	// KobjLocks makes the calls on one pipe serialise on its
 	// pipe->mutex: a call holds it for the last pipe_lock_share of its
 	// cost and the copy (costmodel.Syscalls.PipeLockHold), and a call

@@ -28,6 +28,11 @@ type WakeupCounters struct {
 	// SISScans counts select_idle_cpu calls that scanned (got past the
 	// SIS_UTIL early exit); SISScanned the CPUs those scans examined.
 	SISScans, SISScanned uint64
+	// FindDstGroups and FindDstCPUs count the slow path's reads (fork,
+	// exec and SD_BALANCE_WAKE placement): the groups
+	// sched_balance_find_dst_group compared, and the CPUs whose rq
+	// update_sg_wakeup_stats and sched_balance_find_dst_group_cpu read.
+	FindDstGroups, FindDstCPUs uint64
 	// ShortTaskHits counts the short-task variants' early returns:
 	// [0] wake_affine_idle chose this_cpu because of is_short_task,
 	// [1] select_idle_cpu returned target without scanning.

@@ -90,10 +90,12 @@ func (k *Kernel) schedBalanceFindDstGroupCPU(g *topology.Group, p *Task, thisCPU
 	leastLoadedCPU := thisCPU
 	shallowestIdleCPU := cpumask.None
 	res := cpumask.None
+	w := &k.Rqs[k.thisCPU].Wakeup
 	g.Span.ForEach(func(i cpumask.CPU) bool {
 		if !p.CPUsAllowed.Test(i) {
 			return true
 		}
+		w.FindDstCPUs++
 		rq := k.Rqs[i]
 		if k.schedIdleCPU(i) {
 			res = i
@@ -145,10 +147,12 @@ func (k *Kernel) updateSgWakeupStats(sd *SchedDomain, g *topology.Group, sgs *Sg
 	if asym && !allowedOnly && !fitsCapacity(k.taskUtilEst(p), k.SGC(g).MaxCapacity) {
 		sgs.GroupMisfitTaskLoad = 1
 	}
+	w := &k.Rqs[k.thisCPU].Wakeup
 	g.Span.ForEach(func(i cpumask.CPU) bool {
 		if allowedOnly && !p.CPUsAllowed.Test(i) {
 			return true
 		}
+		w.FindDstCPUs++
 		rq := k.Rqs[i]
 		sgs.GroupLoad += k.cpuLoadWithout(rq, p)
 		sgs.GroupUtil += k.cpuUtilWithout(i, p)
@@ -230,6 +234,7 @@ func (k *Kernel) schedBalanceFindDstGroup(sd *SchedDomain, p *Task, thisCPU cpum
 			sgs = &localSgs
 			local = g
 		}
+		k.Rqs[k.thisCPU].Wakeup.FindDstGroups++
 		k.updateSgWakeupStats(sd, g, sgs, p)
 		if !isLocal && k.updatePickIdlest(idlest, &idlestSgs, g, sgs) {
 			idlest = g

@@ -426,3 +426,59 @@ func TestSchedExecMoves(t *testing.T) {
 		})
 	}
 }
+
+// TestForkBalanceCost charges the forking parent for the slow path's reads
+// (Settings.ForkBalanceCost): lb_group_ns per group compared and lb_cpu_ns
+// per CPU read, and nothing with the setting off.
+//
+// Reference: sched_balance_find_dst_cpu and the functions it calls, v6.19,
+// for the first thread forked from CPU 0 of an idle zen3-2s-nps1 (the
+// preset keeps SD_BALANCE_FORK on the NUMA level, TestForkSixteenThreadsZen):
+//
+//   - NUMA (256 CPUs, 2 groups): update_sg_wakeup_stats reads all 256;
+//     both sockets have spare and the local one is within the allowed
+//     NUMA imbalance, so no group is returned and the walk goes down.
+//   - PKG (128 CPUs, 8 LLC groups): all 128 read; LLC1 (16 idle CPUs)
+//     beats the local LLC0 (15), and sched_balance_find_dst_group_cpu reads
+//     its 16 CPUs and returns CPU 8.
+//   - From CPU 8, MC (16 CPUs, 8 SMT-core groups): 16 read; the local core
+//     has as many idle CPUs as any other, so no group.
+//   - SMT (2 CPUs, 2 groups): 2 read; again the local group stays.
+//
+// 2 + 8 + 8 + 2 = 20 groups and 256 + 128 + 16 + 16 + 2 = 418 CPUs:
+// 20 × 100 + 418 × 60 = 27080 ns with the costs set below.
+func TestForkBalanceCost(t *testing.T) {
+	for _, on := range []bool{true, false} {
+		k := newTestKernel(t, "zen3-2s-nps1", kernels.V619)
+		withCosts(t, k)
+		k.S.ForkBalanceCost = on
+		k.Costs.Balance.SgStatsPerGroup = 100
+		k.Costs.Balance.SgStatsPerCPU = 60
+		var charged engine.Time
+		child := cpumask.None
+		_, err := k.Fork(TaskSpec{Comm: "parent", CPU: 0, Prog: ProgramFunc(func(k *Kernel, p *Task) Op {
+			if child != cpumask.None {
+				return Block()
+			}
+			before := p.overhead
+			c, err := k.Fork(TaskSpec{Comm: "thread", CPU: p.CPU(), Prog: loop(engine.Second, 0)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			child = c.CPU()
+			charged = p.overhead - before
+			return Block()
+		})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		k.Eng.RunUntil(engine.Millisecond)
+		want := engine.Time(27080)
+		if !on {
+			want = 0
+		}
+		if child != 8 || charged != want {
+			t.Errorf("ForkBalanceCost %v: child on cpu%d charged %v to the parent, want cpu8 and %v", on, child, charged, want)
+		}
+	}
+}

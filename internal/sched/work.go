@@ -270,7 +270,33 @@ func (k *Kernel) chargeWakeupPath(rq *Rq, before WakeupCounters, target cpumask.
 	if target != rq.CPU {
 		d += k.Costs.RemoteEnqueue
 	}
-	k.Charge(d)
+	k.Charge(d + k.findDstCost(rq, before))
+}
+
+// chargeFindDst charges the task running on rq for the slow path's reads
+// since before (findDstCost): fork and exec placement, which
+// chargeWakeupPath does not see.
+func (k *Kernel) chargeFindDst(rq *Rq, before WakeupCounters) {
+	if !k.costsOn {
+		return
+	}
+	k.Charge(k.findDstCost(rq, before))
+}
+
+// findDstCost is the time the slow path of select_task_rq_fair
+// (sched_balance_find_dst_cpu) took on rq since before: lb_group_ns per
+// group sched_balance_find_dst_group compared and lb_cpu_ns per CPU whose
+// runqueue it or sched_balance_find_dst_group_cpu read, the load
+// balancer's per-group and per-CPU costs (update_sg_wakeup_stats reads
+// the same fields of each rq as update_sg_lb_stats). 0 without
+// Settings.ForkBalanceCost.
+func (k *Kernel) findDstCost(rq *Rq, before WakeupCounters) engine.Time {
+	if !k.S.ForkBalanceCost {
+		return 0
+	}
+	w := &rq.Wakeup
+	return engine.Time(w.FindDstGroups-before.FindDstGroups)*k.Costs.Balance.SgStatsPerGroup +
+		engine.Time(w.FindDstCPUs-before.FindDstCPUs)*k.Costs.Balance.SgStatsPerCPU
 }
 
 // idleExitLatency is the time an idle CPU takes to leave its idle state
