@@ -74,6 +74,9 @@ func (m Mask) Clone() Mask {
 // Set adds c.
 func (m Mask) Set(c CPU) { m.words[c>>6] |= 1 << (uint(c) & 63) }
 
+// ClearAll empties m in place.
+func (m Mask) ClearAll() { clear(m.words) }
+
 // Clear removes c.
 func (m Mask) Clear(c CPU) { m.words[c>>6] &^= 1 << (uint(c) & 63) }
 

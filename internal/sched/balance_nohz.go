@@ -24,6 +24,9 @@ func (k *Kernel) setCPUSdStateIdle(cpu cpumask.CPU) {
 	}
 	rq.sdLLCNohzIdle = true
 	sds.NrBusyCPUs--
+	if k.S.LLCSharedLines {
+		k.llcLineStore(sds, cpu) // an atomic on the line; not charged
+	}
 }
 
 // setCPUSdStateBusy mirrors fair.c:set_cpu_sd_state_busy (v6.19).
@@ -35,6 +38,9 @@ func (k *Kernel) setCPUSdStateBusy(cpu cpumask.CPU) {
 	}
 	rq.sdLLCNohzIdle = false
 	sds.NrBusyCPUs++
+	if k.S.LLCSharedLines {
+		k.llcLineStore(sds, cpu) // an atomic on the line; not charged
+	}
 }
 
 // nohzBalanceEnterIdle mirrors fair.c:nohz_balance_enter_idle (v6.19;

@@ -3,6 +3,7 @@ package sched
 import (
 	"math/rand/v2"
 
+	"github.com/schedlab/schedlab/internal/cpumask"
 	"github.com/schedlab/schedlab/internal/topology"
 )
 
@@ -70,6 +71,13 @@ type SchedDomainShared struct {
 	NrBusyCPUs   int
 	HasIdleCores bool
 	NrIdleScan   int
+
+	// lineWriter and lineHolders are the structure's cache line (all its
+	// fields share one; Settings.LLCSharedLines): the CPU that stored to
+	// it last (plus one; 0: nobody since boot) and the CPUs holding a
+	// valid copy since.
+	lineWriter  int32
+	lineHolders cpumask.Mask
 }
 
 // SchedGroupCapacity mirrors struct sched_group_capacity (v6.19; the same
@@ -125,7 +133,7 @@ func (k *Kernel) buildDomainState() {
 	}
 	ds.Shared = make([]*SchedDomainShared, t.NrShared)
 	for i := range ds.Shared {
-		ds.Shared[i] = &SchedDomainShared{}
+		ds.Shared[i] = &SchedDomainShared{lineHolders: cpumask.New(t.NrCPUs)}
 	}
 	for i, sh := range t.Shared {
 		ds.Shared[i].NrBusyCPUs = sh.NrBusyCPUs

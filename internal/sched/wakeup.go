@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/schedlab/schedlab/internal/cpumask"
+	"github.com/schedlab/schedlab/internal/engine"
 	"github.com/schedlab/schedlab/internal/topology"
 )
 
@@ -25,6 +26,9 @@ type WakeupCounters struct {
 	// TestIdleCoresReads counts loads of sd_llc_shared->has_idle_cores by
 	// test_idle_cores on this CPU (a cache line all CPUs of the LLC write).
 	TestIdleCoresReads uint64
+	// IdleCoresLineNs is the time those loads and set_idle_cores's stores
+	// took moving has_idle_cores's line to this CPU (Settings.LLCSharedLines).
+	IdleCoresLineNs engine.Time
 	// SISScans counts select_idle_cpu calls that scanned (got past the
 	// SIS_UTIL early exit); SISScanned the CPUs those scans examined.
 	SISScans, SISScanned uint64
@@ -628,14 +632,52 @@ func (k *Kernel) testIdleCores(cpu cpumask.CPU) bool {
 	if sds == nil {
 		return false
 	}
-	k.Rqs[k.thisCPU].Wakeup.TestIdleCoresReads++
+	w := &k.Rqs[k.thisCPU].Wakeup
+	w.TestIdleCoresReads++
+	if k.S.LLCSharedLines {
+		w.IdleCoresLineNs += k.llcLineLoad(sds, k.thisCPU)
+	}
 	return sds.HasIdleCores
+}
+
+// llcLineLoad is a load from cpu of the sd_llc_shared line with the line
+// modelled (Settings.LLCSharedLines): free while cpu holds a copy that no
+// store has invalidated since, else the line's transfer from the CPU that
+// stored last (costmodel.Table.LineTransfer: nothing from an SMT sibling
+// or before the first store), after which cpu holds one. Without the cost
+// model every transfer is 0.
+func (k *Kernel) llcLineLoad(sds *SchedDomainShared, cpu cpumask.CPU) engine.Time {
+	if sds.lineHolders.Test(cpu) {
+		return 0
+	}
+	sds.lineHolders.Set(cpu)
+	if !k.costsOn {
+		return 0
+	}
+	return k.Costs.LineTransfer(cpumask.CPU(sds.lineWriter)-1, cpu)
+}
+
+// llcLineStore is a store from cpu to the sd_llc_shared line with the line
+// modelled: every other copy is invalidated, and the store waits for the
+// line from its last writer unless cpu holds it already.
+func (k *Kernel) llcLineStore(sds *SchedDomainShared, cpu cpumask.CPU) engine.Time {
+	var d engine.Time
+	if !sds.lineHolders.Test(cpu) && k.costsOn {
+		d = k.Costs.LineTransfer(cpumask.CPU(sds.lineWriter)-1, cpu)
+	}
+	sds.lineHolders.ClearAll()
+	sds.lineHolders.Set(cpu)
+	sds.lineWriter = int32(cpu) + 1
+	return d
 }
 
 // setIdleCores mirrors fair.c:set_idle_cores (v6.19).
 func (k *Kernel) setIdleCores(cpu cpumask.CPU, val bool) {
 	if sds := k.SdLLCShared(int(cpu)); sds != nil {
 		sds.HasIdleCores = val
+		if k.S.LLCSharedLines {
+			k.Rqs[k.thisCPU].Wakeup.IdleCoresLineNs += k.llcLineStore(sds, k.thisCPU)
+		}
 	}
 }
 
@@ -695,7 +737,13 @@ func (k *Kernel) updateIdleCPUScan(dstCPU cpumask.CPU, sd *SchedDomain, idle int
 	tmp := x * x * pct * pct / (10000 * SchedCapacityScale)
 	tmp = min(tmp, SchedCapacityScale)
 	y := (SchedCapacityScale - tmp) * llcWeight / SchedCapacityScale
-	sds.NrIdleScan = int(y)
+	if int(y) != sds.NrIdleScan {
+		// Only a change is stored, so the line stays shared.
+		sds.NrIdleScan = int(y)
+		if k.S.LLCSharedLines {
+			k.llcLineStore(sds, dstCPU)
+		}
+	}
 }
 
 // wakeAvgIdleInit gives rq the wake_stamp and wake_avg_idle sched_init

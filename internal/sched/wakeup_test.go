@@ -634,3 +634,53 @@ func TestDurAvgAcrossPreemption(t *testing.T) {
 		})
 	}
 }
+
+// TestIdleCoresLine follows the sd_llc_shared cache line, whose
+// has_idle_cores test_idle_cores loads (Settings.LLCSharedLines), on zen3-2s-nps1, where CPUs 0-7 and their SMT
+// siblings 128-135 are LLC 0 and CPUs 8-15 LLC 1 (same node): a load is
+// free while the loader's copy is valid, else the line comes from its last
+// writer at costmodel.Table.LineTransfer's price (nothing from an SMT
+// sibling or when nobody has written it); a store invalidates every other
+// copy and is free when the storer held one.
+func TestIdleCoresLine(t *testing.T) {
+	k := newTestKernel(t, "zen3-2s-nps1", kernels.V619)
+	withCosts(t, k)
+	k.S.LLCSharedLines = true
+	sds := k.SdLLCShared(0)
+	// As if nobody had stored to the line since boot (boot's nohz
+	// bookkeeping did).
+	sds.lineWriter = 0
+	sds.lineHolders.ClearAll()
+	sameLLC, otherLLC := k.Costs.LineTransfer(2, 1), k.Costs.LineTransfer(2, 8)
+	if sameLLC <= 0 || otherLLC <= sameLLC {
+		t.Fatalf("line transfers: same LLC %v, other LLC %v; the steps below need 0 < same < other", sameLLC, otherLLC)
+	}
+	steps := []struct {
+		what  string
+		cpu   cpumask.CPU
+		store bool
+		want  engine.Time
+	}{
+		{"load, never written", 1, false, 0},
+		{"store by a CPU without a copy, nobody wrote before", 2, true, 0},
+		{"load by CPU 1, invalidated by CPU 2's store", 1, false, sameLLC},
+		{"load again by CPU 1", 1, false, 0},
+		{"load by CPU 2's SMT sibling", 130, false, 0},
+		{"load from LLC 1", 8, false, otherLLC},
+		{"store by CPU 1, which holds a copy", 1, true, 0},
+		{"load by CPU 2, invalidated by CPU 1's store", 2, false, sameLLC},
+		{"load by CPU 8, invalidated too", 8, false, otherLLC},
+		{"store by CPU 9, which has no copy", 9, true, k.Costs.LineTransfer(1, 9)},
+	}
+	for _, s := range steps {
+		var got engine.Time
+		if s.store {
+			got = k.llcLineStore(sds, s.cpu)
+		} else {
+			got = k.llcLineLoad(sds, s.cpu)
+		}
+		if got != s.want {
+			t.Errorf("%s: %v, want %v", s.what, got, s.want)
+		}
+	}
+}

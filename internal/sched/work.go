@@ -255,7 +255,9 @@ func (k *Kernel) ipiLatency(from, to cpumask.CPU) engine.Time {
 // doing try_to_wake_up) for what select_task_rq just did, from the
 // wakeup path's counters: ScanPerCPU per CPU select_idle_* examined, a
 // read of the target LLC's sd_llc_shared line (written by that LLC's CPUs
-// on idle entry and exit) per test_idle_cores, and RemoteEnqueue when the
+// on idle entry and exit) per test_idle_cores — or, with
+// Settings.LLCSharedLines, what moving has_idle_cores's line to this CPU
+// took for those loads and set_idle_cores's stores —, and RemoteEnqueue when the
 // wakee goes to another CPU. Nothing is charged when rq is idle (a timer
 // wakeup from an idle CPU) or without the cost model.
 func (k *Kernel) chargeWakeupPath(rq *Rq, before WakeupCounters, target cpumask.CPU) {
@@ -264,7 +266,9 @@ func (k *Kernel) chargeWakeupPath(rq *Rq, before WakeupCounters, target cpumask.
 	}
 	w := &rq.Wakeup
 	d := engine.Time(w.SISScanned-before.SISScanned) * k.Costs.SISScanCPU
-	if reads := w.TestIdleCoresReads - before.TestIdleCoresReads; reads > 0 {
+	if k.S.LLCSharedLines {
+		d += w.IdleCoresLineNs - before.IdleCoresLineNs
+	} else if reads := w.TestIdleCoresReads - before.TestIdleCoresReads; reads > 0 {
 		d += engine.Time(reads) * k.Costs.LLCLineRead(rq.CPU, target)
 	}
 	if target != rq.CPU {
