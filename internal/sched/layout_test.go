@@ -25,7 +25,8 @@ func TestCfsRqBalanceLine(t *testing.T) {
 		}
 	}
 	sameLine("Rq queue line", unsafe.Offsetof(rq.CPU), unsafe.Offsetof(rq.NrRunning), unsafe.Offsetof(rq.CPUCapacityOrig),
-		unsafe.Offsetof(rq.CFS), unsafe.Offsetof(rq.Curr), unsafe.Offsetof(rq.Idle), unsafe.Offsetof(rq.TTWUPending))
+		unsafe.Offsetof(rq.CFS), unsafe.Offsetof(rq.Curr), unsafe.Offsetof(rq.Idle), unsafe.Offsetof(rq.TTWUPending),
+		unsafe.Offsetof(rq.needResched), unsafe.Offsetof(rq.CPUCapacity))
 	sameLine("Rq segment line", unsafe.Offsetof(rq.segTimer), unsafe.Offsetof(rq.segStart), unsafe.Offsetof(rq.speed),
 		unsafe.Offsetof(rq.runBW), unsafe.Offsetof(rq.coreBusy), unsafe.Offsetof(rq.FreqScale))
 	avg := unsafe.Offsetof(c.Avg)

@@ -309,7 +309,7 @@ type Rq struct {
 	// --- the queue ---
 	// The first cache line: what every event on the CPU and every CPU a
 	// balance pass visits read (update_sg_lb_stats: nr_running, the
-	// idle test, the cfs_rq, arch_scale_cpu_capacity).
+	// idle test, the cfs_rq, arch_scale_cpu_capacity, capacity_of).
 	CPU             cpumask.CPU
 	NrRunning       int
 	CPUCapacityOrig uint64 // arch_scale_cpu_capacity()
@@ -317,8 +317,11 @@ type Rq struct {
 	Curr            *Task
 	Idle            *Task
 	// TTWUPending counts wakeups queued on this CPU's wake_list.
-	TTWUPending int
+	TTWUPending int32
 	needResched bool
+	// CPUCapacity is capacity_of(), which the balancer reads of every
+	// CPU it visits (sched_reduced_capacity).
+	CPUCapacity uint64
 
 	// --- the running task's work segment ---
 	// Every event of a running task reads these, so they share the
@@ -355,8 +358,7 @@ type Rq struct {
 	ClockPeltIdle uint64
 	LostIdleTime  uint64
 
-	// --- capacity and frequency (CPUCapacityOrig and FreqScale above) ---
-	CPUCapacity uint64 // capacity_of()
+	// --- capacity and frequency (CPUCapacityOrig, CPUCapacity and FreqScale above) ---
 	// CpufreqUpdates counts cpufreq_update_util calls from the fair class.
 	CpufreqUpdates uint64
 
