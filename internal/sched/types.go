@@ -329,18 +329,21 @@ type Rq struct {
 	// segStart is when it was last accounted. speed is the running
 	// task's progress per ns in units of 2^-20 ns of work: capacity,
 	// SMT sharing and memory-bandwidth sharing applied. runBW is the
-	// bandwidth demand of the running task (0 when idle); bwShare the
-	// fraction of it the cost model grants (shareBandwidth). coreBusy is
-	// the busy count of this CPU's SMT core (Kernel.coreBusy). FreqScale
-	// is arch_scale_freq_capacity() (1024 = max), which taskSpeed reads
+	// bandwidth demand of the running task (0 when idle; bwShare below
+	// is the fraction of it the cost model grants). coreBusy is the busy
+	// count of this CPU's SMT core (Kernel.coreBusy). FreqScale is
+	// arch_scale_freq_capacity() (1024 = max), which taskSpeed reads
 	// with them.
-	segTimer  *engine.Timer
-	segStart  engine.Time
-	speed     int64
-	runBW     int64
-	bwShare   costmodel.Share
-	coreBusy  *int32
-	FreqScale uint64
+	segTimer *engine.Timer
+	segStart engine.Time
+	speed    int64
+	runBW    int64
+	// OverheadNs is the kernel time charged through Charge on this CPU
+	// (the cost model's): added at most segment ends, so it shares
+	// their line.
+	OverheadNs uint64
+	coreBusy   *int32
+	FreqScale  uint64
 	// cfs_tasks: queued fair tasks, most recently picked at the head. The
 	// kernel's list_head is circular (the tail is head->prev); here the
 	// list keeps both ends, so the balancer's list_last_entry is O(1).
@@ -357,6 +360,10 @@ type Rq struct {
 	ClockIdle     uint64
 	ClockPeltIdle uint64
 	LostIdleTime  uint64
+
+	// bwShare is the fraction of runBW the cost model grants
+	// (shareBandwidth): read only while runBW > 0.
+	bwShare costmodel.Share
 
 	// --- capacity and frequency (CPUCapacityOrig, CPUCapacity and FreqScale above) ---
 	// CpufreqUpdates counts cpufreq_update_util calls from the fair class.
