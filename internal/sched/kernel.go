@@ -223,7 +223,7 @@ func New(eng *engine.Engine, topo *topology.Topology, s Settings) (*Kernel, erro
 		rq.Idle = idle
 		rq.Curr = idle
 		rq.tickTimer = engine.NewTimer("tick", func() { k.schedTick(rq) })
-		rq.segTimer = engine.NewTimer("segment", func() { k.segmentDone(rq) })
+		rq.segTimer = engine.NewTimerOf("segment", (*rqSegEnd)(rq))
 		rq.reschedTimer = engine.NewTimer("resched", func() { k.reschedule(rq) })
 		rq.NohzTickStopped = true
 		// Idle since boot: the governor's history says "long".
@@ -235,6 +235,16 @@ func New(eng *engine.Engine, topo *topology.Topology, s Settings) (*Kernel, erro
 	k.initCores()
 	k.initBalance() // load balancing
 	return k, nil
+}
+
+// rqSegEnd is a runqueue as the firer of its segment timer: the expiry
+// reaches the kernel through rq.k, in the line segmentDone writes first,
+// not through a closure's captured variables, a line of their own.
+type rqSegEnd Rq
+
+func (r *rqSegEnd) Fire() {
+	rq := (*Rq)(r)
+	rq.k.segmentDone(rq)
 }
 
 // rqSlot is an Rq padded to an odd number of cache lines. The runqueues

@@ -28,7 +28,7 @@ func TestCfsRqBalanceLine(t *testing.T) {
 		unsafe.Offsetof(rq.CFS), unsafe.Offsetof(rq.Curr), unsafe.Offsetof(rq.Idle), unsafe.Offsetof(rq.TTWUPending),
 		unsafe.Offsetof(rq.needResched), unsafe.Offsetof(rq.CPUCapacity))
 	sameLine("Rq segment line", unsafe.Offsetof(rq.segTimer), unsafe.Offsetof(rq.segStart), unsafe.Offsetof(rq.speed),
-		unsafe.Offsetof(rq.runBW), unsafe.Offsetof(rq.OverheadNs), unsafe.Offsetof(rq.coreBusy), unsafe.Offsetof(rq.FreqScale))
+		unsafe.Offsetof(rq.runBW), unsafe.Offsetof(rq.OverheadNs), unsafe.Offsetof(rq.coreBusy), unsafe.Offsetof(rq.k), unsafe.Offsetof(rq.FreqScale))
 	avg := unsafe.Offsetof(c.Avg)
 	sameLine("CfsRq balance line", avg+unsafe.Offsetof(c.Avg.LoadAvg), avg+unsafe.Offsetof(c.Avg.RunnableAvg),
 		avg+unsafe.Offsetof(c.Avg.UtilAvg), avg+unsafe.Offsetof(c.Avg.UtilEst), unsafe.Offsetof(c.HNrRunnable))

@@ -331,9 +331,10 @@ type Rq struct {
 	// SMT sharing and memory-bandwidth sharing applied. runBW is the
 	// bandwidth demand of the running task (0 when idle; bwShare below
 	// is the fraction of it the cost model grants). coreBusy is the busy
-	// count of this CPU's SMT core (Kernel.coreBusy). FreqScale is
-	// arch_scale_freq_capacity() (1024 = max), which taskSpeed reads
-	// with them.
+	// count of this CPU's SMT core (Kernel.coreBusy). k is the kernel,
+	// which the segment timer's expiry reaches through it (rqSegEnd).
+	// FreqScale is arch_scale_freq_capacity() (1024 = max), which
+	// taskSpeed reads with them.
 	segTimer *engine.Timer
 	segStart engine.Time
 	speed    int64
@@ -343,6 +344,7 @@ type Rq struct {
 	// their line.
 	OverheadNs uint64
 	coreBusy   *int32
+	k          *Kernel
 	FreqScale  uint64
 	// cfs_tasks: queued fair tasks, most recently picked at the head. The
 	// kernel's list_head is circular (the tail is head->prev); here the
@@ -350,7 +352,6 @@ type Rq struct {
 	cfsTasksHead, cfsTasksTail *SchedEntity
 	// leaf_cfs_rq_list: cfs_rqs with load, children before parents.
 	leafCfsRqs []*CfsRq
-	k          *Kernel
 	NrSwitches uint64
 
 	// --- clocks ---
