@@ -454,7 +454,8 @@ func (k *Kernel) Fork(spec TaskSpec) (*Task, error) {
 		tg = k.RootTG
 	}
 	k.thisCPU = spec.CPU
-	p := &Task{
+	p := k.newTask()
+	*p = Task{
 		PID:           k.nextPID,
 		Comm:          spec.Comm,
 		State:         TaskNew,

@@ -3,6 +3,7 @@ package sched
 import (
 	"fmt"
 	"math/rand/v2"
+	"unsafe"
 
 	"github.com/schedlab/schedlab/internal/costmodel"
 	"github.com/schedlab/schedlab/internal/cpumask"
@@ -83,6 +84,8 @@ type Kernel struct {
 	RootTG *TaskGroup
 	TGs    []*TaskGroup
 	Tasks  []*Task // every task ever created, by PID order (idle tasks excluded)
+	// taskSlab is where the next tasks are allocated (newTask).
+	taskSlab []taskSlot
 
 	// Scaled sysctls (sysctl_sched_* = normalized × factor).
 	baseSlice, latency, minGranularity, wakeupGranularity uint64
@@ -198,24 +201,29 @@ func New(eng *engine.Engine, topo *topology.Topology, s Settings) (*Kernel, erro
 	root.CfsRq = make([]*CfsRq, n)
 	root.SE = make([]*SchedEntity, n)
 	k.Rqs = make([]*Rq, n)
+	rqs := make([]rqSlot, n)
+	cfsRqs := make([]CfsRq, n)
 	for i := 0; i < n; i++ {
 		cpu := cpumask.CPU(i)
-		rq := &Rq{CPU: cpu, k: k, FreqScale: SchedCapacityScale,
+		rq := &rqs[i].Rq
+		*rq = Rq{CPU: cpu, k: k, FreqScale: SchedCapacityScale,
 			Clock: ClockBase, ClockTask: ClockBase, ClockPelt: ClockBase, ClockIdle: ClockBase, ClockPeltIdle: ClockBase}
 		rq.CPUCapacityOrig = uint64(topo.Spec.CPUs[i].Capacity)
 		rq.CPUCapacity = rq.CPUCapacityOrig
-		cfs := newCfsRq(rq, root)
+		cfs := &cfsRqs[i]
+		*cfs = *newCfsRq(rq, root)
 		rq.CFS = cfs
 		root.CfsRq[i] = cfs
 		rq.AvgIdle = 2 * s.MigrationCost
 		rq.MaxIdleBalanceCost = s.MigrationCost
 		rq.NextBalance = k.Jiffies()
-		idle := &Task{PID: 0, Comm: fmt.Sprintf("swapper/%d", i), State: TaskRunning, cpu: cpu, OnCPU: true, TG: root}
+		idle := k.newTask()
+		*idle = Task{PID: 0, Comm: fmt.Sprintf("swapper/%d", i), State: TaskRunning, cpu: cpu, OnCPU: true, TG: root}
 		idle.SE.task = idle
 		rq.Idle = idle
 		rq.Curr = idle
 		rq.tickTimer = engine.NewTimer("tick", func() { k.schedTick(rq) })
-		rq.segTimer = engine.NewTimer("segment", func() { k.segmentDone(rq) })
+		rq.segTimer = engine.NewTimerOf("segment", (*rqSegEnd)(rq))
 		rq.reschedTimer = engine.NewTimer("resched", func() { k.reschedule(rq) })
 		rq.NohzTickStopped = true
 		// Idle since boot: the governor's history says "long".
@@ -227,6 +235,57 @@ func New(eng *engine.Engine, topo *topology.Topology, s Settings) (*Kernel, erro
 	k.initCores()
 	k.initBalance() // load balancing
 	return k, nil
+}
+
+// rqSegEnd is a runqueue as the firer of its segment timer: the expiry
+// reaches the kernel through rq.k, in the line segmentDone writes first,
+// not through a closure's captured variables, a line of their own.
+type rqSegEnd Rq
+
+func (r *rqSegEnd) Fire() {
+	rq := (*Rq)(r)
+	rq.k.segmentDone(rq)
+}
+
+// rqSlot is an Rq padded to an odd number of cache lines. The runqueues
+// and the root cfs_rqs (5 lines) are each one array, so that the same
+// line of consecutive CPUs' structs falls in different sets of a 64-set
+// L1 (set = address bits 6-11): every set holds some. Allocated one by
+// one, in the allocator's 896-byte size class (14 lines, 9 to an 8 KB
+// span), all 256 CPUs' first lines shared 9 of the 64 sets, so a balance
+// pass visiting 184 CPUs, and every event after it, missed on each.
+type rqSlot struct {
+	Rq
+	_ [rqLines*64 - unsafe.Sizeof(Rq{})]byte
+}
+
+// rqLines is the Rq's size in cache lines, rounded up to an odd number.
+const rqLines = (unsafe.Sizeof(Rq{})+63)/64 | 1
+
+// taskSlot is a Task padded to an odd number of cache lines, allocated
+// taskSlabLen at a time (newTask), for the reason of rqSlot: one by one, in
+// the 1024-byte size class (16 lines), the same line of every task fell in
+// 4 of the 64 sets.
+// The padding is a literal (Kernel holds the slab, and a size computed
+// from Task would make the types recursive); TestSlotLines checks it.
+type taskSlot struct {
+	Task
+	_ [24]byte
+}
+
+// taskSlabLen is how many tasks newTask allocates at once: 60 KB.
+const taskSlabLen = 64
+
+// newTask returns a zero Task from the slab. Tasks are never freed
+// (Kernel.Tasks keeps them all), so a slab holds nothing longer than its
+// tasks would be held anyway.
+func (k *Kernel) newTask() *Task {
+	if len(k.taskSlab) == 0 {
+		k.taskSlab = make([]taskSlot, taskSlabLen)
+	}
+	p := &k.taskSlab[0].Task
+	k.taskSlab = k.taskSlab[1:]
+	return p
 }
 
 func newCfsRq(rq *Rq, tg *TaskGroup) *CfsRq {

@@ -309,7 +309,7 @@ type Rq struct {
 	// --- the queue ---
 	// The first cache line: what every event on the CPU and every CPU a
 	// balance pass visits read (update_sg_lb_stats: nr_running, the
-	// idle test, the cfs_rq, arch_scale_cpu_capacity).
+	// idle test, the cfs_rq, arch_scale_cpu_capacity, capacity_of).
 	CPU             cpumask.CPU
 	NrRunning       int
 	CPUCapacityOrig uint64 // arch_scale_cpu_capacity()
@@ -317,8 +317,11 @@ type Rq struct {
 	Curr            *Task
 	Idle            *Task
 	// TTWUPending counts wakeups queued on this CPU's wake_list.
-	TTWUPending int
+	TTWUPending int32
 	needResched bool
+	// CPUCapacity is capacity_of(), which the balancer reads of every
+	// CPU it visits (sched_reduced_capacity).
+	CPUCapacity uint64
 
 	// --- the running task's work segment ---
 	// Every event of a running task reads these, so they share the
@@ -326,25 +329,29 @@ type Rq struct {
 	// segStart is when it was last accounted. speed is the running
 	// task's progress per ns in units of 2^-20 ns of work: capacity,
 	// SMT sharing and memory-bandwidth sharing applied. runBW is the
-	// bandwidth demand of the running task (0 when idle); bwShare the
-	// fraction of it the cost model grants (shareBandwidth). coreBusy is
-	// the busy count of this CPU's SMT core (Kernel.coreBusy). FreqScale
-	// is arch_scale_freq_capacity() (1024 = max), which taskSpeed reads
-	// with them.
-	segTimer  *engine.Timer
-	segStart  engine.Time
-	speed     int64
-	runBW     int64
-	bwShare   costmodel.Share
-	coreBusy  *int32
-	FreqScale uint64
+	// bandwidth demand of the running task (0 when idle; bwShare below
+	// is the fraction of it the cost model grants). coreBusy is the busy
+	// count of this CPU's SMT core (Kernel.coreBusy). k is the kernel,
+	// which the segment timer's expiry reaches through it (rqSegEnd).
+	// FreqScale is arch_scale_freq_capacity() (1024 = max), which
+	// taskSpeed reads with them.
+	segTimer *engine.Timer
+	segStart engine.Time
+	speed    int64
+	runBW    int64
+	// OverheadNs is the kernel time charged through Charge on this CPU
+	// (the cost model's): added at most segment ends, so it shares
+	// their line.
+	OverheadNs uint64
+	coreBusy   *int32
+	k          *Kernel
+	FreqScale  uint64
 	// cfs_tasks: queued fair tasks, most recently picked at the head. The
 	// kernel's list_head is circular (the tail is head->prev); here the
 	// list keeps both ends, so the balancer's list_last_entry is O(1).
 	cfsTasksHead, cfsTasksTail *SchedEntity
 	// leaf_cfs_rq_list: cfs_rqs with load, children before parents.
 	leafCfsRqs []*CfsRq
-	k          *Kernel
 	NrSwitches uint64
 
 	// --- clocks ---
@@ -355,8 +362,11 @@ type Rq struct {
 	ClockPeltIdle uint64
 	LostIdleTime  uint64
 
-	// --- capacity and frequency (CPUCapacityOrig and FreqScale above) ---
-	CPUCapacity uint64 // capacity_of()
+	// bwShare is the fraction of runBW the cost model grants
+	// (shareBandwidth): read only while runBW > 0.
+	bwShare costmodel.Share
+
+	// --- capacity and frequency (CPUCapacityOrig, CPUCapacity and FreqScale above) ---
 	// CpufreqUpdates counts cpufreq_update_util calls from the fair class.
 	CpufreqUpdates uint64
 

@@ -176,7 +176,7 @@ func TestIdleCoresNoSMTCostsTime(t *testing.T) {
 		k.Eng.RunUntil(20 * engine.Millisecond)
 		for _, rq := range k.Rqs {
 			reads += rq.Wakeup.TestIdleCoresReads
-			overhead += rq.Costs.OverheadNs
+			overhead += rq.OverheadNs
 		}
 		return reads, overhead
 	}

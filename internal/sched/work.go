@@ -41,8 +41,9 @@ type CostCounters struct {
 	ContextSwitches uint64
 	Migrations      uint64 // switch-ins on a CPU other than the last one
 	RefillNs        uint64
-	OverheadNs      uint64 // kernel time charged through Charge
 	IdleExitNs      uint64
+	// The kernel time charged through Charge is Rq.OverheadNs, in the
+	// line every segment end writes.
 }
 
 const speedShift = 20
@@ -145,7 +146,7 @@ func (k *Kernel) runProgram(rq *Rq, t *Task) {
 			// can differ is only the order of events due at the same
 			// nanosecond and timeForWork's rounding at a speed below 1
 			// (docs/performance.md, "Charged work in the next run").
-			rq.Costs.OverheadNs += uint64(t.overhead)
+			rq.OverheadNs += uint64(t.overhead)
 			op.D += t.overhead
 			t.overhead = 0
 		}
@@ -161,7 +162,7 @@ func (k *Kernel) runProgram(rq *Rq, t *Task) {
 				t.State = TaskInterruptible
 			}
 			t.workLeft = t.overhead
-			rq.Costs.OverheadNs += uint64(t.overhead)
+			rq.OverheadNs += uint64(t.overhead)
 			t.overhead = 0
 			k.setRunBW(rq, 0)
 			k.startSegment(rq)

@@ -250,7 +250,7 @@ func TestChargeJoinsNextRun(t *testing.T) {
 		k.Eng.RunUntil(10 * engine.Millisecond)
 		var ov uint64
 		for _, rq := range k.Rqs {
-			ov += rq.Costs.OverheadNs
+			ov += rq.OverheadNs
 		}
 		return asked, k.Eng.Events(), ov
 	}

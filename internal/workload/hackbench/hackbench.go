@@ -456,7 +456,7 @@ func (p *parent) forkChild(k *sched.Kernel) error {
 
 // ---- the children ---------------------------------------------------------
 
-type childState int
+type childState uint8
 
 const (
 	cStart childState = iota
@@ -466,21 +466,26 @@ const (
 	cExit
 )
 
+// child is one sender or receiver. What every call reads comes first and
+// fills the first cache line of the struct (a child is 120 bytes, in the
+// allocator's 128-byte size class, so it starts on a line): all that a
+// receiver's call touches. A sender's channels and counters are in the
+// second line, with the task and the reaper, touched at fork and exit
+// (TestChildLayout).
 type child struct {
-	b      *Bench
-	t      *sched.Task
-	sender bool
-	in     *channel   // receiver's channel
-	out    []*channel // sender's channels, one per receiver
 	state  childState
 	paid   bool
-	io     kobj.IO
-	// sender: loop i over loops, j over receivers; receiver: n messages,
-	// left bytes of the current one.
-	i, j   int
-	n      int
-	left   int
+	sender bool
 	exited bool
+	io     kobj.IO
+	left   int // bytes left of the current message
+	b      *Bench
+	in     *channel // receiver's channel
+	n      int      // receiver: messages read
+	// sender: loop i over loops, j over its channels, one per receiver.
+	i, j   int
+	out    []*channel
+	t      *sched.Task
 	reaper *sched.Task
 }
 
