@@ -27,7 +27,7 @@ type WakeupCounters struct {
 	// test_idle_cores on this CPU (a cache line all CPUs of the LLC write).
 	TestIdleCoresReads uint64
 	// IdleCoresLineNs is the time those loads and set_idle_cores's stores
-	// took moving has_idle_cores's line to this CPU (Settings.LLCSharedLines).
+	// took moving the sd_llc_shared line to this CPU (Settings.LLCSharedLines).
 	IdleCoresLineNs engine.Time
 	// SISScans counts select_idle_cpu calls that scanned (got past the
 	// SIS_UTIL early exit); SISScanned the CPUs those scans examined.
@@ -720,6 +720,10 @@ func (k *Kernel) doUpdateIdleCore(rq *Rq) {
 // reaching 0 at x = 1024 × 100/pct (85 % for pct 117). Until it first
 // runs nr_idle_scan is 0 (the structure is zero-allocated), so
 // select_idle_cpu returns at once.
+// As the kernel does, it stores nr_idle_scan only when the value changes;
+// with Settings.LLCSharedLines that store invalidates the other CPUs'
+// copies of the sd_llc_shared line, uncharged (the balancing CPU's time
+// for it is not modelled).
 func (k *Kernel) updateIdleCPUScan(dstCPU cpumask.CPU, sd *SchedDomain, idle int, sumUtil uint64) {
 	if !k.S.SISUtil || idle == CPUNewlyIdle {
 		return

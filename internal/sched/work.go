@@ -257,7 +257,7 @@ func (k *Kernel) ipiLatency(from, to cpumask.CPU) engine.Time {
 // wakeup path's counters: ScanPerCPU per CPU select_idle_* examined, a
 // read of the target LLC's sd_llc_shared line (written by that LLC's CPUs
 // on idle entry and exit) per test_idle_cores — or, with
-// Settings.LLCSharedLines, what moving has_idle_cores's line to this CPU
+// Settings.LLCSharedLines, what moving the sd_llc_shared line to this CPU
 // took for those loads and set_idle_cores's stores —, and RemoteEnqueue when the
 // wakee goes to another CPU. Nothing is charged when rq is idle (a timer
 // wakeup from an idle CPU) or without the cost model.
