@@ -58,8 +58,12 @@ are reported and removed.`,
 				for _, x := range res.Extra {
 					fmt.Fprintf(env.Stderr, "schedlab: collect: %s belongs to no run of %s\n", filepath.Join(dir, experiment.RunsDir, x), res.Plan.Name)
 				}
-				total := len(res.Records)
-				fmt.Fprintf(env.Stderr, "schedlab: collect: %s: %d of %d runs\n", res.Plan.Name, total-len(res.Missing), total)
+				total := len(res.Records) - res.Unneeded
+				unneeded := ""
+				if res.Unneeded > 0 {
+					unneeded = fmt.Sprintf(" (%d more left out by the stopping rule: %s)", res.Unneeded, res.Plan.Sequential)
+				}
+				fmt.Fprintf(env.Stderr, "schedlab: collect: %s: %d of %d runs%s\n", res.Plan.Name, total-len(res.Missing), total, unneeded)
 				if !quiet {
 					tables, err := compare.Analyze(res.Plan, res.Records, compare.AnalyzeOptions{Test: tst})
 					if err != nil {

@@ -100,8 +100,11 @@ func (p *progress) sweep(e experiment.Progress) {
 		eta = fmtDuration(time.Duration(float64(e.Elapsed) / float64(e.Done) * float64(e.Todo-e.Done)))
 	}
 	skipped := ""
+	if e.MaxTodo > e.Todo {
+		skipped = fmt.Sprintf(" (at most %d)", e.MaxTodo)
+	}
 	if e.Skipped > 0 {
-		skipped = fmt.Sprintf(" (+%d done before)", e.Skipped)
+		skipped += fmt.Sprintf(" (+%d done before)", e.Skipped)
 	}
 	if p.lines {
 		fmt.Fprintf(p.w, "schedlab: %d/%d runs%s %3d%% after %s, ETA %s\n", e.Done, e.Todo, skipped, int(frac*100), fmtDuration(e.Elapsed), eta)

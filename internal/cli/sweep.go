@@ -55,7 +55,16 @@ workload and load for up to --estimate-probe of wall time, extrapolates each
 run's wall time from the progress made, and prints the expected core-hours
 and wall time on --jobs cores (with --out, the runs DIR already holds are
 left out). An estimate, not a promise: start-up phases and tbench's stop at
-steady state make real runs differ.`,
+steady state make real runs differ.
+
+An experiment with a stopping rule (key sequential, e.g. the paper profile of
+short-task) treats runs as a maximum: each load of each machine and kernel
+runs its minimum of run indices for tip and every variant, then one more at a
+time until every variant's paired difference from tip (same seeds) is settled:
+its interval excludes 0, or is within the rule's resolution (docs/experiments.md,
+"Stopping rule"). The runs it runs do not depend on --jobs, --resume or
+--shard (shards are whole loads). --full-length runs every run, each for its
+whole duration: the evaluation exactly as posted.`,
 			Args: cobra.MaximumNArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
 				if out == "" && !estimate {
@@ -146,6 +155,9 @@ steady state make real runs differ.`,
 				what := fmt.Sprintf("%d runs", len(recs))
 				if sn > 1 {
 					what = fmt.Sprintf("shard %d/%d: %d runs", si, sn, len(recs))
+				}
+				if plan.Sequential != nil {
+					what += fmt.Sprintf(" of at most %d (stopping rule)", len(plan.Points()))
 				}
 				fmt.Fprintf(env.Stderr, "schedlab: sweep %s: %s (%d new, %d already done) in %s -> %s\n",
 					plan.Name, what, last.Done, len(recs)-last.Done, fmtDuration(time.Since(start)), out)
@@ -278,6 +290,15 @@ func printEstimate(env *Env, plan *experiment.Plan, dir string, probe time.Durat
 	}
 	if err := w.Flush(); err != nil {
 		return err
+	}
+	if q := plan.Sequential; q != nil {
+		// Each load runs between its minimum and all of its runs.
+		least := time.Duration(float64(total) * float64(min(q.MinRuns, plan.Runs)) / float64(plan.Runs))
+		fmt.Fprintf(env.Stdout, "estimate: %d runs at most, %.2f core-hours; about %s of wall time on %d jobs\n",
+			runs, total.Hours(), fmtDuration(total/time.Duration(jobs)), jobs)
+		fmt.Fprintf(env.Stdout, "stopping rule (%s): at least %d of the %d runs of each load, %.2f core-hours, about %s on %d jobs; --full-length runs all\n",
+			q, min(q.MinRuns, plan.Runs), plan.Runs, least.Hours(), fmtDuration(least/time.Duration(jobs)), jobs)
+		return nil
 	}
 	fmt.Fprintf(env.Stdout, "estimate: %d runs, %.2f core-hours; about %s of wall time on %d jobs\n",
 		runs, total.Hours(), fmtDuration(total/time.Duration(jobs)), jobs)

@@ -4,6 +4,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -192,5 +194,43 @@ func TestSweepEstimate(t *testing.T) {
 		if _, e, c := run(args...); c != 2 || strings.Count(strings.TrimSpace(e), "\n") != 0 {
 			t.Errorf("%v: exit %d, %q", args, c, e)
 		}
+	}
+}
+
+// A sweep with a stopping rule: collect counts the runs the rule left out
+// apart from missing ones and exits 0, its tables say how many runs each
+// load got and by which rule, --estimate prints the least and the most it
+// can cost, and --full-length drops the rule (every run).
+func TestSweepSequential(t *testing.T) {
+	tmp := t.TempDir()
+	spec := filepath.Join(tmp, "s.yaml")
+	writeFile(t, spec, "name: s\nmachines: [hikey]\nvariants: [short-task-v3]\nruns: 4\nsequential: {min_runs: 2}\nworkloads:\n  - hackbench -p -T -l 10 -g 1,2\n")
+	out := filepath.Join(tmp, "r")
+	_, errOut, code := runMain(t, "sweep", spec, "--out", out)
+	if code != 0 || !strings.Contains(errOut, "of at most 16 (stopping rule)") {
+		t.Fatalf("sweep: %d %s", code, errOut)
+	}
+	stdout, errOut, code := runMain(t, "collect", out)
+	if code != 0 || !strings.Contains(stdout, "Runs          : sequential, at least 2 runs") {
+		t.Fatalf("collect: %d %s\n%s", code, errOut, stdout)
+	}
+	m := regexp.MustCompile(`s: (\d+) of (\d+) runs(?: \((\d+) more left out by the stopping rule)?`).FindStringSubmatch(errOut)
+	if m == nil {
+		t.Fatalf("collect's count: %s", errOut)
+	}
+	ran, _ := strconv.Atoi(m[1])
+	of, _ := strconv.Atoi(m[2])
+	left, _ := strconv.Atoi(m[3])
+	if ran != of || ran+left != 16 || ran < 8 {
+		t.Errorf("collect: %d of %d runs, %d left out (want all that ran, of 16, at least 8): %s", ran, of, left, errOut)
+	}
+	t.Logf("%d runs ran, %d left out", ran, left)
+	est, errOut, code := run("sweep", spec, "--estimate", "--estimate-probe", "50ms")
+	if code != 0 || !strings.Contains(est, "estimate: 16 runs at most") || !strings.Contains(est, "at least 2 of the 4 runs of each load") {
+		t.Errorf("estimate: %d %s\n%s", code, errOut, est)
+	}
+	est, _, _ = run("sweep", spec, "--estimate", "--estimate-probe", "50ms", "--full-length")
+	if !strings.Contains(est, "estimate: 16 runs, ") || strings.Contains(est, "stopping rule") {
+		t.Errorf("estimate with --full-length:\n%s", est)
 	}
 }

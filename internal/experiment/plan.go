@@ -57,9 +57,12 @@ type Plan struct {
 	// Skipped are the workloads and variants of the experiment that this
 	// schedlab does not have (built-in experiments name whole studies).
 	Skipped []string `json:"skipped,omitempty"`
-	Runs    int      `json:"runs"`
-	Seed    uint64   `json:"seed"`
-	Trace   bool     `json:"trace,omitempty"`
+	// Runs is the number of runs of every configuration, or with a
+	// stopping rule (Sequential) the most a configuration gets.
+	Runs       int         `json:"runs"`
+	Sequential *Sequential `json:"sequential,omitempty"`
+	Seed       uint64      `json:"seed"`
+	Trace      bool        `json:"trace,omitempty"`
 
 	points []Point
 }
@@ -122,6 +125,16 @@ func Resolve(s *Spec, opt ResolveOptions) (*Plan, error) {
 		Profile: opt.Profile, Runs: s.Runs, Seed: s.Seed, Trace: s.Trace, Features: append([]string(nil), s.Features...), CPUs: s.CPUs,
 		Sysctls: append([]string(nil), s.Sysctls...), BackgroundCgroups: s.BackgroundCgroups, NoCosts: s.NoCosts,
 		FullLength: s.FullLength, WarmupNs: int64(s.Warmup)}
+	// A stopping rule needs more runs than its minimum to stop anything;
+	// --full-length asks for the evaluation as posted: every run, at the
+	// whole duration.
+	if q := s.Sequential; q != nil && !s.FullLength && q.MinRuns < s.Runs {
+		c := *q
+		if c.WithinPct <= 0 {
+			c.WithinPct = DefaultWithinPct
+		}
+		p.Sequential = &c
+	}
 	if s.Costs != "" {
 		// A costs file is named relative to the experiment file and
 		// stored absolute, so a resumed or sharded sweep finds it.
@@ -401,11 +414,17 @@ func (p *Plan) key(pt *Point) string {
 func (p *Plan) Points() []Point { return p.points }
 
 // Shard returns the points of shard i of n: those whose index is i modulo
-// n, so each shard gets a mix of machines, loads and variants.
+// n, so each shard gets a mix of machines, loads and variants. With a
+// stopping rule a shard holds whole cells (those whose cell index is i
+// modulo n), since which runs a cell needs depends on all of its runs.
 func (p *Plan) Shard(i, n int) []Point {
 	var out []Point
 	for _, pt := range p.points {
-		if pt.Index%n == i {
+		k := pt.Index
+		if p.Sequential != nil {
+			k = p.cellOf(&pt)
+		}
+		if k%n == i {
 			out = append(out, pt)
 		}
 	}

@@ -56,7 +56,11 @@ type Spec struct {
 	Warmup    time.Duration
 	Workloads []Workload
 	Runs      int
-	Seed      uint64
+	// Sequential, if set, makes Runs a maximum: each load stops adding
+	// runs once its comparisons with tip are settled (key sequential:
+	// {min_runs: N, within_pct: X}; see experiment.Sequential).
+	Sequential *Sequential
+	Seed       uint64
 	// Trace records, for run 0 of every configuration, the per-CPU
 	// occupancy over time (from sched_switch tracepoints).
 	Trace bool
@@ -82,6 +86,7 @@ type Profile struct {
 	Name        string
 	Description string
 	Runs        int
+	Sequential  *Sequential
 	Machines    []string
 	Variants    []string
 	Workloads   map[string][]string // workload name → command
@@ -103,9 +108,10 @@ func ParseFile(path string) (*Spec, error) {
 }
 
 var (
-	topKeys      = []string{"name", "description", "patch", "machines", "machine", "kernels", "kernel", "variants", "features", "sysctls", "cpus", "background_cgroups", "costs", "no_costs", "full_length", "warmup", "workloads", "runs", "seed", "trace", "profiles"}
+	topKeys      = []string{"name", "description", "patch", "machines", "machine", "kernels", "kernel", "variants", "features", "sysctls", "cpus", "background_cgroups", "costs", "no_costs", "full_length", "warmup", "workloads", "runs", "sequential", "seed", "trace", "profiles"}
 	workloadKeys = []string{"name", "run", "metrics", "param"}
-	profileKeys  = []string{"description", "runs", "machines", "variants", "workloads"}
+	profileKeys  = []string{"description", "runs", "sequential", "machines", "variants", "workloads"}
+	seqKeys      = []string{"min_runs", "within_pct"}
 )
 
 // Parse parses an experiment file's contents; file names it in errors.
@@ -168,6 +174,11 @@ func Parse(file string, data []byte) (*Spec, error) {
 	}
 	if v := vals["runs"]; v != nil {
 		if s.Runs, err = p.integer(v, "runs", 1, 100000); err != nil {
+			return nil, err
+		}
+	}
+	if v := vals["sequential"]; v != nil {
+		if s.Sequential, err = p.sequential(v); err != nil {
 			return nil, err
 		}
 	}
@@ -376,6 +387,11 @@ func (p *sparser) profile(k, n *yaml.Node, workloads map[string]int) (Profile, e
 			return pr, err
 		}
 	}
+	if v := vals["sequential"]; v != nil {
+		if pr.Sequential, err = p.sequential(v); err != nil {
+			return pr, err
+		}
+	}
 	if v := vals["machines"]; v != nil {
 		if pr.Machines, err = p.strList(v, "machines"); err != nil {
 			return pr, err
@@ -420,6 +436,9 @@ func (s *Spec) WithProfile(name string) (*Spec, error) {
 		if pr.Runs > 0 {
 			c.Runs = pr.Runs
 		}
+		if pr.Sequential != nil {
+			c.Sequential = pr.Sequential
+		}
 		if pr.Machines != nil {
 			c.Machines = pr.Machines
 		}
@@ -443,6 +462,28 @@ func (s *Spec) WithProfile(name string) (*Spec, error) {
 		return nil, fmt.Errorf("experiment %s has no profiles", s.Name)
 	}
 	return nil, fmt.Errorf("experiment %s has no profile %q (have %s)", s.Name, name, strings.Join(names, ", "))
+}
+
+// sequential reads a stopping rule: {min_runs: N, within_pct: X}.
+func (p *sparser) sequential(n *yaml.Node) (*Sequential, error) {
+	vals, _, err := p.mapping(n, "sequential", seqKeys)
+	if err != nil {
+		return nil, err
+	}
+	q := &Sequential{MinRuns: 3, WithinPct: DefaultWithinPct}
+	if v := vals["min_runs"]; v != nil {
+		if q.MinRuns, err = p.integer(v, "sequential: min_runs", 2, 100000); err != nil {
+			return nil, err
+		}
+	}
+	if v := vals["within_pct"]; v != nil {
+		f, err := strconv.ParseFloat(v.Value, 64)
+		if v.Kind != yaml.ScalarNode || (v.ShortTag() != "!!float" && v.ShortTag() != "!!int") || err != nil || !(f > 0 && f <= 100) {
+			return nil, p.errf(v, "sequential: within_pct must be a percentage above 0 and at most 100, e.g. 1")
+		}
+		q.WithinPct = f
+	}
+	return q, nil
 }
 
 // ---- YAML helpers --------------------------------------------------------

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -241,8 +242,12 @@ func (p *Plan) Check(pt *Point, r *Record) error {
 
 // Progress is reported after each finished run.
 type Progress struct {
-	Done    int // runs finished by this sweep
-	Todo    int // runs this sweep had to do
+	Done int // runs finished by this sweep
+	// Todo is the runs this sweep has to do; with a stopping rule, those
+	// it knows of so far (it grows as loads need more runs), and MaxTodo
+	// the most it could come to.
+	Todo    int
+	MaxTodo int
 	Skipped int // runs already in the directory
 	Elapsed time.Duration
 	Key     string
@@ -306,6 +311,9 @@ func Sweep(p *Plan, opt SweepOptions) ([]*Record, error) {
 			todo = append(todo, i)
 		}
 	}
+	if p.Sequential != nil {
+		return sweepSequential(p, points, recs, opt, jobs)
+	}
 	start := time.Now()
 	done := 0
 	err := Parallel(jobs, todo, func(i int) (*Record, error) {
@@ -362,9 +370,12 @@ type Results struct {
 	Dir     string
 	Plan    *Plan
 	Records []*Record // in canonical order; nil where missing
-	Missing []string  // keys of points without a record
-	Temps   []string  // leftover temporary files
-	Extra   []string  // files in runs/ that belong to no point
+	Missing []string  // keys of points without a record that the plan needs
+	// Unneeded counts the points without a record that the plan's
+	// stopping rule left out (Plan.Sequential): not missing.
+	Unneeded int
+	Temps    []string // leftover temporary files
+	Extra    []string // files in runs/ that belong to no point
 }
 
 // ReadResults reads a results directory and checks every record against
@@ -408,9 +419,13 @@ func ReadResults(dir string) (*Results, error) {
 		}
 		res.Records[i] = r
 	}
+	need := p.Needed(res.Records)
 	for i, r := range res.Records {
-		if r == nil {
+		switch {
+		case r == nil && need[i]:
 			res.Missing = append(res.Missing, p.points[i].Key)
+		case r == nil:
+			res.Unneeded++
 		}
 	}
 	sort.Strings(res.Temps)
@@ -430,4 +445,128 @@ func (r *Results) Found() []*Record {
 		}
 	}
 	return out
+}
+
+// sweepSequential is Sweep for a plan with a stopping rule. Each cell of
+// points (whole cells: Plan.Shard keeps them together) starts with the run
+// indices the rule needs at least; when a cell's queued runs have all
+// finished, the rule decides (Plan.cellNeed) whether it needs the next
+// run index, whose runs then join the queue. recs holds the records
+// already in the directory (nil where missing), by position in points.
+// It returns the records present at the end, in canonical order; runs
+// the rule left out have none.
+func sweepSequential(p *Plan, points []Point, recs []*Record, opt SweepOptions, jobs int) ([]*Record, error) {
+	pos := map[int]int{} // point index → position in points
+	cells := map[int][]int{}
+	var order []int // cells in canonical order
+	for i := range points {
+		pos[points[i].Index] = i
+		c := p.cellOf(&points[i])
+		if _, ok := cells[c]; !ok {
+			order = append(order, c)
+		}
+		cells[c] = append(cells[c], i)
+	}
+	var (
+		mu       sync.Mutex
+		cond     = sync.NewCond(&mu)
+		queue    []int // positions to run
+		inflight int
+		pending  = map[int]int{} // cell → its runs queued or running
+		firstErr error
+		done     int
+		skipped  int
+		start    = time.Now()
+	)
+	for _, r := range recs {
+		if r != nil {
+			skipped++
+		}
+	}
+	rec := func(index int) *Record {
+		if i, ok := pos[index]; ok {
+			return recs[i]
+		}
+		return nil
+	}
+	// advance queues what cell c needs next; called with mu held when
+	// none of its runs is queued or running.
+	advance := func(c int) {
+		n, complete := p.cellNeed(c, rec)
+		if complete {
+			return
+		}
+		for v := range p.Variants {
+			for r := 0; r < n; r++ {
+				if i := pos[p.pointIndex(c, v, r)]; recs[i] == nil {
+					queue = append(queue, i)
+					pending[c]++
+				}
+			}
+		}
+	}
+	mu.Lock()
+	for _, c := range order {
+		advance(c)
+	}
+	mu.Unlock()
+	maxTodo := len(points) - skipped
+	var wg sync.WaitGroup
+	for w := 0; w < jobs; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			mu.Lock()
+			defer mu.Unlock()
+			for {
+				for len(queue) == 0 && inflight > 0 && firstErr == nil {
+					cond.Wait()
+				}
+				if firstErr != nil || len(queue) == 0 {
+					cond.Broadcast()
+					return
+				}
+				i := queue[0]
+				queue = queue[1:]
+				inflight++
+				mu.Unlock()
+				pt := &points[i]
+				r, err := Execute(p, pt, opt.Dir, nil)
+				if err == nil && opt.Dir != "" {
+					err = WriteRecord(opt.Dir, r)
+				}
+				mu.Lock()
+				inflight--
+				if err != nil {
+					if firstErr == nil {
+						firstErr = fmt.Errorf("%s: %w", pt.Key, err)
+					}
+					cond.Broadcast()
+					continue
+				}
+				recs[i] = r
+				done++
+				c := p.cellOf(pt)
+				if pending[c]--; pending[c] == 0 {
+					advance(c)
+				}
+				cond.Broadcast()
+				if opt.Progress != nil {
+					opt.Progress(Progress{Done: done, Todo: done + inflight + len(queue), MaxTodo: maxTodo,
+						Skipped: skipped, Elapsed: time.Since(start), Key: pt.Key})
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	var out []*Record
+	for _, r := range recs {
+		if r != nil {
+			out = append(out, r)
+		}
+	}
+	return out, nil
 }

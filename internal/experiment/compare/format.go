@@ -27,13 +27,19 @@ func FormatTable(w io.Writer, t *Table) error {
 	if m.HigherBetter() {
 		direction = "Higher is better"
 	}
-	runs := 0
+	runs, fewest := 0, 0
 	for _, row := range t.Cells {
 		for i := range row {
-			if n := row[i].N(); n > runs {
-				runs = n
+			n := row[i].N()
+			runs = max(runs, n)
+			if n > 0 && (fewest == 0 || n < fewest) {
+				fewest = n
 			}
 		}
+	}
+	nruns := fmt.Sprint(runs)
+	if fewest < runs {
+		nruns = fmt.Sprintf("%d-%d", fewest, runs)
 	}
 	unit := m.Unit
 	if unit == "" {
@@ -44,7 +50,10 @@ func FormatTable(w io.Writer, t *Table) error {
 	fmt.Fprintf(bw, "Machine       : %s (%d CPUs), kernel %s\n", t.Machine, t.NrCPUs, t.Kernel)
 	fmt.Fprintf(bw, "Metric        : %s (%s), %s\n", m.Label, m.Name, unit)
 	fmt.Fprintf(bw, "Interpretation: %s\n", direction)
-	fmt.Fprintf(bw, "Statistic     : %s of %d runs (seeds from master seed %d; run i of tip and of each variant share one seed), ±%.0f%% confidence interval\n", t.Stat, runs, t.Seed, t.Conf*100)
+	fmt.Fprintf(bw, "Statistic     : %s of %s runs (seeds from master seed %d; run i of tip and of each variant share one seed), ±%.0f%% confidence interval\n", t.Stat, nruns, t.Seed, t.Conf*100)
+	if t.Sequential != nil {
+		fmt.Fprintf(bw, "Runs          : %s (Bonferroni over the looks; --full-length runs all)\n", t.Sequential)
+	}
 	if t.Test == Paired {
 		fmt.Fprintf(bw, "Significance  : %s of the per-run differences from tip (runs paired by seed), * p < %g, ~ not significant\n", t.Test, t.Alpha)
 	} else {

@@ -99,6 +99,9 @@ type Table struct {
 	Alpha    float64    `json:"alpha"`
 	Conf     float64    `json:"confidence"`
 	Seed     uint64     `json:"seed"`
+	// Sequential is the plan's stopping rule for runs (nil: every cell
+	// has the plan's runs).
+	Sequential *experiment.Sequential `json:"sequential,omitempty"`
 	// Warnings are benchmath's remarks on the samples, deduplicated.
 	Warnings []string `json:"warnings,omitempty"`
 }
@@ -171,7 +174,7 @@ func Analyze(p *experiment.Plan, recs []*experiment.Record, opt AnalyzeOptions) 
 					}
 					t := &Table{Machine: m.Label, NrCPUs: m.NrCPUs, Kernel: k, Workload: w.Name, Tool: w.Tool,
 						Command: w.Param.DisplayRanged(w.Tool, w.Args), Param: w.Param.Name, Metric: info,
-						Variants: p.Variants, Loads: w.Param.Values, Test: opt.Test, Alpha: opt.Alpha, Conf: opt.Confidence, Seed: p.Seed}
+						Variants: p.Variants, Loads: w.Param.Values, Test: opt.Test, Alpha: opt.Alpha, Conf: opt.Confidence, Seed: p.Seed, Sequential: p.Sequential}
 					t.Stat = t.Metric.Stat
 					if opt.Test == UTest {
 						t.Stat = Median

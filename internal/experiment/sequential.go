@@ -1,0 +1,187 @@
+package experiment
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/stat"
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// Sequential is a plan's stopping rule for runs (sequential estimation
+// across runs): Plan.Runs becomes the most runs a configuration gets, and
+// each machine, kernel, workload and load (a cell: tip and every variant at
+// that load) stops adding run indices once its comparisons are settled.
+//
+// The rule uses what a simulator has and a real machine does not: run i of
+// tip and of every variant share one seed (DeriveSeed, common random
+// numbers), so whatever the seed decides alike on both sides cancels in
+// their difference. After each run index n ≥ MinRuns of a cell, for every
+// variant and every metric the tables show, it takes the per-run
+// differences from tip in percent of tip's mean, d_i = 100·(v_i − t_i) /
+// |mean t|, and their t-interval. A comparison is settled when that
+// interval excludes 0 (the sign is known) or its half-width is at most
+// WithinPct (any difference is smaller than the resolution asked for). A
+// plan without variants settles on tip's own interval of its mean, in
+// percent of it. The cell stops when all its comparisons are settled, or
+// at Plan.Runs.
+//
+// Looking after every run index inflates the chance of settling on a sign
+// by chance; each look therefore uses confidence 1 − 0.05/L, L = Runs −
+// MinRuns + 1 looks (Bonferroni), so the chance that any look of one
+// comparison settles a sign that is not there stays at most 5%.
+//
+// Which runs a cell needs depends only on the records of its lower run
+// indices, so a sequential sweep runs the same runs, with the same
+// results, whatever --jobs, the order runs finish in, or a --resume.
+// Shards of a sequential plan are whole cells (Plan.Shard).
+type Sequential struct {
+	MinRuns   int     `json:"min_runs"`
+	WithinPct float64 `json:"within_pct"`
+}
+
+// DefaultWithinPct is the resolution of a sequential plan that does not
+// give one: one percent, about what a posted table's rounding shows.
+const DefaultWithinPct = 1.0
+
+// cellSize is the number of points of one cell: every variant's runs.
+func (p *Plan) cellSize() int { return len(p.Variants) * p.Runs }
+
+// cellOf is the cell of a point: points come in canonical order (machine,
+// kernel, workload, load, variant, run), so a cell's points are
+// consecutive.
+func (p *Plan) cellOf(pt *Point) int { return pt.Index / p.cellSize() }
+
+// Cells is the number of cells of the plan.
+func (p *Plan) Cells() int { return len(p.points) / p.cellSize() }
+
+// cellNeed is how many run indices cell c needs given the records rec
+// returns (nil: not run yet), and whether all of them are there. Without a
+// stopping rule every cell needs Plan.Runs.
+func (p *Plan) cellNeed(c int, rec func(index int) *Record) (n int, complete bool) {
+	if p.Sequential == nil {
+		n = p.Runs
+	} else {
+		n = min(max(p.Sequential.MinRuns, 1), p.Runs)
+	}
+	for {
+		for r := 0; r < n; r++ {
+			for v := range p.Variants {
+				if rec(p.pointIndex(c, v, r)) == nil {
+					return n, false
+				}
+			}
+		}
+		if n >= p.Runs || p.settled(c, n, rec) {
+			return n, true
+		}
+		n++
+	}
+}
+
+// pointIndex is the index of variant v's run r in cell c.
+func (p *Plan) pointIndex(c, v, r int) int { return c*p.cellSize() + v*p.Runs + r }
+
+// settled reports whether cell c's comparisons are settled after n runs
+// (Sequential's rule).
+func (p *Plan) settled(c, n int, rec func(index int) *Record) bool {
+	seq := p.Sequential
+	within := seq.WithinPct
+	if within <= 0 {
+		within = DefaultWithinPct
+	}
+	looks := p.Runs - max(seq.MinRuns, 1) + 1
+	conf := 1 - 0.05/float64(max(looks, 1))
+	w := &p.Workloads[p.points[c*p.cellSize()].Workload]
+	metrics := w.Metrics
+	if len(metrics) == 0 {
+		if ms := rec(p.pointIndex(c, 0, 0)).Metrics; len(ms) > 0 {
+			metrics = []string{ms[0].Name}
+		}
+	}
+	values := func(v int, name string) ([]float64, bool) {
+		xs := make([]float64, n)
+		for r := 0; r < n; r++ {
+			x, ok := rec(p.pointIndex(c, v, r)).Metric(name)
+			if !ok || math.IsNaN(x) || math.IsInf(x, 0) {
+				return nil, false
+			}
+			xs[r] = x
+		}
+		return xs, true
+	}
+	for _, name := range metrics {
+		tip, ok := values(0, name)
+		if !ok {
+			return false
+		}
+		scale := math.Abs(stat.Mean(tip, nil))
+		if scale == 0 {
+			return false
+		}
+		if len(p.Variants) == 1 {
+			for i := range tip {
+				tip[i] = 100 * tip[i] / scale
+			}
+			if _, half := tInterval(tip, conf); !(half <= within) {
+				return false
+			}
+			continue
+		}
+		for v := 1; v < len(p.Variants); v++ {
+			xs, ok := values(v, name)
+			if !ok {
+				return false
+			}
+			for i := range xs {
+				xs[i] = 100 * (xs[i] - tip[i]) / scale
+			}
+			mean, half := tInterval(xs, conf)
+			if !(math.Abs(mean) > half || half <= within) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// tInterval is the mean of xs and the half-width of its two-sided
+// t-interval at confidence conf (0 when every value is the same: the
+// simulation is exact there; +Inf with one value).
+func tInterval(xs []float64, conf float64) (mean, half float64) {
+	if len(xs) < 2 {
+		return stat.Mean(xs, nil), math.Inf(1)
+	}
+	mean, sd := stat.MeanStdDev(xs, nil)
+	if sd == 0 {
+		return mean, 0
+	}
+	q := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(len(xs) - 1)}.Quantile(1 - (1-conf)/2)
+	return mean, q * sd / math.Sqrt(float64(len(xs)))
+}
+
+// Needed says, for every point of the plan, whether the plan needs its run
+// given the records present (recs in canonical order, nil where missing):
+// all points without a stopping rule; with one, the run indices each cell
+// needs (cellNeed), so a run the rule left out is not missing.
+func (p *Plan) Needed(recs []*Record) []bool {
+	need := make([]bool, len(p.points))
+	rec := func(i int) *Record { return recs[i] }
+	for c := 0; c < p.Cells(); c++ {
+		n, _ := p.cellNeed(c, rec)
+		for v := range p.Variants {
+			for r := 0; r < n; r++ {
+				need[p.pointIndex(c, v, r)] = true
+			}
+		}
+	}
+	return need
+}
+
+// String describes the rule for tables and messages.
+func (q *Sequential) String() string {
+	if q == nil {
+		return "every run"
+	}
+	return fmt.Sprintf("sequential, at least %d runs, stop when every paired difference from tip excludes 0 or is within ±%g%%", q.MinRuns, q.WithinPct)
+}
