@@ -9,9 +9,10 @@ import (
 )
 
 // Sequential is a plan's stopping rule for runs (sequential estimation
-// across runs): Plan.Runs becomes the most runs a configuration gets, and
+// across runs): Plan.Runs becomes the most runs a configuration gets. In
 // each machine, kernel, workload and load (a cell: tip and every variant at
-// that load) stops adding run indices once its comparisons are settled.
+// that load) a variant's column stops adding run indices once its
+// comparison with tip is settled, and tip's once the last variant's has.
 //
 // The rule uses what a simulator has and a real machine does not: run i of
 // tip and of every variant share one seed (DeriveSeed, common random
@@ -23,8 +24,8 @@ import (
 // interval excludes 0 (the sign is known) or its half-width is at most
 // WithinPct (any difference is smaller than the resolution asked for). A
 // plan without variants settles on tip's own interval of its mean, in
-// percent of it. The cell stops when all its comparisons are settled, or
-// at Plan.Runs.
+// percent of it. A column stops when all its comparisons are settled, or
+// at Plan.Runs; tip runs as many runs as its longest variant.
 //
 // Looking after every run index inflates the chance of settling on a sign
 // by chance; each look therefore uses confidence 1 − 0.05/L, L = Runs −
@@ -55,36 +56,63 @@ func (p *Plan) cellOf(pt *Point) int { return pt.Index / p.cellSize() }
 // Cells is the number of cells of the plan.
 func (p *Plan) Cells() int { return len(p.points) / p.cellSize() }
 
-// cellNeed is how many run indices cell c needs given the records rec
-// returns (nil: not run yet), and whether all of them are there. Without a
-// stopping rule every cell needs Plan.Runs.
-func (p *Plan) cellNeed(c int, rec func(index int) *Record) (n int, complete bool) {
-	if p.Sequential == nil {
-		n = p.Runs
-	} else {
-		n = min(max(p.Sequential.MinRuns, 1), p.Runs)
+// cellNeed is how many run indices each column of cell c needs given the
+// records rec returns (nil: not run yet), tip first, and whether all of
+// them are there. Without a stopping rule every column needs Plan.Runs.
+// With one, every column starts at MinRuns; a variant's column stops at
+// the first run count at which its comparison with tip is settled (or at
+// Plan.Runs), and tip's runs as far as the last variant's, which its
+// comparisons need.
+func (p *Plan) cellNeed(c int, rec func(index int) *Record) (need []int, complete bool) {
+	nv := len(p.Variants)
+	need = make([]int, nv)
+	k := p.Runs
+	if p.Sequential != nil {
+		k = min(max(p.Sequential.MinRuns, 1), p.Runs)
+	}
+	active := make([]bool, nv)
+	for v := range active {
+		active[v] = v > 0 || nv == 1
 	}
 	for {
-		for r := 0; r < n; r++ {
-			for v := range p.Variants {
+		for v := range need {
+			if active[v] || v == 0 {
+				need[v] = k
+			}
+		}
+		for v := range need {
+			for r := 0; r < need[v]; r++ {
 				if rec(p.pointIndex(c, v, r)) == nil {
-					return n, false
+					return need, false
 				}
 			}
 		}
-		if n >= p.Runs || p.settled(c, n, rec) {
-			return n, true
+		left := false
+		for v := range active {
+			if !active[v] {
+				continue
+			}
+			if k >= p.Runs || p.Sequential == nil || p.settled(c, v, k, rec) {
+				active[v] = false
+			} else {
+				left = true
+			}
 		}
-		n++
+		if !left {
+			return need, true
+		}
+		k++
 	}
 }
 
 // pointIndex is the index of variant v's run r in cell c.
 func (p *Plan) pointIndex(c, v, r int) int { return c*p.cellSize() + v*p.Runs + r }
 
-// settled reports whether cell c's comparisons are settled after n runs
-// (Sequential's rule).
-func (p *Plan) settled(c, n int, rec func(index int) *Record) bool {
+// settled reports whether column v of cell c is settled after n runs
+// (Sequential's rule): its paired difference from tip for every metric
+// the tables show, or for tip alone (v = 0, a plan without variants) its
+// own interval.
+func (p *Plan) settled(c, v, n int, rec func(index int) *Record) bool {
 	seq := p.Sequential
 	within := seq.WithinPct
 	if within <= 0 {
@@ -119,7 +147,7 @@ func (p *Plan) settled(c, n int, rec func(index int) *Record) bool {
 		if scale == 0 {
 			return false
 		}
-		if len(p.Variants) == 1 {
+		if v == 0 {
 			for i := range tip {
 				tip[i] = 100 * tip[i] / scale
 			}
@@ -128,18 +156,16 @@ func (p *Plan) settled(c, n int, rec func(index int) *Record) bool {
 			}
 			continue
 		}
-		for v := 1; v < len(p.Variants); v++ {
-			xs, ok := values(v, name)
-			if !ok {
-				return false
-			}
-			for i := range xs {
-				xs[i] = 100 * (xs[i] - tip[i]) / scale
-			}
-			mean, half := tInterval(xs, conf)
-			if !(math.Abs(mean) > half || half <= within) {
-				return false
-			}
+		xs, ok := values(v, name)
+		if !ok {
+			return false
+		}
+		for i := range xs {
+			xs[i] = 100 * (xs[i] - tip[i]) / scale
+		}
+		mean, half := tInterval(xs, conf)
+		if !(math.Abs(mean) > half || half <= within) {
+			return false
 		}
 	}
 	return true
@@ -162,14 +188,15 @@ func tInterval(xs []float64, conf float64) (mean, half float64) {
 
 // Needed says, for every point of the plan, whether the plan needs its run
 // given the records present (recs in canonical order, nil where missing):
-// all points without a stopping rule; with one, the run indices each cell
-// needs (cellNeed), so a run the rule left out is not missing.
+// all points without a stopping rule; with one, the run indices each
+// column of each cell needs (cellNeed), so a run the rule left out is not
+// missing.
 func (p *Plan) Needed(recs []*Record) []bool {
 	need := make([]bool, len(p.points))
 	rec := func(i int) *Record { return recs[i] }
 	for c := 0; c < p.Cells(); c++ {
-		n, _ := p.cellNeed(c, rec)
-		for v := range p.Variants {
+		ns, _ := p.cellNeed(c, rec)
+		for v, n := range ns {
 			for r := 0; r < n; r++ {
 				need[p.pointIndex(c, v, r)] = true
 			}

@@ -85,9 +85,9 @@ func TestSequentialRule(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			p := seqPlan(t, "short-task-v3", 10, 3)
 			recs := fill(p, c.value)
-			n, complete := p.cellNeed(0, func(i int) *Record { return recs[i] })
-			if n != c.want || !complete {
-				t.Errorf("runs needed %d (complete %v), want %d", n, complete, c.want)
+			ns, complete := p.cellNeed(0, func(i int) *Record { return recs[i] })
+			if len(ns) != 2 || ns[0] != c.want || ns[1] != c.want || !complete {
+				t.Errorf("runs needed %v (complete %v), want %d for tip and the variant", ns, complete, c.want)
 			}
 		})
 	}
@@ -126,8 +126,8 @@ func TestSequentialRuleLooks(t *testing.T) {
 			break
 		}
 	}
-	n, _ := p.cellNeed(0, func(i int) *Record { return recs[i] })
-	if n != want {
+	ns, _ := p.cellNeed(0, func(i int) *Record { return recs[i] })
+	if n := ns[1]; n != want || ns[0] != want {
 		t.Errorf("runs needed %d, want %d", n, want)
 	}
 	t.Logf("settled after %d runs", want)
@@ -168,8 +168,37 @@ func TestSequentialNeeded(t *testing.T) {
 		t.Errorf("%d runs needed, want 6 (2 columns × 3)", count)
 	}
 	recs[p.pointIndex(0, 1, 2)] = nil
-	if n, complete := p.cellNeed(0, func(i int) *Record { return recs[i] }); n != 3 || complete {
-		t.Errorf("with run 2 of the variant missing: need %d complete %v, want 3 false", n, complete)
+	if ns, complete := p.cellNeed(0, func(i int) *Record { return recs[i] }); ns[1] != 3 || complete {
+		t.Errorf("with run 2 of the variant missing: need %v complete %v, want 3 false", ns, complete)
+	}
+}
+
+// Each variant's column stops on its own: one identical to tip settles at
+// the minimum while a noisy one, and tip with it, runs every run.
+func TestSequentialColumns(t *testing.T) {
+	p := seqPlan(t, "short-task-v3, short-task-v4", 10, 3)
+	recs := fill(p, func(v, r int) float64 {
+		switch v {
+		case 1:
+			return 100 + 5*noise[r] // tip's run exactly
+		case 2:
+			return 100 + 5*noise[r] + 5*noise[(r+3)%10]
+		}
+		return 100 + 5*noise[r]
+	})
+	ns, complete := p.cellNeed(0, func(i int) *Record { return recs[i] })
+	if !complete || ns[0] != 10 || ns[1] != 3 || ns[2] != 10 {
+		t.Errorf("runs needed %v (complete %v), want [10 3 10]", ns, complete)
+	}
+	need := p.Needed(recs)
+	count := 0
+	for _, b := range need {
+		if b {
+			count++
+		}
+	}
+	if count != 23 {
+		t.Errorf("%d runs needed, want 23", count)
 	}
 }
 
@@ -184,12 +213,12 @@ func TestSequentialTipOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	tight := fill(p, func(v, r int) float64 { return 100 + 0.01*noise[r] })
-	if n, _ := p.cellNeed(0, func(i int) *Record { return tight[i] }); n != 3 {
-		t.Errorf("tight tip: %d runs, want 3", n)
+	if ns, _ := p.cellNeed(0, func(i int) *Record { return tight[i] }); ns[0] != 3 {
+		t.Errorf("tight tip: %v runs, want 3", ns)
 	}
 	loose := fill(p, func(v, r int) float64 { return 100 + 5*noise[r] })
-	if n, _ := p.cellNeed(0, func(i int) *Record { return loose[i] }); n != 10 {
-		t.Errorf("loose tip: %d runs, want 10", n)
+	if ns, _ := p.cellNeed(0, func(i int) *Record { return loose[i] }); ns[0] != 10 {
+		t.Errorf("loose tip: %v runs, want 10", ns)
 	}
 }
 

@@ -492,11 +492,11 @@ func sweepSequential(p *Plan, points []Point, recs []*Record, opt SweepOptions, 
 	// advance queues what cell c needs next; called with mu held when
 	// none of its runs is queued or running.
 	advance := func(c int) {
-		n, complete := p.cellNeed(c, rec)
+		ns, complete := p.cellNeed(c, rec)
 		if complete {
 			return
 		}
-		for v := range p.Variants {
+		for v, n := range ns {
 			for r := 0; r < n; r++ {
 				if i := pos[p.pointIndex(c, v, r)]; recs[i] == nil {
 					queue = append(queue, i)
