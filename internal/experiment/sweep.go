@@ -80,6 +80,9 @@ func parsePlan(name string, data []byte) (*Plan, error) {
 	if len(p.Variants) == 0 || p.Variants[0] != Tip || p.Runs < 1 || len(p.Workloads) == 0 || len(p.Machines) == 0 || len(p.Kernels) == 0 {
 		return nil, fmt.Errorf("%s: not a valid plan", name)
 	}
+	if q := p.Sequential; q != nil && (q.MinRuns < 1 || q.MinRuns >= p.Runs || !(q.WithinPct > 0 && q.WithinPct <= 100)) {
+		return nil, fmt.Errorf("%s: sequential: min_runs %d of %d runs, within_pct %g: not a valid stopping rule", name, q.MinRuns, p.Runs, q.WithinPct)
+	}
 	for _, w := range p.Workloads {
 		if w.Param.Index >= len(w.Args) || len(w.Param.Values) == 0 {
 			return nil, fmt.Errorf("%s: workload %s: ranged argument %d of %d", name, w.Name, w.Param.Index, len(w.Args))
