@@ -118,8 +118,7 @@ func (p *Plan) settled(c, v, n int, rec func(index int) *Record) bool {
 	if within <= 0 {
 		within = DefaultWithinPct
 	}
-	looks := p.Runs - max(seq.MinRuns, 1) + 1
-	conf := 1 - 0.05/float64(max(looks, 1))
+	conf := seq.Confidence(p.Runs)
 	w := &p.Workloads[p.points[c*p.cellSize()].Workload]
 	metrics := w.Metrics
 	if len(metrics) == 0 {
@@ -169,6 +168,22 @@ func (p *Plan) settled(c, v, n int, rec func(index int) *Record) bool {
 		}
 	}
 	return true
+}
+
+// Confidence is the confidence of each look of the rule in a plan of runs
+// runs at most: 1 − 0.05/L over its L = runs − MinRuns + 1 looks.
+func (q *Sequential) Confidence(runs int) float64 {
+	looks := runs - max(q.MinRuns, 1) + 1
+	return 1 - 0.05/float64(max(looks, 1))
+}
+
+// WithinResolution reports whether paired differences d (in percent of
+// tip's mean, as the rule takes them) are settled by the resolution alone:
+// their interval at the rule's confidence is within ±WithinPct and does
+// not exclude 0. Such a comparison's sign is not settled, only its size.
+func (q *Sequential) WithinResolution(d []float64, runs int) bool {
+	mean, half := tInterval(d, q.Confidence(runs))
+	return half <= q.WithinPct && !(math.Abs(mean) > half)
 }
 
 // tInterval is the mean of xs and the half-width of its two-sided

@@ -52,7 +52,7 @@ func FormatTable(w io.Writer, t *Table) error {
 	fmt.Fprintf(bw, "Interpretation: %s\n", direction)
 	fmt.Fprintf(bw, "Statistic     : %s of %s runs (seeds from master seed %d; run i of tip and of each variant share one seed), ±%.0f%% confidence interval\n", t.Stat, nruns, t.Seed, t.Conf*100)
 	if t.Sequential != nil {
-		fmt.Fprintf(bw, "Runs          : %s (Bonferroni over the looks; --full-length runs all)\n", t.Sequential)
+		fmt.Fprintf(bw, "Runs          : %s (Bonferroni over the looks; --full-length runs all); = within ±%g%% of tip by that rule, sign not settled\n", t.Sequential, t.Sequential.WithinPct)
 	}
 	if t.Test == Paired {
 		fmt.Fprintf(bw, "Significance  : %s of the per-run differences from tip (runs paired by seed), * p < %g, ~ not significant\n", t.Test, t.Alpha)
@@ -85,6 +85,9 @@ func FormatTable(w io.Writer, t *Table) error {
 					p.mark = "~"
 					if c.Significant {
 						p.mark = "*"
+					}
+					if c.Within {
+						p.mark = "="
 					}
 				}
 			}

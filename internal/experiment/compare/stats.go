@@ -102,6 +102,9 @@ type Table struct {
 	// Sequential is the plan's stopping rule for runs (nil: every cell
 	// has the plan's runs).
 	Sequential *experiment.Sequential `json:"sequential,omitempty"`
+	// MaxRuns is the plan's runs: with a stopping rule, the most a cell
+	// gets (the rule's number of looks depends on it).
+	MaxRuns int `json:"-"`
 	// Warnings are benchmath's remarks on the samples, deduplicated.
 	Warnings []string `json:"warnings,omitempty"`
 }
@@ -122,6 +125,11 @@ type Cell struct {
 	// P is the test's p-value against tip; Significant says P < Alpha.
 	P           float64 `json:"p"`
 	Significant bool    `json:"significant"`
+	// Within says, in a plan with a stopping rule, that the paired
+	// difference from tip is settled by the rule's resolution alone
+	// (experiment.Sequential.WithinResolution): within ±WithinPct, sign
+	// not settled. The table marks it "=" instead of the test's mark.
+	Within bool `json:"within_resolution,omitempty"`
 }
 
 // N is the number of runs.
@@ -174,7 +182,7 @@ func Analyze(p *experiment.Plan, recs []*experiment.Record, opt AnalyzeOptions) 
 					}
 					t := &Table{Machine: m.Label, NrCPUs: m.NrCPUs, Kernel: k, Workload: w.Name, Tool: w.Tool,
 						Command: w.Param.DisplayRanged(w.Tool, w.Args), Param: w.Param.Name, Metric: info,
-						Variants: p.Variants, Loads: w.Param.Values, Test: opt.Test, Alpha: opt.Alpha, Conf: opt.Confidence, Seed: p.Seed, Sequential: p.Sequential}
+						Variants: p.Variants, Loads: w.Param.Values, Test: opt.Test, Alpha: opt.Alpha, Conf: opt.Confidence, Seed: p.Seed, Sequential: p.Sequential, MaxRuns: p.Runs}
 					t.Stat = t.Metric.Stat
 					if opt.Test == UTest {
 						t.Stat = Median
@@ -298,6 +306,9 @@ func (t *Table) summarize(row []Cell, warn map[string]bool) {
 			}
 			continue
 		}
+		if q := t.Sequential; q != nil {
+			c.Within = withinResolution(q, t.MaxRuns, base, c)
+		}
 		if t.Test == Paired {
 			c.P = pairedP(base, c, harmonic)
 			c.Significant = c.P < t.Alpha
@@ -350,6 +361,24 @@ func pairedP(base, c *Cell, harmonic bool) float64 {
 	}
 	tv := mean / (sd / math.Sqrt(float64(n)))
 	return 2 * distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 1)}.Survival(math.Abs(tv))
+}
+
+// withinResolution applies the stopping rule's resolution test to the
+// runs c and base share (by run index): differences in percent of base's
+// mean, as the rule takes them.
+func withinResolution(q *experiment.Sequential, maxRuns int, base, c *Cell) bool {
+	at := map[int]float64{}
+	for j, r := range base.Runs {
+		at[r] = base.Values[j]
+	}
+	scale := math.Abs(stat.Mean(base.Values, nil))
+	var d []float64
+	for j, r := range c.Runs {
+		if b, ok := at[r]; ok && scale > 0 {
+			d = append(d, 100*(c.Values[j]-b)/scale)
+		}
+	}
+	return len(d) >= 2 && q.WithinResolution(d, maxRuns)
 }
 
 func constant(xs []float64) bool {

@@ -243,3 +243,59 @@ func TestPairedTest(t *testing.T) {
 		t.Errorf("paired with run 0 missing: p %.5f, want %.5f", paired[0].Cells[0][1].P, want)
 	}
 }
+
+// In a plan with a stopping rule, a comparison settled by the rule's
+// resolution alone is marked "=": its interval at the rule's confidence
+// (runs 3, min 2: two looks, 1 − 0.05/2 = 0.975; two-sided t quantile at
+// df 2 is (2p−1)/sqrt(2p(1−p)) = 6.205 for p = 0.9875) is within ±1% of
+// tip and does not exclude 0.
+func TestWithinResolutionMark(t *testing.T) {
+	vals := map[string][][]float64{
+		"tip": {{100, 200, 300}},
+		// d = 0.1, -0.1, 0.05 % of tip's mean 200: half-width
+		// 6.205 · 0.104 / √3 = 0.37 ≤ 1, mean 0.017 inside it.
+		"short-task-v3": {{100.2, 199.8, 300.1}},
+		// d = 2, 4, 6 %: half-width 6.205 · 2 / √3 = 7.2 > 1.
+		"short-task-v4": {{104, 208, 312}},
+	}
+	p, recs := fakeResults(t, "hackbench -g 1", "time_s", workload.LowerIsBetter, vals)
+	plain, err := Analyze(p, recs, AnalyzeOptions{Test: Paired})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain[0].Cells[0][1].Within || plain[0].Cells[0][2].Within {
+		t.Errorf("without a stopping rule no cell is marked within the resolution")
+	}
+	p.Sequential = &experiment.Sequential{MinRuns: 2, WithinPct: 1}
+	tables, err := Analyze(p, recs, AnalyzeOptions{Test: Paired})
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := tables[0].Cells[0]
+	if !row[1].Within || row[2].Within {
+		t.Errorf("within the resolution: v3 %v (want true), v4 %v (want false)", row[1].Within, row[2].Within)
+	}
+	// At 0.5% resolution v3's 0.37 half-width still passes; at 0.3% not.
+	p.Sequential.WithinPct = 0.3
+	if tables, _ = Analyze(p, recs, AnalyzeOptions{Test: Paired}); tables[0].Cells[0][1].Within {
+		t.Errorf("v3 within ±0.3%%, though its half-width is 0.37%%")
+	}
+	p.Sequential.WithinPct = 1
+	tables, _ = Analyze(p, recs, AnalyzeOptions{Test: Paired})
+	var b bytes.Buffer
+	if err := FormatTables(&b, tables); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	lines := strings.Split(out, "\n")
+	var data string
+	for i, l := range lines {
+		if strings.HasPrefix(l, "load:") && i+1 < len(lines) {
+			data = lines[i+1]
+		}
+	}
+	// The row: tip's cell, then v3's ending in "=", then v4's in "~".
+	if !strings.Contains(out, "= within ±1% of tip by that rule") || !strings.HasSuffix(data, "~") || strings.Count(data, "% =") != 1 {
+		t.Errorf("table:\n%s", out)
+	}
+}
