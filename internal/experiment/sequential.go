@@ -114,10 +114,7 @@ func (p *Plan) pointIndex(c, v, r int) int { return c*p.cellSize() + v*p.Runs + 
 // own interval.
 func (p *Plan) settled(c, v, n int, rec func(index int) *Record) bool {
 	seq := p.Sequential
-	within := seq.WithinPct
-	if within <= 0 {
-		within = DefaultWithinPct
-	}
+	within := seq.WithinPct // Resolve and parsePlan make it positive
 	conf := seq.Confidence(p.Runs)
 	w := &p.Workloads[p.points[c*p.cellSize()].Workload]
 	metrics := w.Metrics

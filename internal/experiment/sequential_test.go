@@ -8,21 +8,15 @@ import (
 	"strings"
 	"testing"
 
+	"gonum.org/v1/gonum/stat"
+
 	"github.com/schedlab/schedlab/internal/workload"
 )
 
-// seqPlan resolves a one-load hackbench plan with a stopping rule; the
-// rule tests fill its records by hand.
-func seqPlan(t *testing.T, variants string, runs, minRuns int) *Plan {
+// resolveText parses and resolves an experiment file's text.
+func resolveText(t *testing.T, text string) *Plan {
 	t.Helper()
-	s, err := Parse("seq.yaml", []byte(`name: seq
-machines: [hikey]
-variants: [`+variants+`]
-runs: `+itoa(runs)+`
-sequential: {min_runs: `+itoa(minRuns)+`, within_pct: 1}
-workloads:
-  - hackbench -p -T -l 20 -g 1
-`))
+	s, err := Parse("seq.yaml", []byte(text))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,13 +24,26 @@ workloads:
 	if err != nil {
 		t.Fatal(err)
 	}
+	return p
+}
+
+// seqPlan resolves a one-load hackbench plan with a stopping rule; the
+// rule tests fill its records by hand.
+func seqPlan(t *testing.T, variants string, runs, minRuns int) *Plan {
+	t.Helper()
+	p := resolveText(t, `name: seq
+machines: [hikey]
+variants: [`+variants+`]
+runs: `+strconv.Itoa(runs)+`
+sequential: {min_runs: `+strconv.Itoa(minRuns)+`, within_pct: 1}
+workloads:
+  - hackbench -p -T -l 20 -g 1
+`)
 	if p.Sequential == nil {
 		t.Fatal("no stopping rule in the plan")
 	}
 	return p
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }
 
 // fill gives every point a record whose time_s is value(variant, run).
 func fill(p *Plan, value func(v, r int) float64) []*Record {
@@ -119,7 +126,7 @@ func TestSequentialRuleLooks(t *testing.T) {
 		for r := 0; r < n; r++ {
 			xs = append(xs, diff(r)) // tip's mean is 100: percent = value
 		}
-		mean, sd := meanSD(xs)
+		mean, sd := stat.MeanStdDev(xs, nil)
 		half := tq[n-1] * sd / math.Sqrt(float64(n))
 		if math.Abs(mean) > half || half <= 1 {
 			want = n
@@ -134,19 +141,6 @@ func TestSequentialRuleLooks(t *testing.T) {
 	if want == 3 || want == 10 {
 		t.Errorf("case settles at %d: choose figures that settle between the first and last look", want)
 	}
-}
-
-func meanSD(xs []float64) (float64, float64) {
-	var s float64
-	for _, x := range xs {
-		s += x
-	}
-	m := s / float64(len(xs))
-	var ss float64
-	for _, x := range xs {
-		ss += (x - m) * (x - m)
-	}
-	return m, math.Sqrt(ss / float64(len(xs)-1))
 }
 
 // A missing record below the runs needed leaves the cell incomplete, and
@@ -204,14 +198,7 @@ func TestSequentialColumns(t *testing.T) {
 
 // A plan of tip alone settles on tip's own interval.
 func TestSequentialTipOnly(t *testing.T) {
-	s, err := Parse("seq.yaml", []byte("name: seq\nmachines: [hikey]\nruns: 10\nsequential: {min_runs: 3}\nworkloads: [hackbench -p -T -l 20 -g 1]\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := Resolve(s, ResolveOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := resolveText(t, "name: seq\nmachines: [hikey]\nruns: 10\nsequential: {min_runs: 3}\nworkloads: [hackbench -p -T -l 20 -g 1]\n")
 	tight := fill(p, func(v, r int) float64 { return 100 + 0.01*noise[r] })
 	if ns, _ := p.cellNeed(0, func(i int) *Record { return tight[i] }); ns[0] != 3 {
 		t.Errorf("tight tip: %v runs, want 3", ns)
@@ -278,7 +265,7 @@ func TestSequentialSweep(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs simulations")
 	}
-	s, err := Parse("seqsweep.yaml", []byte(`name: seqsweep
+	p := resolveText(t, `name: seqsweep
 machines: [hikey]
 variants: [short-task-v3]
 runs: 5
@@ -287,14 +274,7 @@ seed: 3
 workloads:
   - hackbench -p -T -l 20 -g 1,2
   - schbench -m 1 -t 2 -r 1
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := Resolve(s, ResolveOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	one, err := Sweep(p, SweepOptions{Jobs: 1})
 	if err != nil {
 		t.Fatal(err)

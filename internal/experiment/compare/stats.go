@@ -329,17 +329,9 @@ func (t *Table) summarize(row []Cell, warn map[string]bool) {
 // difference is the same the test has no spread: p is 1 if they are 0,
 // else 0 (the simulation is exact there).
 func pairedP(base, c *Cell, harmonic bool) float64 {
-	at := map[int]float64{}
-	for j, r := range base.Runs {
-		at[r] = base.Values[j]
-	}
 	var d []float64
-	for j, r := range c.Runs {
-		b, ok := at[r]
-		if !ok {
-			continue
-		}
-		x := c.Values[j]
+	for _, pr := range pairs(base, c) {
+		b, x := pr[0], pr[1]
 		if harmonic {
 			if b <= 0 || x <= 0 {
 				continue
@@ -367,18 +359,31 @@ func pairedP(base, c *Cell, harmonic bool) float64 {
 // runs c and base share (by run index): differences in percent of base's
 // mean, as the rule takes them.
 func withinResolution(q *experiment.Sequential, maxRuns int, base, c *Cell) bool {
+	scale := math.Abs(stat.Mean(base.Values, nil))
+	if scale == 0 {
+		return false
+	}
+	var d []float64
+	for _, pr := range pairs(base, c) {
+		d = append(d, 100*(pr[1]-pr[0])/scale)
+	}
+	return len(d) >= 2 && q.WithinResolution(d, maxRuns)
+}
+
+// pairs are the values of the runs c and base share, matched by run
+// index (the seed they share), in c's order: {base's, c's}.
+func pairs(base, c *Cell) [][2]float64 {
 	at := map[int]float64{}
 	for j, r := range base.Runs {
 		at[r] = base.Values[j]
 	}
-	scale := math.Abs(stat.Mean(base.Values, nil))
-	var d []float64
+	var out [][2]float64
 	for j, r := range c.Runs {
-		if b, ok := at[r]; ok && scale > 0 {
-			d = append(d, 100*(c.Values[j]-b)/scale)
+		if b, ok := at[r]; ok {
+			out = append(out, [2]float64{b, c.Values[j]})
 		}
 	}
-	return len(d) >= 2 && q.WithinResolution(d, maxRuns)
+	return out
 }
 
 func constant(xs []float64) bool {
