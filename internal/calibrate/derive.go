@@ -12,6 +12,7 @@ import (
 	"github.com/schedlab/schedlab/internal/cpumask"
 	"github.com/schedlab/schedlab/internal/engine"
 	"github.com/schedlab/schedlab/internal/topology"
+	"github.com/schedlab/schedlab/internal/workload/kobj"
 )
 
 // Options tune the microbenchmarks' length.
@@ -140,6 +141,9 @@ const (
 //	context_switch_mm_ns   = hop(ring of 8 processes) − hop(ring of 8 threads), on one CPU
 //	ipi_same_llc_ns        = RTT(same LLC)/2 − (write + read of 100 B) − context_switch
 //	                         − the exit latency of the idle state the governor picks for RTT/2
+//	                         − the pipe's lines a hop moves (kobj.PipeHopLines, 10 for
+//	                           100 B) × the line bounce measured at that distance, which
+//	                           the model charges apart (model_kobj_lines)
 //	ipi_other_llc/node_ns  = the same for CPUs in another LLC / node
 //	line_*_ns              = one-way cache-line bounce latency by distance
 //	smt_factor             = throughput beside a busy sibling / alone
@@ -228,7 +232,17 @@ func Derive(m *Measurements, spec *topology.MachineSpec) []Setting {
 		} else {
 			idleNote = "calibration: no cpuidle states on " + m.Host + "; the halt exit is folded into ipi_*_ns"
 		}
-		add(key, half-pipeOps-cs-exit, fmt.Sprintf("pipe ping-pong cpu %d ↔ %d (%s): round trip %.0f ns / 2 less a write, a read and a context switch, %s", pp.A, pp.B, pp.Dist, pp.RoundTrip, note))
+		// The model charges a hop between two cores for the pipe's
+		// lines (kobj.PipeHopLines, model_kobj_lines) on top of the IPI:
+		// take them out of the measured hop, at the bounce measured at
+		// that distance, so that they are not counted twice.
+		lines, lineNote := 0.0, ""
+		if lb, ok := bounceAt(m.Lines, pp.Dist); ok && pp.Dist != costmodel.SameCore && pp.Dist != costmodel.SameCPU {
+			n := kobj.PipeHopLines(smallMsg)
+			lines = float64(n) * lb
+			lineNote = fmt.Sprintf(", the pipe's %d cache lines (%d × %.0f ns)", n, n, lb)
+		}
+		add(key, half-pipeOps-cs-exit-lines, fmt.Sprintf("pipe ping-pong cpu %d ↔ %d (%s): round trip %.0f ns / 2 less a write, a read and a context switch%s, %s", pp.A, pp.B, pp.Dist, pp.RoundTrip, lineNote, note))
 		done[key] = true
 	}
 	if idleNote != "" {
@@ -272,6 +286,16 @@ func Derive(m *Measurements, spec *topology.MachineSpec) []Setting {
 }
 
 // orderedPingPongs sorts by distance, nearest first (stable).
+// bounceAt is the one-way line bounce measured at distance d, if any.
+func bounceAt(lines []LineBounce, d costmodel.Distance) (float64, bool) {
+	for _, lb := range lines {
+		if lb.Dist == d {
+			return lb.OneWay, true
+		}
+	}
+	return 0, false
+}
+
 func orderedPingPongs(pp []PingPong) []PingPong {
 	out := append([]PingPong(nil), pp...)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Dist < out[j].Dist })

@@ -27,6 +27,18 @@ const (
 	lineSize      = 64
 )
 
+// PipeHopLines is how many cache lines this model charges one hop of a
+// pipe ping-pong between two CPUs of different cores (a write of bytes to
+// one pipe by one end, then its read by the other, each end alone on its
+// CPU): the write's PipeLines, which the other end's last read of that
+// pipe left on its CPU, and the read's PipeLines plus the data's lines.
+// schedlab calibrate subtracts them from the measured hop so that the
+// IPI latency it derives does not count them twice (package calibrate,
+// Derive).
+func PipeHopLines(bytes int) int {
+	return 2*PipeLines + (bytes+lineSize-1)/lineSize
+}
+
 // lines records which CPU last wrote a kernel object's shared lines (meta)
 // and its data, so that the next call from another CPU pays for moving
 // them (Settings.KobjLines). Each is the CPU plus one, so that the zero

@@ -82,3 +82,47 @@ func TestPipeLines(t *testing.T) {
 		t.Errorf("model_kobj_lines off: %d ns, want 0", got)
 	}
 }
+
+// TestPipeHopLines: in a ping-pong between CPU 0 and CPU 1 (same CCX, 17 ns
+// a line) over two pipes, once both pipes have been round once, each hop
+// (a write of 100 bytes to one pipe from one end, its read from the other)
+// pays the lines PipeHopLines counts, the figure schedlab calibrate takes
+// out of the measured hop: the write's 4, the read's 4 and 2 data lines.
+func TestPipeHopLines(t *testing.T) {
+	k := zen3Kernel(t)
+	k.S.KobjLines = true
+	pipes := [2]*Pipe{NewPipe(), NewPipe()}
+	for _, p := range pipes {
+		p.Lines = true
+	}
+	var io IO
+	hop := func(p *Pipe, from, to int) engine.Time {
+		var paid engine.Time
+		k.SetThisCPU(cpumask.CPU(from))
+		paid += p.lines.cost(k, cpumask.CPU(from), PipeLines, 0)
+		io.Reset(100)
+		if !p.Write(k, nil, &io) {
+			t.Fatal("write blocked")
+		}
+		k.SetThisCPU(cpumask.CPU(to))
+		paid += p.lines.cost(k, cpumask.CPU(to), PipeLines, 100)
+		io.Reset(100)
+		if !p.Read(k, nil, &io) {
+			t.Fatal("read blocked")
+		}
+		return paid
+	}
+	for round := range 3 {
+		there, back := hop(pipes[0], 0, 1), hop(pipes[1], 1, 0)
+		if round == 0 {
+			continue // the first round finds lines nobody or one end wrote
+		}
+		want := engine.Time(4+4+2) * 17
+		if got := engine.Time(PipeHopLines(100)) * 17; got != want {
+			t.Fatalf("PipeHopLines(100) × 17 = %d ns, want %d", got, want)
+		}
+		if there != want || back != want {
+			t.Errorf("round %d: hops paid %d and %d ns, want %d each", round, there, back, want)
+		}
+	}
+}
