@@ -157,21 +157,32 @@ func TestParseHackbenchTime(t *testing.T) {
 	}
 }
 
-// Golden: the validation table's layout.
+// Golden: the validation table's layout; the simulated column is the mean
+// over the seeds, the real one the median, and the summary counts the rows
+// within the tolerance (0.92 is, 1.25 is not, a failed simulation is not
+// counted).
 func TestValidationTableFormat(t *testing.T) {
 	res := []HackbenchResult{
-		{HackbenchCase: HackbenchCase{"-T", 1, 200}, Real: []float64{0.05, 0.04, 0.06}, Sim: 0.045},
+		{HackbenchCase: HackbenchCase{"-T", 1, 200}, Real: []float64{0.05, 0.04, 0.06}, Sim: []float64{0.045, 0.047}},
+		{HackbenchCase: HackbenchCase{"-T", 2, 200}, Real: []float64{0.1}, Sim: []float64{0.12, 0.13}},
 		{HackbenchCase: HackbenchCase{"-P", 4, 200}, Real: []float64{0.2, 0.3}, SimErr: errors.New("x")},
 	}
 	var b bytes.Buffer
-	if err := WriteValidationTable(&b, res); err != nil {
+	if err := WriteValidationTable(&b, res, 15); err != nil {
 		t.Fatal(err)
 	}
-	want := "  hackbench  groups  loops  real (s)  simulated (s)  sim/real\n" +
-		"      -p -T       1    200     0.050          0.045      0.90\n" +
-		"      -p -P       4    200     0.250              -         -\n"
+	want := "  hackbench  groups  loops  real (s)   real range  simulated (s)    sim range  sim/real  within ±15%\n" +
+		"      -p -T       1    200     0.050  0.040-0.060          0.046  0.045-0.047      0.92          yes\n" +
+		"      -p -T       2    200     0.100  0.100-0.100          0.125  0.120-0.130      1.25           no\n" +
+		"      -p -P       4    200     0.250  0.200-0.300              -            -         -            -\n" +
+		"\n1 of 2 cases within ±15% of real\n"
 	if b.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+	// The tolerance's edge counts as within.
+	edge := HackbenchResult{Real: []float64{1}, Sim: []float64{0.85}}
+	if !edge.Within(15) || edge.Within(14.9) {
+		t.Errorf("ratio 0.85: within 15%% %v, within 14.9%% %v", edge.Within(15), edge.Within(14.9))
 	}
 	if got := (HackbenchCase{"-P", 2, 10}).Args(); strings.Join(got, " ") != "-p -P -g 2 -l 10" {
 		t.Errorf("args %v", got)

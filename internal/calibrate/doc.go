@@ -11,12 +11,13 @@
 // section of a machine file (what `schedlab calibrate` prints). Which
 // parameter each measurement gives is in docs/costs.md, "Calibration".
 //
-// Validate runs rt-tests' hackbench on the host and the simulated
-// hackbench with the same arguments through the run pipeline (sim.Run),
-// and WriteValidationTable prints both times and their ratio (`schedlab
-// validate hackbench`). ValidationMachine picks the simulated machine: a
-// calibrated machine file, the host with a costs file, or the host after a
-// quick calibration.
+// Validate runs rt-tests' hackbench on the host, in rounds over the cases,
+// and the simulated hackbench with the same arguments through the run
+// pipeline (sim.Run) for a few seeds, and WriteValidationTable prints both
+// times, their ranges and ratio, and how many cases are within a tolerance
+// (`schedlab validate hackbench`). ValidationMachine picks the simulated
+// machine: a calibrated machine file, the host with a costs file, or the
+// host after a calibration run.
 //
 // This package reads the wall clock and runs real programs; the CLI uses
 // it, a simulation never does. The parameters, their defaults and their

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"regexp"
@@ -35,8 +36,8 @@ func (c HackbenchCase) Args() []string {
 // HackbenchResult is a case's real and simulated times.
 type HackbenchResult struct {
 	HackbenchCase
-	Real   []float64 // seconds, one per run
-	Sim    float64   // seconds; 0 with SimErr set when it could not run
+	Real   []float64 // seconds, one per real run
+	Sim    []float64 // seconds, one per seed; empty with SimErr set when it could not run
 	SimErr error
 }
 
@@ -51,6 +52,35 @@ func (r HackbenchResult) RealMedian() float64 {
 		return v[len(v)/2]
 	}
 	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+}
+
+// SimMean is the mean of the simulated times over the seeds.
+func (r HackbenchResult) SimMean() float64 {
+	if len(r.Sim) == 0 {
+		return 0
+	}
+	sum := 0.0
+	for _, v := range r.Sim {
+		sum += v
+	}
+	return sum / float64(len(r.Sim))
+}
+
+// Ratio is the simulated mean over the real median; ok is false when
+// either is missing.
+func (r HackbenchResult) Ratio() (ratio float64, ok bool) {
+	real := r.RealMedian()
+	if r.SimErr != nil || len(r.Sim) == 0 || real <= 0 {
+		return 0, false
+	}
+	return r.SimMean() / real, true
+}
+
+// Within reports whether the simulated mean is within ±pct percent of the
+// real median.
+func (r HackbenchResult) Within(pct float64) bool {
+	q, ok := r.Ratio()
+	return ok && math.Abs(q-1) <= pct/100+1e-12
 }
 
 var hackbenchTimeRE = regexp.MustCompile(`^Time: (\d+\.\d+)\s*$`)
@@ -78,29 +108,51 @@ func RunRealHackbench(bin string, args []string) (float64, error) {
 	return ParseHackbenchTime(out.Bytes())
 }
 
-// WriteValidationTable prints the real and simulated times and their
-// ratio, one row per case.
-func WriteValidationTable(w io.Writer, results []HackbenchResult) error {
+// WriteValidationTable prints the real median and range, the simulated
+// mean and range over the seeds and their ratio, one row per case, and how
+// many cases are within ±pct percent.
+func WriteValidationTable(w io.Writer, results []HackbenchResult, pct float64) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "hackbench\tgroups\tloops\treal (s)\tsimulated (s)\tsim/real\t")
+	fmt.Fprintf(tw, "hackbench\tgroups\tloops\treal (s)\treal range\tsimulated (s)\tsim range\tsim/real\twithin ±%g%%\t\n", pct)
+	in, n := 0, 0
 	for _, r := range results {
-		real := r.RealMedian()
-		sim, ratio := "-", "-"
-		if r.SimErr == nil {
-			sim = fmt.Sprintf("%.3f", r.Sim)
-			if real > 0 {
-				ratio = fmt.Sprintf("%.2f", r.Sim/real)
+		sim, simRange, ratio, within := "-", "-", "-", "-"
+		if q, ok := r.Ratio(); ok {
+			sim, simRange = fmt.Sprintf("%.3f", r.SimMean()), span(r.Sim)
+			ratio, within = fmt.Sprintf("%.2f", q), "no"
+			n++
+			if r.Within(pct) {
+				within = "yes"
+				in++
 			}
 		}
-		fmt.Fprintf(tw, "-p %s\t%d\t%d\t%.3f\t%s\t%s\t\n", r.Mode, r.Groups, r.Loops, real, sim, ratio)
+		fmt.Fprintf(tw, "-p %s\t%d\t%d\t%.3f\t%s\t%s\t%s\t%s\t%s\t\n", r.Mode, r.Groups, r.Loops, r.RealMedian(), span(r.Real), sim, simRange, ratio, within)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "\n%d of %d cases within ±%g%% of real\n", in, n, pct)
+	return err
+}
+
+// span is the smallest and largest of v, "min-max".
+func span(v []float64) string {
+	if len(v) == 0 {
+		return "-"
+	}
+	lo, hi := v[0], v[0]
+	for _, x := range v {
+		lo, hi = math.Min(lo, x), math.Max(hi, x)
+	}
+	return fmt.Sprintf("%.3f-%.3f", lo, hi)
 }
 
 // ValidationMachine resolves the machine validation simulates and its
 // costs, and says where the costs come from: the machine file (a file
 // written by schedlab calibrate) with costsFile on top, or the host with
-// costsFile, or — with neither — the host after a quick calibration run,
+// costsFile, or — with neither — the host after a calibration run (the
+// full one: the quick one's figures move the simulated times by ±20% from
+// one calibration to the next on a VM),
 // written to a temporary machine file (returned, for the caller to remove)
 // so that the simulation loads it as any other machine.
 func ValidationMachine(machine, costsFile string, log io.Writer) (spec *topology.MachineSpec, p *costmodel.Params, how, tmpFile string, err error) {
@@ -119,9 +171,9 @@ func ValidationMachine(machine, costsFile string, log io.Writer) (spec *topology
 		return spec, p, "from " + costsFile, "", err
 	}
 	if log != nil {
-		fmt.Fprintln(log, "calibrating (quick)...")
+		fmt.Fprintln(log, "calibrating...")
 	}
-	m, err := Measure(spec, Options{Quick: true})
+	m, err := Measure(spec, Options{})
 	if err != nil {
 		return nil, nil, "", "", err
 	}
@@ -137,29 +189,56 @@ func ValidationMachine(machine, costsFile string, log io.Writer) (spec *topology
 		return nil, nil, "", "", err
 	}
 	defer f.Close()
-	if err := WriteMachine(f, spec, settings, []string{"schedlab validate: quick calibration"}); err != nil {
+	if err := WriteMachine(f, spec, settings, []string{"schedlab validate: calibration"}); err != nil {
 		os.Remove(f.Name())
 		return nil, nil, "", "", err
 	}
-	return spec, p, "quick calibration now", f.Name(), nil
+	return spec, p, "calibration now", f.Name(), nil
 }
 
-// Validate runs every case: the real binary bin runs times, the simulated
-// hackbench once (it is deterministic) through the run pipeline (sim.Run)
-// with base's machine, kernel and run options.
-func Validate(bin string, cases []HackbenchCase, runs int, base sim.Config) ([]HackbenchResult, error) {
-	var out []HackbenchResult
-	for _, c := range cases {
-		r := HackbenchResult{HackbenchCase: c}
-		for range runs {
+// Validate runs every case: the real binary bin runs times per case, in
+// rounds (one run of every case, then the next round), so that a machine
+// whose speed drifts during the validation (a VM's neighbours, frequency)
+// shifts every case alike rather than the cases run last; then, with no
+// real run beside it, the simulated hackbench once per seed (base.Seed and
+// the seeds-1 after it; each is deterministic) through the run pipeline
+// (sim.Run) with base's machine, kernel and run options. progress, when
+// not nil, is called after each real run and each simulation with the
+// fraction done.
+func Validate(bin string, cases []HackbenchCase, runs, seeds int, base sim.Config, progress func(frac float64)) ([]HackbenchResult, error) {
+	out := make([]HackbenchResult, len(cases))
+	total, done := float64(len(cases)*(runs+seeds)), 0.0
+	step := func() {
+		done++
+		if progress != nil {
+			progress(done / total)
+		}
+	}
+	for i, c := range cases {
+		out[i].HackbenchCase = c
+	}
+	for range runs {
+		for i, c := range cases {
 			t, err := RunRealHackbench(bin, c.Args())
 			if err != nil {
 				return nil, err
 			}
-			r.Real = append(r.Real, t)
+			out[i].Real = append(out[i].Real, t)
+			step()
 		}
-		r.Sim, r.SimErr = simulate(base, c.Args())
-		out = append(out, r)
+	}
+	for i, c := range cases {
+		for s := range seeds {
+			cfg := base
+			cfg.Seed = base.Seed + uint64(s)
+			t, err := simulate(cfg, c.Args())
+			if err != nil {
+				out[i].Sim, out[i].SimErr = nil, err
+				break
+			}
+			out[i].Sim = append(out[i].Sim, t)
+			step()
+		}
 	}
 	return out, nil
 }

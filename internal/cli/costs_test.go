@@ -54,22 +54,26 @@ func TestValidateHackbench(t *testing.T) {
 	testutil.NeedTool(t, "hackbench")
 	costs := filepath.Join(t.TempDir(), "costs.yaml")
 	os.WriteFile(costs, []byte("context_switch_ns: 1000\n"), 0o644)
-	code, out, errs := runCostsCLI("validate", "hackbench", "--groups", "1", "--loops", "5", "--runs", "1", "--costs", costs)
+	code, out, errs := runCostsCLI("validate", "hackbench", "--groups", "1", "--loops", "5", "--runs", "1", "--seeds", "2", "--seed", "3", "--costs", costs)
 	if code != 0 {
 		t.Fatalf("exit %d, stderr %q", code, errs)
 	}
 	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
-	if len(lines) != 6 || !strings.HasPrefix(lines[0], "machine host (") || !strings.Contains(lines[0], "costs: from "+costs) {
+	if len(lines) != 8 || !strings.HasPrefix(lines[0], "machine host (") || !strings.Contains(lines[0], "costs: from "+costs) ||
+		!strings.Contains(lines[1], "median of 1 runs in rounds") || !strings.HasSuffix(lines[1], "mean of seeds 3-4") {
 		t.Fatalf("output:\n%s", out)
 	}
-	if got := strings.Fields(lines[3]); strings.Join(got, " ") != "hackbench groups loops real (s) simulated (s) sim/real" {
+	if got := strings.Fields(lines[3]); strings.Join(got, " ") != "hackbench groups loops real (s) real range simulated (s) sim range sim/real within ±15%" {
 		t.Errorf("table header %q", lines[3])
 	}
-	row := regexp.MustCompile(`^\s+-p -[TP]\s+1\s+5\s+\d+\.\d{3}\s+\d+\.\d{3}\s+(\d+\.\d\d|-)$`)
-	for _, l := range lines[4:] {
+	row := regexp.MustCompile(`^\s+-p -[TP]\s+1\s+5\s+\d+\.\d{3}\s+\d+\.\d{3}-\d+\.\d{3}\s+\d+\.\d{3}\s+\d+\.\d{3}-\d+\.\d{3}\s+\d+\.\d\d\s+(yes|no)$`)
+	for _, l := range lines[4:6] {
 		if !row.MatchString(l) {
 			t.Errorf("row %q", l)
 		}
+	}
+	if !regexp.MustCompile(`^[0-2] of 2 cases within ±15% of real$`).MatchString(lines[7]) {
+		t.Errorf("summary %q", lines[7])
 	}
 }
 
@@ -77,6 +81,17 @@ func TestValidateErrors(t *testing.T) {
 	code, _, errs := runCostsCLI("validate", "hackbench", "--hackbench", "no-such-hackbench-binary")
 	if code != 2 || !strings.Contains(errs, "install rt-tests") {
 		t.Errorf("exit %d, %q", code, errs)
+	}
+	// hackbench is looked up first; sh stands in for it.
+	for _, c := range []struct{ flag, value, want string }{
+		{"--seeds", "0", "--seeds must be at least 1"},
+		{"--within", "0", "--within must be a positive percentage"},
+		{"--runs", "0", "--runs must be at least 1"},
+	} {
+		code, out, errs := runCostsCLI("validate", "hackbench", "--hackbench", "sh", c.flag, c.value)
+		if code != 2 || out != "" || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, c.want) {
+			t.Errorf("%s %s: exit %d, out %q, stderr %q", c.flag, c.value, code, out, errs)
+		}
 	}
 }
 

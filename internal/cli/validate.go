@@ -28,6 +28,8 @@ func init() {
 			rf           runFlags
 			groups       string
 			loops, runs  int
+			seeds        int
+			within       float64
 			modes        string
 			hackbenchBin string
 		)
@@ -37,11 +39,15 @@ func init() {
 			Long: `Run rt-tests' hackbench (Debian package rt-tests) on this machine with
 -p -T and -p -P for each group count, and the simulated hackbench with the
 same arguments on this machine's model, and print the real time (the median
-of --runs runs), the simulated time and their ratio.
+of --runs runs), the simulated time (the mean over --seeds seeds, from
+--seed on), both ranges, their ratio, and how many cases are within
+±--within percent. The real runs go in rounds (every case once, then again)
+so that a drifting machine shifts every case alike; the simulations run
+after them, never beside a real run.
 
 The simulated machine is "host" with costs from, in order of preference:
 --machine FILE (a file written by schedlab calibrate), --costs FILE, or a
-quick calibration run first (a few seconds). The simulation goes through the
+calibration run first (about ten seconds). The simulation goes through the
 same run pipeline as 'schedlab run', so --kernel, --variant, --feature,
 --sysctl, --seed and the other run options apply. The table is what it is:
 the parameters are never tuned per case.`,
@@ -67,6 +73,12 @@ the parameters are never tuned per case.`,
 				if runs < 1 {
 					return errors.New("--runs must be at least 1")
 				}
+				if seeds < 1 {
+					return errors.New("--seeds must be at least 1")
+				}
+				if !(within > 0) {
+					return errors.New("--within must be a positive percentage")
+				}
 				if err := rf.check(cmd.Flags()); err != nil {
 					return err
 				}
@@ -89,18 +101,26 @@ the parameters are never tuned per case.`,
 				if err := cfg.Resolve(); err != nil {
 					return err
 				}
-				fmt.Fprintf(env.Stdout, "machine %s (%d CPUs), costs: %s\nreal: %s, median of %d runs; simulated: schedlab, kernel %s%s, seed %d\n\n",
-					spec.Name, len(spec.CPUs), how, bin, runs, cfg.Kernel, variantSuffix(cfg.VariantLabel()), cfg.Seed)
-				results, err := calibrate.Validate(bin, cases, runs, cfg)
+				seedText := fmt.Sprintf("seed %d", cfg.Seed)
+				if seeds > 1 {
+					seedText = fmt.Sprintf("mean of seeds %d-%d", cfg.Seed, cfg.Seed+uint64(seeds)-1)
+				}
+				pr := newProgress(env)
+				results, err := calibrate.Validate(bin, cases, runs, seeds, cfg, pr.run)
+				pr.clear()
 				if err != nil {
 					return err
 				}
-				return calibrate.WriteValidationTable(env.Stdout, results)
+				fmt.Fprintf(env.Stdout, "machine %s (%d CPUs), costs: %s\nreal: %s, median of %d runs in rounds; simulated: schedlab, kernel %s%s, %s\n\n",
+					spec.Name, len(spec.CPUs), how, bin, runs, cfg.Kernel, variantSuffix(cfg.VariantLabel()), seedText)
+				return calibrate.WriteValidationTable(env.Stdout, results, within)
 			},
 		}
 		hb.Flags().StringVar(&groups, "groups", "1,2,4", "group counts (-g)")
 		hb.Flags().IntVar(&loops, "loops", 200, "messages per sender and receiver (-l)")
-		hb.Flags().IntVar(&runs, "runs", 3, "real runs per case (the median is shown)")
+		hb.Flags().IntVar(&runs, "runs", 9, "real runs per case (the median is shown)")
+		hb.Flags().IntVar(&seeds, "seeds", 3, "simulated runs per case, one per seed from --seed (the mean is shown)")
+		hb.Flags().Float64Var(&within, "within", 15, "the tolerance the last column and the summary count, in percent of the real time")
 		hb.Flags().StringVar(&modes, "modes", "T,P", "T (threads), P (processes) or both")
 		rf.add(hb.Flags(), false)
 		hb.Flags().Lookup("machine").Usage = "the simulated machine: a file from schedlab calibrate (default: host, calibrated now)"
