@@ -361,17 +361,40 @@ func (k *Kernel) stopIdleTick(rq *Rq) {
 	k.Eng.Cancel(rq.tickTimer)
 }
 
-// exitIdle restarts the tick on the next jiffy boundary (tick_nohz_idle_exit).
+// exitIdle restarts the tick at the CPU's next tick instant after now
+// (tick_nohz_idle_exit; tick_nohz_restart forwards the tick's hrtimer from
+// its last expiry by whole ticks, so the CPU keeps its phase).
 func (k *Kernel) exitIdle(rq *Rq) {
 	k.costsExitIdle(rq)
 	if rq.NohzTickStopped {
 		// load balancing: the CPU leaves the NOHZ idle set at its
 		// first busy tick (nohz_balancer_kick), not here.
 		rq.NohzTickStopped = false
-		now := uint64(k.Eng.Now())
-		next := (now/k.tickNsec + 1) * k.tickNsec
-		k.Eng.Schedule(rq.tickTimer, engine.Time(next))
+		k.Eng.Schedule(rq.tickTimer, k.nextTick(rq.CPU, k.Eng.Now()))
 	}
+}
+
+// tickOffset is the CPU's tick phase within a jiffy: 0, or with
+// Settings.SkewTick the offset tick_setup_sched_timer adds when the boot
+// parameter skew_tick is set (v5.12–v6.19): TICK_NSEC/2 divided by the
+// number of possible CPUs (do_div's integer quotient), times the CPU's
+// number.
+func (k *Kernel) tickOffset(cpu cpumask.CPU) uint64 {
+	if !k.S.SkewTick {
+		return 0
+	}
+	return (k.tickNsec >> 1) / uint64(k.NrCPUs()) * uint64(cpu)
+}
+
+// nextTick is the first of cpu's tick instants strictly after now
+// (hrtimer_forward's expiry): jiffy boundaries plus the CPU's offset.
+func (k *Kernel) nextTick(cpu cpumask.CPU, now engine.Time) engine.Time {
+	off := k.tickOffset(cpu)
+	t := uint64(now)
+	if t < off {
+		return engine.Time(off)
+	}
+	return engine.Time(((t-off)/k.tickNsec+1)*k.tickNsec + off)
 }
 
 // schedTick mirrors core.c:sched_tick (v6.19) for a CPU whose tick runs:

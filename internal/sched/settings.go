@@ -205,6 +205,16 @@ type Settings struct {
 	// With the machine file's latency_limit_us the smaller one holds.
 	IdleLatencyLimitUs int `sysctl:"model_idle_latency_limit_us"`
 
+	// SkewTick mirrors the boot parameter skew_tick=1
+	// (tick-sched.c:tick_setup_sched_timer, v5.12–v6.19): each CPU's tick
+	// is offset from the jiffy boundary by TICK_NSEC/2 / nr_possible_cpus
+	// × its CPU number, so the CPUs' ticks, and the periodic balancing
+	// they trigger, do not all fall on one instant. Off in every baseline,
+	// as the kernel's default (sched_skew_tick = 0) leaves every CPU's
+	// tick on the jiffy boundary (a restarted tick keeps its CPU's phase,
+	// tick_nohz_restart's hrtimer_forward from last_tick).
+	SkewTick bool `sysctl:"model_skew_tick"`
+
 	// --- wakeup path ---
 
 	// SISScanCost is the time, in ns, select_idle_cpu is taken to spend per
