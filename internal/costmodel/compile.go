@@ -38,6 +38,9 @@ type Table struct {
 	Balance BalanceCosts
 	// Syscalls are the system calls' work, which the workloads charge.
 	Syscalls Syscalls
+	// Kthreads are the runs of a quiet server's kernel threads
+	// (package kthreads, --sysctl model_kthreads=1).
+	Kthreads KthreadCosts
 
 	// IPISameLLC is the latency of an IPI within an LLC; IPIOther[a][b]
 	// from a CPU of node a to a CPU of another LLC on node b (the
@@ -80,6 +83,14 @@ type Table struct {
 // cpuLoc is where a CPU is: its SMT core, LLC and node (topology.CPUSpec's
 // ids).
 type cpuLoc struct{ core, llc, node int32 }
+
+// KthreadCosts are the work of one run of each kernel thread of a quiet
+// server, in ns at capacity 1024 and maximum frequency (the
+// kthread_* parameters); the threads run it as an ordinary run, so it
+// scales with the CPU's speed as other work does.
+type KthreadCosts struct {
+	Vmstat, ShepherdPerCPU, RCUGP, Kcompactd engine.Time
+}
 
 // BalanceCosts are the load balancer's work (the lb_*, nohz_cpu_ns,
 // stopper_switch_ns, uba_* and cpufreq_update_* parameters), in ns at
@@ -251,6 +262,12 @@ func Compile(p *Params, spec *topology.MachineSpec) *Table {
 		TaskMigrated:           p.LBMigrate,
 		NohzPerCPU:             p.NohzCPU,
 		StopperSwitch:          p.StopperSwitch,
+	}
+	t.Kthreads = KthreadCosts{
+		Vmstat:         p.KthreadVmstat,
+		ShepherdPerCPU: p.KthreadShepherdCPU,
+		RCUGP:          p.KthreadRCUGP,
+		Kcompactd:      p.KthreadKcompactd,
 	}
 	t.IPISameLLC = p.IPISameLLC
 	t.IdleExit = p.IdleExit

@@ -220,6 +220,22 @@ type Params struct {
 	// (sugov_next_freq_shared reads every CPU's utilisation)
 	// (BalanceCosts.CpufreqUpdatePerCPU).
 	CpufreqUpdateCPU engine.Time `cost:"cpufreq_update_cpu_ns" unit:"ns" range:"0,1e7" work:"scaled"`
+
+	// KthreadVmstat is one run of vmstat_update on a CPU's kworker
+	// (refresh_cpu_vm_stats folding the CPU's counter deltas into the
+	// zones' and the node's), with --sysctl model_kthreads=1
+	// (KthreadCosts.Vmstat).
+	KthreadVmstat engine.Time `cost:"kthread_vmstat_ns" unit:"ns" range:"0,1e8" work:"scaled" group:"Kernel threads"`
+	// KthreadShepherdCPU is vmstat_shepherd's cost per online CPU it
+	// checks for counter deltas (need_update) (KthreadCosts.ShepherdPerCPU).
+	KthreadShepherdCPU engine.Time `cost:"kthread_shepherd_cpu_ns" unit:"ns" range:"0,1e7" work:"scaled"`
+	// KthreadRCUGP is one run of the RCU grace-period kthread
+	// (rcu_gp_kthread: a grace period's start, a force-quiescent-state
+	// scan or its cleanup) (KthreadCosts.RCUGP).
+	KthreadRCUGP engine.Time `cost:"kthread_rcu_gp_ns" unit:"ns" range:"0,1e8" work:"scaled"`
+	// KthreadKcompactd is one proactive-compaction check of a node's
+	// kcompactd that finds nothing to do (KthreadCosts.Kcompactd).
+	KthreadKcompactd engine.Time `cost:"kthread_kcompactd_ns" unit:"ns" range:"0,1e8" work:"scaled"`
 }
 
 // Param describes one parameter.

@@ -66,6 +66,8 @@ const (
 		"100-byte pipe write and read on one pinned CPU, 387 ns a pair single-threaded, 433 ns once a second (idle) thread " +
 		"shares the descriptor table: 23 ns a call; schedlab calibrate's Go loop with and without unshare(CLONE_FILES) " +
 		"agrees (464 and 502 ns a pair: 19 ns a call)"
+	citeKthreadVM = "measured on the development VM (AMD EPYC Milan vCPUs, 2 CPUs, Linux 6.18 guest, otherwise idle) " +
+		"[a VM: bare metal is likely faster]: /proc/PID/sched's sum_exec_runtime and nr_switches 30 s apart"
 	citeSpecIdle = "not used: the machine spec lists cpuidle states (internal/topology/presets.go), whose exit latencies win"
 )
 
@@ -119,6 +121,10 @@ func zen3(nps int) []entry {
 		{"mem_bw_node_gbps", 170, citeHBv3 + ": half per socket (NPS1: one node per socket)"},
 		{"remote_mem_factor", 1.7, "estimate [unverified]: remote-socket DRAM latency ≈ 1.7× local on 2P EPYC (local ≈ 113–122 ns, AnandTech EPYC Rome review)"},
 		{"sis_scan_cpu_ns", 30, "estimate: one remote rq line inside the CCX (17 ns, " + citeC2C + ") plus the loop"},
+		{"kthread_vmstat_ns", 5000, "estimate [unverified]: refresh_cpu_vm_stats walks about 50 zone, 40 node and a few NUMA counters per populated zone of the CPU's diffs and folds the non-zero ones atomically into shared lines, a few µs"},
+		{"kthread_shepherd_cpu_ns", 100, "estimate [unverified]: need_update's memchr_inv over one CPU's per-zone diff arrays (two or three lines from another core's cache, " + citeC2C + ")"},
+		{"kthread_rcu_gp_ns", 15000, citeKthreadVM + ": rcu_preempt ran 131 times in 30 s for 2.06 ms, 15.7 µs a run"},
+		{"kthread_kcompactd_ns", 35000, citeKthreadVM + ": kcompactd0 ran 59 times in 30 s for 2.04 ms, 34.6 µs a run"},
 	}
 	if nps == 4 {
 		for i := range e {

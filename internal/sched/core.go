@@ -436,6 +436,18 @@ type TaskSpec struct {
 	// MM is the address space (threads of a process share one); 0 gives
 	// the task its own.
 	MM int64
+	// Settled creates a task that has existed since long before the run
+	// and is asleep when it starts (a kernel thread that wakes for a few
+	// µs now and then): it is not woken as a new task (no
+	// wake_up_new_task, no fork balancing, no first run at time 0), and
+	// its PELT averages are zero, as they have decayed to by then, not a
+	// new task's (init_entity_runnable_average's full load,
+	// post_init_entity_util_avg's half of the spare capacity). It waits
+	// for a wakeup (Kernel.WakeUp, TimerWakeUp), or with SleepFor > 0 in
+	// a timed sleep that ends then, armed on CPU; its program's first Next
+	// comes when it first runs.
+	Settled  bool
+	SleepFor engine.Time
 }
 
 // Fork creates a task as sched_fork + wake_up_new_task do, from the current
@@ -515,6 +527,9 @@ func (k *Kernel) Fork(spec TaskSpec) (*Task, error) {
 	}
 	k.setTaskCPUNoMigrate(p, cpu)
 	initEntityRunnableAverage(&p.SE)
+	if spec.Settled {
+		return k.forkSettled(p, spec), nil
+	}
 	if !k.S.EEVDF {
 		k.taskForkFairCFS(p)
 	}
@@ -528,6 +543,20 @@ func (k *Kernel) Fork(spec TaskSpec) (*Task, error) {
 	}
 	k.wakeUpNewTask(p)
 	return p, nil
+}
+
+// forkSettled finishes a TaskSpec.Settled task: asleep, PELT at zero
+// (last_update_time 0, so its first enqueue attaches it as a migrated
+// task's would be), in a timed sleep if the spec asks for one.
+func (k *Kernel) forkSettled(p *Task, spec TaskSpec) *Task {
+	p.SE.Avg = SchedAvg{}
+	p.State = TaskInterruptible
+	k.Tasks = append(k.Tasks, p)
+	if spec.SleepFor > 0 {
+		k.Eng.Schedule(p.sleepTimer, k.Eng.Now()+spec.SleepFor)
+		k.sleepTimerArmed(p, k.Rqs[p.cpu])
+	}
+	return p
 }
 
 // setLoadWeight mirrors core.c:set_load_weight (v6.19).
@@ -664,6 +693,39 @@ func (k *Kernel) sleepTimerFired(p *Task) {
 	k.inTimer = true
 	k.TryToWakeUp(p, 0)
 	k.inTimer = false
+	k.afterEvent()
+}
+
+// TimerWakeUp wakes p from a timer expiring on cpu that is not p's own
+// sleep timer (a workqueue's delayed work, a timer-wheel timeout), as the
+// timer interrupt or softirq does on that CPU: the wakeup's waker is cpu,
+// in interrupt context. The caller decides whether the timer may wake an
+// idle CPU (a deferrable one does not); the wakeup itself does not wait
+// for an idle CPU to leave its idle state. It reports whether p was
+// sleeping.
+func (k *Kernel) TimerWakeUp(cpu cpumask.CPU, p *Task) bool {
+	k.thisCPU = cpu
+	k.inTimer = true
+	woke := k.TryToWakeUp(p, 0)
+	k.inTimer = false
+	k.afterEvent()
+	return woke
+}
+
+// TickStopped reports whether cpu is idle with its tick stopped (NOHZ),
+// so that a deferrable timer due on it waits for the CPU to wake.
+func (k *Kernel) TickStopped(cpu cpumask.CPU) bool {
+	rq := k.Rqs[cpu]
+	return rq.NohzTickStopped && rq.Curr.IsIdleTask()
+}
+
+// ChargeCPU charges d of interrupt-context or higher-class work to the
+// task running on cpu (the softlockup watchdog's hrtimer and stopper): it
+// spends it before its next operation takes effect. Nothing is charged on
+// an idle CPU.
+func (k *Kernel) ChargeCPU(cpu cpumask.CPU, d engine.Time) {
+	k.thisCPU = cpu
+	k.Charge(d)
 	k.afterEvent()
 }
 

@@ -215,6 +215,16 @@ type Settings struct {
 	// tick_nohz_restart's hrtimer_forward from last_tick).
 	SkewTick bool `sysctl:"model_skew_tick"`
 
+	// Kthreads adds the kernel threads of a machine beside the workload
+	// (package kthreads, added by the run pipeline): 0 none (every
+	// baseline's default, as schedlab ran before), 1 those of a quiet
+	// server: per CPU the vmstat kworker (vmstat_update, a deferrable
+	// work every sysctl_stat_interval on a busy CPU) and the softlockup
+	// watchdog's stopper every 4 s; vmstat_shepherd's kworker, the RCU
+	// grace-period kthread and one kcompactd per node. The kernel model
+	// itself does not read it.
+	Kthreads int `sysctl:"model_kthreads"`
+
 	// --- wakeup path ---
 
 	// SISScanCost is the time, in ns, select_idle_cpu is taken to spend per
@@ -831,6 +841,9 @@ func (s *Settings) Validate() error {
 	}
 	if s.IdleLatencyLimitUs < -1 || s.IdleLatencyLimitUs > 1e9 {
 		return fmt.Errorf("model_idle_latency_limit_us must be -1 (no request) or 0..1000000000, not %d", s.IdleLatencyLimitUs)
+	}
+	if s.Kthreads < 0 || s.Kthreads > 1 {
+		return fmt.Errorf("model_kthreads must be 0 (none) or 1 (a quiet server's), not %d", s.Kthreads)
 	}
 	if s.TunableScaling < 0 || s.TunableScaling > 2 {
 		return fmt.Errorf("tunable_scaling must be 0, 1 or 2")

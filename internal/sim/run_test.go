@@ -66,6 +66,20 @@ func TestDeterministic(t *testing.T) {
 			t.Errorf("%s: two runs with the same seed differ", g.tool)
 		}
 	}
+	// The noise settings draw from the run's streams too.
+	noisy := []string{"model_kthreads=1", "model_skew_tick=1"}
+	a, err := Run(Config{Machine: "zen3-2s-nps1", Seed: 3, Sysctls: noisy, Tool: "schbench", Args: []string{"-r", "1"}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := Run(Config{Machine: "zen3-2s-nps1", Seed: 3, Sysctls: noisy, Tool: "schbench", Args: []string{"-r", "1"}}, Options{})
+	c, _ := Run(Config{Machine: "zen3-2s-nps1", Seed: 3, Tool: "schbench", Args: []string{"-r", "1"}}, Options{})
+	if !bytes.Equal(a.Deterministic(), b.Deterministic()) {
+		t.Error("schbench with kernel threads and skewed ticks: two runs with the same seed differ")
+	}
+	if a.Sim.Events == c.Sim.Events {
+		t.Error("schbench with kernel threads and skewed ticks ran as many events as without: the settings did nothing")
+	}
 }
 
 // numRE masks the measured numbers so that a simulated output can be

@@ -14,6 +14,7 @@ import (
 	"github.com/schedlab/schedlab/internal/topology"
 	"github.com/schedlab/schedlab/internal/workload"
 	"github.com/schedlab/schedlab/internal/workload/background"
+	"github.com/schedlab/schedlab/internal/workload/kthreads"
 )
 
 // Observer watches a run: Attach is called with the run's kernel after the
@@ -159,6 +160,11 @@ func Build(cfg Config) (*Built, error) {
 			return nil, fmt.Errorf("--cpus %s: no CPU of %s's %d in the list", cfg.CPUs, spec.Name, k.NrCPUs())
 		}
 		k.DefaultAllowed = m
+	}
+	// The kernel's own threads first, as they exist before any user
+	// process (model_kthreads).
+	if err := kthreads.Add(k, k.S.Kthreads); err != nil {
+		return nil, err
 	}
 	if err := background.Add(k, cfg.BackgroundCgroups); err != nil {
 		return nil, err
