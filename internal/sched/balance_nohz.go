@@ -25,7 +25,7 @@ func (k *Kernel) setCPUSdStateIdle(cpu cpumask.CPU) {
 	rq.sdLLCNohzIdle = true
 	sds.NrBusyCPUs--
 	if k.S.LLCSharedLines {
-		k.llcLineStore(sds, cpu) // an atomic on the line; not charged
+		sds.line.store(k, cpu) // an atomic on the line; not charged
 	}
 }
 
@@ -39,7 +39,7 @@ func (k *Kernel) setCPUSdStateBusy(cpu cpumask.CPU) {
 	rq.sdLLCNohzIdle = false
 	sds.NrBusyCPUs++
 	if k.S.LLCSharedLines {
-		k.llcLineStore(sds, cpu) // an atomic on the line; not charged
+		sds.line.store(k, cpu) // an atomic on the line; not charged
 	}
 }
 
