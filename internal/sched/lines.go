@@ -54,3 +54,53 @@ func (l *sharedLine) store(k *Kernel, cpu cpumask.CPU) engine.Time {
 	l.writer = int32(cpu) + 1
 	return d
 }
+
+// lineLoad and lineStore are a load and a store, by the CPU running this
+// code, of one of the balancer's shared lines (Settings.NohzRdLines:
+// the nohz structure, nohz.idle_cpus_mask, the root domain's flags).
+func (k *Kernel) lineLoad(l *sharedLine)  { k.lineAccess(l, false) }
+func (k *Kernel) lineStore(l *sharedLine) { k.lineAccess(l, true) }
+
+// lineAccess charges the transfer to whatever the CPU was doing: inside a
+// balancing pass (newidle, the periodic softirq, a kicked ILB's pass) the
+// pass's CPU does the access and the pass pays (lbCharge); otherwise the
+// event's CPU does, and its running task pays (a busy tick, an enqueue
+// done by a waker: Charge), or nobody when it is idle. Each paid transfer
+// is counted on the paying CPU (CostCounters.LineTransfers, LineNs).
+func (k *Kernel) lineAccess(l *sharedLine, store bool) {
+	if !k.S.NohzRdLines {
+		return
+	}
+	inPass := k.bal.depth > 0
+	cpu := k.thisCPU
+	if inPass {
+		cpu = k.bal.cpu
+	}
+	var d engine.Time
+	if store {
+		d = l.store(k, cpu)
+	} else {
+		d = l.load(k, cpu)
+	}
+	rq := k.Rqs[cpu]
+	switch {
+	case d == 0:
+		return
+	case inPass:
+		k.lbCharge(d)
+	case rq.Curr.IsIdleTask():
+		return
+	default:
+		k.Charge(d)
+	}
+	rq.Costs.LineTransfers++
+	rq.Costs.LineNs += uint64(d)
+}
+
+// lineStoreIdle is a store by cpu from its idle loop (entering NOHZ): it
+// takes the line, at no one's cost.
+func (k *Kernel) lineStoreIdle(l *sharedLine, cpu cpumask.CPU) {
+	if k.S.NohzRdLines {
+		l.store(k, cpu)
+	}
+}
