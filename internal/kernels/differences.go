@@ -292,6 +292,22 @@ var diffsAfterV60 = []Difference{
 		Settings: []string{"kernels.SchedstatVersion"},
 		Tests:    []string{"kernels.TestFacts", "schedstat.TestFormatGolden"},
 	},
+	{
+		Name: "rd-flags",
+		What: "update_sd_lb_stats at the root domain stores rd->overload and rd->overutilized whether they changed or not, and below the " +
+			"root stores overutilized when a CPU of the domain is overutilized; every wakeup's enqueue and every busy tick load overutilized " +
+			"(update_overutilized_status) and set it when their CPU is overutilized. v6.19 stores overloaded only when it changes " +
+			"(set_rd_overloaded) and touches overutilized only with an energy model. Without one the flags decide the same; what " +
+			"differs is the traffic on the root domain's cache line (model_nohz_rd_lines).",
+		Commits: []Commit{
+			{"", "sched/fair: Add EAS checks before updating root_domain::overutilized (Shrikanth Hegde)", "v6.9–v6.10", false,
+				"posted against 6.8-rc4 (2024-02-28), present in 6.19"},
+			{"", "sched/fair: Check root_domain::overload value before update (Shrikanth Hegde)", "v6.9–v6.10", false,
+				"the same series; present in 6.19"},
+		},
+		Settings: []string{"model_rd_flags_v60"},
+		Tests:    []string{"sched.TestRdFlagsLine"},
+	},
 }
 
 // diffsV60 are v6.0's own: what it has that v6.19 and v5.12 lack.

@@ -202,6 +202,11 @@ type nohzState struct {
 	needsUpdate  bool
 	nextBalance  uint64 // jiffies
 	nextBlocked  uint64 // jiffies
+	// line is the structure's own cache line (the fields above but the
+	// mask), maskLine the line of idle_cpus_mask, which
+	// CONFIG_CPUMASK_OFFSTACK allocates apart (Settings.NohzRdLines;
+	// a machine of more than 512 CPUs would have several mask lines).
+	line, maskLine sharedLine
 }
 
 // balanceState is the balancer's machine-wide state.
@@ -210,6 +215,12 @@ type balanceState struct {
 	// rdOverloaded mirrors rq->rd->overloaded (one root domain; v6.19,
 	// rd->overload in v6.0 and v5.12).
 	rdOverloaded bool
+	// rdOverutilized mirrors rd->overutilized as v6.0 keeps it without
+	// an energy model (Settings.RdFlagsV60); it decides nothing here.
+	rdOverutilized bool
+	// rdLine is the root domain's cache line with both flags
+	// (Settings.NohzRdLines).
+	rdLine sharedLine
 	// maxLoadBalanceInterval mirrors max_load_balance_interval (jiffies;
 	// v6.19, the same in v6.0 and v5.12).
 	maxLoadBalanceInterval uint64
@@ -238,6 +249,7 @@ func (k *Kernel) initBalance() {
 	n := k.NrCPUs()
 	b := &k.bal
 	b.nohz.idleCPUsMask = cpumask.New(n)
+	b.nohz.line, b.nohz.maskLine, b.rdLine = newSharedLine(n), newSharedLine(n), newSharedLine(n)
 	jiff := k.Jiffies()
 	b.nohz.nextBalance = jiff
 	b.nohz.nextBlocked = jiff
@@ -285,8 +297,45 @@ func (k *Kernel) schedRng(cpu cpumask.CPU) uint32 {
 	return k.bal.niRand[cpu]()
 }
 
-// setRdOverloaded mirrors sched.h:set_rd_overloaded (v6.19).
-func (k *Kernel) setRdOverloaded(v bool) { k.bal.rdOverloaded = v }
+// setRdOverloaded mirrors sched.h:set_rd_overloaded (v6.19): load the
+// flag and store it only if it changes (add_nr_running's form in every
+// baseline; v6.0's update_sd_lb_stats stores without looking,
+// Settings.RdFlagsV60).
+func (k *Kernel) setRdOverloaded(v bool) {
+	k.lineLoad(&k.bal.rdLine)
+	if k.bal.rdOverloaded != v {
+		k.bal.rdOverloaded = v
+		k.lineStore(&k.bal.rdLine)
+	}
+}
+
+// getRdOverloaded mirrors sched.h:get_rd_overloaded (v6.19).
+func (k *Kernel) getRdOverloaded() bool {
+	k.lineLoad(&k.bal.rdLine)
+	return k.bal.rdOverloaded
+}
+
+// cpuOverutilized mirrors fair.c:cpu_overutilized (v6.0): the CPU's CFS
+// utilisation does not fit 80% of its capacity.
+func (k *Kernel) cpuOverutilized(cpu cpumask.CPU) bool {
+	return !fitsCapacity(k.cpuUtilCfs(cpu), k.capacityOf(cpu))
+}
+
+// updateOverutilizedStatus mirrors fair.c:update_overutilized_status
+// (v6.0), called for a wakeup's enqueue and at every busy tick: load
+// rd->overutilized and set it if this CPU is overutilized. Only with
+// Settings.RdFlagsV60 (v6.10 does it only with an energy model) and
+// NohzRdLines: the flag decides nothing here, its line is all it costs.
+func (k *Kernel) updateOverutilizedStatus(rq *Rq) {
+	if !k.S.RdFlagsV60 || !k.S.NohzRdLines {
+		return
+	}
+	k.lineLoad(&k.bal.rdLine)
+	if !k.bal.rdOverutilized && k.cpuOverutilized(rq.CPU) {
+		k.bal.rdOverutilized = true
+		k.lineStore(&k.bal.rdLine)
+	}
+}
 
 // RdOverloaded reports the root domain's overloaded flag.
 func (k *Kernel) RdOverloaded() bool { return k.bal.rdOverloaded }
@@ -615,6 +664,7 @@ func (k *Kernel) schedBalanceDomains(rq *Rq, idle int) {
 		// nohz.next_balance to its own next balance.
 		if !k.S.NohzNextKick && idle == CPUIdle && timeAfter(k.bal.nohz.nextBalance, rq.NextBalance) {
 			k.bal.nohz.nextBalance = rq.NextBalance
+			k.lineStore(&k.bal.nohz.line)
 		}
 	}
 }

@@ -21,6 +21,9 @@ type sdLbStats struct {
 	preferSibling bool
 	busiestStat   SgLbStats
 	localStat     SgLbStats
+	// overutilized is v6.0's SG_OVERUTILIZED: a CPU of the domain is
+	// overutilized (only kept with Settings.RdFlagsV60).
+	overutilized bool
 }
 
 // initSdLbStats mirrors fair.c:init_sd_lb_stats (v6.19): no busiest yet, whose
@@ -158,7 +161,11 @@ func (k *Kernel) updateSgLbStats(env *lbEnv, sds *sdLbStats, g *topology.Group, 
 		sgs.SumHNrRunning += rq.CFS.HNrRunnable
 		nrRunning := rq.NrRunning
 		sgs.SumNrRunning += nrRunning
-		// cpu_overutilized: no energy model, so never tracked.
+		// cpu_overutilized: v6.19 asks only with an energy model (none
+		// here); v6.0 always, for the root domain's line.
+		if k.S.RdFlagsV60 && k.S.NohzRdLines && k.cpuOverutilized(i) {
+			sds.overutilized = true
+		}
 		if nrRunning == 0 && rq.IdleCPU() {
 			sgs.IdleCPUs++
 			continue
@@ -271,7 +278,10 @@ func hasSpareIsBusier(sgs, busiest *SgLbStats) bool {
 
 // updateSdLbStats mirrors fair.c:update_sd_lb_stats (v6.19): statistics of
 // every group of the domain, the busiest group, prefer_sibling, the root
-// domain's overload flag, and SIS_UTIL's scan depth (update_idle_cpu_scan).
+// domain's overload flag (set_rd_overloaded: a change only; v6.0 stores
+// it and overutilized unconditionally, Settings.RdFlagsV60, which matters
+// only to their cache line), and SIS_UTIL's scan depth
+// (update_idle_cpu_scan).
 // v6.0 (!LBSMTAware) took prefer_sibling from the child domain rather than
 // from the busiest group. Before v5.13 (NewidleNohzStats) a newly idle pass
 // with blocked load pending refreshed the idle CPUs' blocked load here, and
@@ -281,8 +291,11 @@ func (k *Kernel) updateSdLbStats(env *lbEnv, sds *sdLbStats) {
 	var tmp SgLbStats
 	var sumUtil uint64
 	sgOverloaded := false
-	if k.S.NewidleNohzStats && env.idle == CPUNewlyIdle && k.bal.nohz.hasBlocked {
-		env.flags |= lbfNohzStats
+	if k.S.NewidleNohzStats && env.idle == CPUNewlyIdle {
+		k.lineLoad(&k.bal.nohz.line)
+		if k.bal.nohz.hasBlocked {
+			env.flags |= lbfNohzStats
+		}
 	}
 	for _, sg := range env.sd.T.Groups {
 		sgs := &tmp
@@ -311,11 +324,24 @@ func (k *Kernel) updateSdLbStats(env *lbEnv, sds *sdLbStats) {
 		sds.preferSibling = true
 	}
 	// fbq_type stays "all": NUMA balancing is not modelled.
-	if env.sd.Parent == nil {
+	switch {
+	case env.sd.Parent == nil && k.S.RdFlagsV60:
+		// v6.0 stores both flags without looking.
+		k.bal.rdOverloaded = sgOverloaded
+		k.bal.rdOverutilized = sds.overutilized
+		k.lineStore(&k.bal.rdLine)
+	case env.sd.Parent == nil:
 		k.setRdOverloaded(sgOverloaded)
+	case k.S.RdFlagsV60 && sds.overutilized:
+		k.bal.rdOverutilized = true
+		k.lineStore(&k.bal.rdLine)
 	}
-	if env.flags&lbfNohzAgain != 0 && k.bal.nohz.idleCPUsMask.SubsetOf(env.sd.T.Span) {
-		k.bal.nohz.nextBlocked = k.Jiffies() + k.msecsToJiffies(loadAvgPeriodMs)
+	if env.flags&lbfNohzAgain != 0 {
+		k.lineLoad(&k.bal.nohz.maskLine)
+		if k.bal.nohz.idleCPUsMask.SubsetOf(env.sd.T.Span) {
+			k.bal.nohz.nextBlocked = k.Jiffies() + k.msecsToJiffies(loadAvgPeriodMs)
+			k.lineStore(&k.bal.nohz.line)
+		}
 	}
 	k.updateIdleCPUScan(env.dstCPU, env.sd, env.idle, sumUtil)
 }

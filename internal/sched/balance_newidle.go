@@ -48,7 +48,7 @@ func (k *Kernel) schedBalanceNewidle(rq *Rq) int {
 	if len(domains) == 0 {
 		goto out
 	}
-	if !k.bal.rdOverloaded || k.newidleGateShut(rq, domains[0]) {
+	if !k.getRdOverloaded() || k.newidleGateShut(rq, domains[0]) {
 		k.updateNextBalance(domains[0], &nextBalance)
 		if k.S.NewidleNohzStats {
 			// v5.10 refreshed the idle CPUs' blocked load only here.
@@ -139,6 +139,7 @@ func (k *Kernel) nohzNewidleBalance(rq *Rq) {
 	if rq.AvgIdle < k.S.MigrationCost {
 		return
 	}
+	k.lineLoad(&k.bal.nohz.line)
 	if !k.bal.nohz.hasBlocked || timeBefore(k.Jiffies(), k.bal.nohz.nextBlocked) {
 		return
 	}

@@ -25,7 +25,7 @@ func (k *Kernel) setCPUSdStateIdle(cpu cpumask.CPU) {
 	rq.sdLLCNohzIdle = true
 	sds.NrBusyCPUs--
 	if k.S.LLCSharedLines {
-		k.llcLineStore(sds, cpu) // an atomic on the line; not charged
+		sds.line.store(k, cpu) // an atomic on the line; not charged
 	}
 }
 
@@ -39,7 +39,7 @@ func (k *Kernel) setCPUSdStateBusy(cpu cpumask.CPU) {
 	rq.sdLLCNohzIdle = false
 	sds.NrBusyCPUs++
 	if k.S.LLCSharedLines {
-		k.llcLineStore(sds, cpu) // an atomic on the line; not charged
+		sds.line.store(k, cpu) // an atomic on the line; not charged
 	}
 }
 
@@ -47,7 +47,9 @@ func (k *Kernel) setCPUSdStateBusy(cpu cpumask.CPU) {
 // v5.12 has no nohz.needs_update, Settings.NohzNextKick),
 // called when an idle CPU stops its tick: it has blocked load to decay,
 // and unless it is still registered from an earlier idle period, it joins
-// nohz.idle_cpus_mask and leaves its LLC's busy count.
+// nohz.idle_cpus_mask and leaves its LLC's busy count. With
+// Settings.NohzRdLines its stores take the nohz line (has_blocked is
+// stored every time) and the mask's, at no one's cost: the CPU is idle.
 func (k *Kernel) nohzBalanceEnterIdle(rq *Rq) {
 	rq.HasBlockedLoad = true
 	if !rq.NohzIdle {
@@ -56,6 +58,7 @@ func (k *Kernel) nohzBalanceEnterIdle(rq *Rq) {
 		}
 		rq.NohzIdle = true
 		k.bal.nohz.idleCPUsMask.Set(rq.CPU)
+		k.lineStoreIdle(&k.bal.nohz.maskLine, rq.CPU)
 		k.bal.nohz.nrCPUs++
 		k.setCPUSdStateIdle(rq.CPU)
 		if k.S.NohzNextKick {
@@ -63,19 +66,24 @@ func (k *Kernel) nohzBalanceEnterIdle(rq *Rq) {
 		}
 	}
 	k.bal.nohz.hasBlocked = true
+	k.lineStoreIdle(&k.bal.nohz.line, rq.CPU)
 }
 
 // nohzBalanceExitIdle mirrors fair.c:nohz_balance_exit_idle (v6.19): at the first
 // busy tick after an idle period (nohz_balancer_kick), the CPU leaves the
 // NOHZ idle set. Leaving idle does not call it: a CPU that idles again
-// before its next tick stays registered, as in the kernel.
+// before its next tick stays registered, as in the kernel. With
+// Settings.NohzRdLines its stores to the mask's and the nohz line are
+// charged to the task the tick interrupted.
 func (k *Kernel) nohzBalanceExitIdle(rq *Rq) {
 	if !rq.NohzIdle {
 		return
 	}
 	rq.NohzIdle = false
 	k.bal.nohz.idleCPUsMask.Clear(rq.CPU)
+	k.lineStore(&k.bal.nohz.maskLine)
 	k.bal.nohz.nrCPUs--
+	k.lineStore(&k.bal.nohz.line)
 	k.setCPUSdStateBusy(rq.CPU)
 }
 
@@ -105,7 +113,9 @@ func checkMisfitStatus(rq *Rq) bool { return rq.MisfitTaskLoad != 0 }
 // busy tick: leave the NOHZ idle set, then kick an idle CPU to update the
 // idle CPUs' blocked load (when due) and to balance on their behalf when
 // this CPU has work to share — two tasks here, a misfit task, or another
-// busy CPU in the LLC. (Asymmetric packing is not modelled.)
+// busy CPU in the LLC. (Asymmetric packing is not modelled.) With
+// Settings.NohzRdLines the running task pays for the nohz line's
+// transfer when another CPU stored to it since this CPU's last tick.
 func (k *Kernel) nohzBalancerKick(rq *Rq) {
 	now := k.Jiffies()
 	nohz := &k.bal.nohz
@@ -115,6 +125,8 @@ func (k *Kernel) nohzBalancerKick(rq *Rq) {
 		return
 	}
 	k.nohzBalanceExitIdle(rq)
+	// One load of the nohz line covers every field read below.
+	k.lineLoad(&nohz.line)
 	if nohz.nrCPUs == 0 {
 		return
 	}
@@ -153,6 +165,7 @@ out:
 // findNewIlb mirrors fair.c:find_new_ilb (v6.19): the first idle CPU of the NOHZ
 // idle set other than this one (every CPU is a housekeeping CPU).
 func (k *Kernel) findNewIlb() cpumask.CPU {
+	k.lineLoad(&k.bal.nohz.maskLine)
 	m := k.bal.nohz.idleCPUsMask
 	for c := m.First(); c != cpumask.None; c = m.Next(c) {
 		if c == k.thisCPU {
@@ -173,6 +186,7 @@ func (k *Kernel) findNewIlb() cpumask.CPU {
 func (k *Kernel) kickIlb(flags int) {
 	if flags&nohzBalanceKick != 0 {
 		k.bal.nohz.nextBalance = k.Jiffies() + 1
+		k.lineStore(&k.bal.nohz.line)
 	}
 	ilb := k.findNewIlb()
 	if ilb == cpumask.None {
@@ -250,10 +264,13 @@ func (k *Kernel) nohzIdleBalanceV619(thisRq *Rq, flags int) {
 	aborted := false
 	if flags&nohzStatsKick != 0 {
 		nohz.hasBlocked = false
+		k.lineStore(&nohz.line)
 	}
 	if flags&nohzNextKick != 0 {
 		nohz.needsUpdate = false
+		k.lineStore(&nohz.line)
 	}
+	k.lineLoad(&nohz.maskLine)
 	mask := nohz.idleCPUsMask.Clone()
 	mask.ForEachWrap(thisCPU+1, func(balanceCPU cpumask.CPU) bool {
 		k.lbCharge(k.Costs.Balance.NohzPerCPU)
@@ -266,6 +283,7 @@ func (k *Kernel) nohzIdleBalanceV619(thisRq *Rq, flags int) {
 			}
 			if flags&nohzNextKick != 0 {
 				nohz.needsUpdate = true
+				k.lineStore(&nohz.line)
 			}
 			aborted = true
 			return false
@@ -289,13 +307,16 @@ func (k *Kernel) nohzIdleBalanceV619(thisRq *Rq, flags int) {
 	if !aborted {
 		if updateNextBalance {
 			nohz.nextBalance = nextBalance
+			k.lineStore(&nohz.line)
 		}
 		if flags&nohzStatsKick != 0 {
 			nohz.nextBlocked = now + k.msecsToJiffies(loadAvgPeriodMs)
+			k.lineStore(&nohz.line)
 		}
 	}
 	if hasBlockedLoad {
 		nohz.hasBlocked = true
+		k.lineStore(&nohz.line)
 	}
 }
 
@@ -319,10 +340,13 @@ func (k *Kernel) nohzIdleBalanceV510(thisRq *Rq, flags, idle int) bool {
 	stats := flags&nohzStatsKick != 0
 	if stats {
 		nohz.hasBlocked = false
+		k.lineStore(&nohz.line)
 	}
 	if flags&nohzNextKick != 0 {
 		nohz.needsUpdate = false
+		k.lineStore(&nohz.line)
 	}
+	k.lineLoad(&nohz.maskLine)
 	mask := nohz.idleCPUsMask.Clone()
 	for balanceCPU := mask.First(); balanceCPU != cpumask.None; balanceCPU = mask.Next(balanceCPU) {
 		k.lbCharge(k.Costs.Balance.NohzPerCPU)
@@ -332,9 +356,11 @@ func (k *Kernel) nohzIdleBalanceV510(thisRq *Rq, flags, idle int) bool {
 		if thisRq.needResched {
 			if stats {
 				nohz.hasBlocked = true
+				k.lineStore(&nohz.line)
 			}
 			if flags&nohzNextKick != 0 {
 				nohz.needsUpdate = true
+				k.lineStore(&nohz.line)
 			}
 			return false
 		}
@@ -355,6 +381,7 @@ func (k *Kernel) nohzIdleBalanceV510(thisRq *Rq, flags, idle int) bool {
 	}
 	if updateNextBalance {
 		nohz.nextBalance = nextBalance
+		k.lineStore(&nohz.line)
 	}
 	if stats && idle != CPUNewlyIdle {
 		k.lbUpdateBlockedAverages(thisCPU, BlockedByNohzSelf)
@@ -367,9 +394,11 @@ func (k *Kernel) nohzIdleBalanceV510(thisRq *Rq, flags, idle int) bool {
 	}
 	if stats {
 		nohz.nextBlocked = now + k.msecsToJiffies(loadAvgPeriodMs)
+		k.lineStore(&nohz.line)
 	}
 	if hasBlockedLoad {
 		nohz.hasBlocked = true
+		k.lineStore(&nohz.line)
 	}
 	return true
 }
@@ -385,6 +414,7 @@ func (k *Kernel) updateNohzStatsForce(rq *Rq, force bool, origin BlockedOrigin) 
 	if !rq.HasBlockedLoad {
 		return false
 	}
+	k.lineLoad(&k.bal.nohz.maskLine)
 	if !k.bal.nohz.idleCPUsMask.Test(rq.CPU) {
 		return false
 	}

@@ -3,7 +3,6 @@ package sched
 import (
 	"math/rand/v2"
 
-	"github.com/schedlab/schedlab/internal/cpumask"
 	"github.com/schedlab/schedlab/internal/topology"
 )
 
@@ -72,12 +71,9 @@ type SchedDomainShared struct {
 	HasIdleCores bool
 	NrIdleScan   int
 
-	// lineWriter and lineHolders are the structure's cache line (all its
-	// fields share one; Settings.LLCSharedLines): the CPU that stored to
-	// it last (plus one; 0: nobody since boot) and the CPUs holding a
-	// valid copy since.
-	lineWriter  int32
-	lineHolders cpumask.Mask
+	// line is the structure's cache line (all its fields share one;
+	// Settings.LLCSharedLines).
+	line sharedLine
 }
 
 // SchedGroupCapacity mirrors struct sched_group_capacity (v6.19; the same
@@ -133,7 +129,7 @@ func (k *Kernel) buildDomainState() {
 	}
 	ds.Shared = make([]*SchedDomainShared, t.NrShared)
 	for i := range ds.Shared {
-		ds.Shared[i] = &SchedDomainShared{lineHolders: cpumask.New(t.NrCPUs)}
+		ds.Shared[i] = &SchedDomainShared{line: newSharedLine(t.NrCPUs)}
 	}
 	for i, sh := range t.Shared {
 		ds.Shared[i].NrBusyCPUs = sh.NrBusyCPUs

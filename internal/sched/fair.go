@@ -494,6 +494,9 @@ func (k *Kernel) enqueueTaskFair(rq *Rq, p *Task, flags int) {
 		c.HNrIdle += hNrIdle
 	}
 	k.addNrRunning(rq, 1)
+	if !taskNew {
+		k.updateOverutilizedStatus(rq)
+	}
 }
 
 // dequeueEntities mirrors fair.c:dequeue_entities (v6.19). It returns -1
@@ -968,6 +971,7 @@ func (k *Kernel) taskTickFair(rq *Rq, curr *Task) {
 		k.entityTick(cfsRqOf(se), se)
 	}
 	k.updateMisfitStatus(curr, rq)
+	k.updateOverutilizedStatus(rq)
 }
 
 // updateMisfitStatus mirrors fair.c:update_misfit_status (v6.19) on machines with

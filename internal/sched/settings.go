@@ -131,6 +131,48 @@ type Settings struct {
 	// 0.1100 to 0.1017 (docs/costs.md, "Shared lines of the wakeup path").
 	LLCSharedLines bool `sysctl:"model_llc_shared_lines"`
 
+	// NohzRdLines models the balancer's other many-writer cache lines as
+	// cache lines (issue 14's, the way LLCSharedLines models
+	// sd_llc_shared): fair.c's global nohz structure (nr_cpus,
+	// has_blocked, needs_update, next_balance, next_blocked: one line),
+	// nohz.idle_cpus_mask (a line of its own, as with
+	// CONFIG_CPUMASK_OFFSTACK, which distribution kernels set) and the
+	// root domain's overloaded and overutilized flags (one line). A load
+	// costs the line's transfer from its last storer
+	// (costmodel.Table.LineTransfer) only when another CPU's store has
+	// invalidated this CPU's copy since it last loaded it. Stores are
+	// nohz_balance_enter_idle's and _exit_idle's, kick_ilb's
+	// next_balance, _nohz_idle_balance's, add_nr_running's
+	// set_rd_overloaded (a change only) and update_sd_lb_stats' at the
+	// root domain (a change only; always in v6.0 and v5.12,
+	// RdFlagsV60); loads are nohz_balancer_kick's at every busy tick,
+	// find_new_ilb's, the ILB's walk, nohz_newidle_balance's, the
+	// newidle gate's and set_rd_overloaded's. Whoever the CPU works for
+	// pays: the running task for a busy tick or an enqueue
+	// (Kernel.Charge), the pass for balancing work; an idle CPU's
+	// accesses (entering NOHZ, a queued wakeup's enqueue on it) cost
+	// nobody. Off: these lines cost nothing. Off in every baseline: with
+	// it the quick fidelity corpus's median |log ratio| rises from 0.1017
+	// to 0.1154 at 3 seeds (it falls from 0.1069 to 0.1063 at 10, and
+	// one more significant published delta gets its sign), HiKey's v5.12
+	// hackbench points 9% slower (docs/costs.md, "Shared lines of the
+	// wakeup path").
+	NohzRdLines bool `sysctl:"model_nohz_rd_lines"`
+	// RdFlagsV60 gives the root domain's line the accesses v6.10 removed
+	// ("sched/fair: Add EAS checks before updating root_domain::
+	// overutilized" and "sched/fair: Check root_domain::overload value
+	// before update", Shrikanth Hegde): update_sd_lb_stats at the root
+	// domain stores overload and overutilized whether they changed or
+	// not, and below it stores overutilized when a CPU of the domain is
+	// overutilized (its CFS utilisation above 80% of its capacity);
+	// every wakeup's enqueue and every busy tick load overutilized
+	// (update_overutilized_status) and store it when their CPU is
+	// overutilized and the flag is not set. Without an energy model the
+	// flag changes no decision; it costs only with NohzRdLines. v6.19:
+	// off (both go through helpers that store a change only, and
+	// overutilized is touched only with EAS); v6.0, v5.12: on.
+	RdFlagsV60 bool `sysctl:"model_rd_flags_v60"`
+
 	// ForkBalanceCost charges the task that forks or execs (and a waker
 	// on a domain with SD_BALANCE_WAKE) for the slow path of
 	// select_task_rq_fair: sched_balance_find_dst_group reads the load,
@@ -572,6 +614,7 @@ func Baseline(kernel string) (Settings, error) {
 		s.AltPeriod = true
 		s.BaseSliceFeat = true
 		s.SISProp = false
+		s.RdFlagsV60 = true
 	case kernels.V512:
 		// features.h of v5.12: SIS_PROP on, no SIS_UTIL (v6.0), no
 		// ALT_PERIOD or BASE_SLICE ("sched,fair: Alternative
@@ -594,6 +637,7 @@ func Baseline(kernel string) (Settings, error) {
 		s.NewidleTTWUPendingExit = false
 		s.ShouldWeBalanceNewidleBail = false
 		s.NohzNextKick = false
+		s.RdFlagsV60 = true
 		s.DetachTasksEarlyExit = false
 		s.LBActiveBalanceV512 = true
 		s.CFSClearBuddiesInPick = true

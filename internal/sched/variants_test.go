@@ -162,6 +162,7 @@ func TestIdleCoresNoSMT(t *testing.T) {
 // the variant shows in time, not only in counters (patches.md §2).
 func TestIdleCoresNoSMTCostsTime(t *testing.T) {
 	run := func(s Settings) (reads, overhead uint64) {
+		s.NohzRdLines = false // the sd_llc_shared line's cost alone
 		r := newRigSettings(t, "hikey", s)
 		k := r.k
 		k.costsOn = true

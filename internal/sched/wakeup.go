@@ -635,40 +635,9 @@ func (k *Kernel) testIdleCores(cpu cpumask.CPU) bool {
 	w := &k.Rqs[k.thisCPU].Wakeup
 	w.TestIdleCoresReads++
 	if k.S.LLCSharedLines {
-		w.IdleCoresLineNs += k.llcLineLoad(sds, k.thisCPU)
+		w.IdleCoresLineNs += sds.line.load(k, k.thisCPU)
 	}
 	return sds.HasIdleCores
-}
-
-// llcLineLoad is a load from cpu of the sd_llc_shared line with the line
-// modelled (Settings.LLCSharedLines): free while cpu holds a copy that no
-// store has invalidated since, else the line's transfer from the CPU that
-// stored last (costmodel.Table.LineTransfer: nothing from an SMT sibling
-// or before the first store), after which cpu holds one. Without the cost
-// model every transfer is 0.
-func (k *Kernel) llcLineLoad(sds *SchedDomainShared, cpu cpumask.CPU) engine.Time {
-	if sds.lineHolders.Test(cpu) {
-		return 0
-	}
-	sds.lineHolders.Set(cpu)
-	if !k.costsOn {
-		return 0
-	}
-	return k.Costs.LineTransfer(cpumask.CPU(sds.lineWriter)-1, cpu)
-}
-
-// llcLineStore is a store from cpu to the sd_llc_shared line with the line
-// modelled: every other copy is invalidated, and the store waits for the
-// line from its last writer unless cpu holds it already.
-func (k *Kernel) llcLineStore(sds *SchedDomainShared, cpu cpumask.CPU) engine.Time {
-	var d engine.Time
-	if !sds.lineHolders.Test(cpu) && k.costsOn {
-		d = k.Costs.LineTransfer(cpumask.CPU(sds.lineWriter)-1, cpu)
-	}
-	sds.lineHolders.ClearAll()
-	sds.lineHolders.Set(cpu)
-	sds.lineWriter = int32(cpu) + 1
-	return d
 }
 
 // setIdleCores mirrors fair.c:set_idle_cores (v6.19).
@@ -676,7 +645,7 @@ func (k *Kernel) setIdleCores(cpu cpumask.CPU, val bool) {
 	if sds := k.SdLLCShared(int(cpu)); sds != nil {
 		sds.HasIdleCores = val
 		if k.S.LLCSharedLines {
-			k.Rqs[k.thisCPU].Wakeup.IdleCoresLineNs += k.llcLineStore(sds, k.thisCPU)
+			k.Rqs[k.thisCPU].Wakeup.IdleCoresLineNs += sds.line.store(k, k.thisCPU)
 		}
 	}
 }
@@ -745,7 +714,7 @@ func (k *Kernel) updateIdleCPUScan(dstCPU cpumask.CPU, sd *SchedDomain, idle int
 		// Only a change is stored, so the line stays shared.
 		sds.NrIdleScan = int(y)
 		if k.S.LLCSharedLines {
-			k.llcLineStore(sds, dstCPU)
+			sds.line.store(k, dstCPU)
 		}
 	}
 }

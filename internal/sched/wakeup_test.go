@@ -649,8 +649,7 @@ func TestIdleCoresLine(t *testing.T) {
 	sds := k.SdLLCShared(0)
 	// As if nobody had stored to the line since boot (boot's nohz
 	// bookkeeping did).
-	sds.lineWriter = 0
-	sds.lineHolders.ClearAll()
+	sds.line = newSharedLine(k.NrCPUs())
 	sameLLC, otherLLC := k.Costs.LineTransfer(2, 1), k.Costs.LineTransfer(2, 8)
 	if sameLLC <= 0 || otherLLC <= sameLLC {
 		t.Fatalf("line transfers: same LLC %v, other LLC %v; the steps below need 0 < same < other", sameLLC, otherLLC)
@@ -675,9 +674,9 @@ func TestIdleCoresLine(t *testing.T) {
 	for _, s := range steps {
 		var got engine.Time
 		if s.store {
-			got = k.llcLineStore(sds, s.cpu)
+			got = sds.line.store(k, s.cpu)
 		} else {
-			got = k.llcLineLoad(sds, s.cpu)
+			got = sds.line.load(k, s.cpu)
 		}
 		if got != s.want {
 			t.Errorf("%s: %v, want %v", s.what, got, s.want)

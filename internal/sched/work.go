@@ -42,6 +42,11 @@ type CostCounters struct {
 	Migrations      uint64 // switch-ins on a CPU other than the last one
 	RefillNs        uint64
 	IdleExitNs      uint64
+	// LineTransfers and LineNs count the transfers of the balancer's
+	// shared lines (Settings.NohzRdLines) charged to this CPU's task or
+	// balancing work, and their time before scaling and jitter.
+	LineTransfers uint64
+	LineNs        uint64
 	// The kernel time charged through Charge is Rq.OverheadNs, in the
 	// line every segment end writes.
 }
