@@ -62,7 +62,10 @@ type Table struct {
 	// femtoseconds per byte from the shared LLC, from memory, and from
 	// another LLC (RefillFarFs[to node][from node]); the remote-memory
 	// factor in 1/1024 (RemoteMem1024[cpu node][memory node]).
-	PrivateBytes, LLCBytes   int64
+	PrivateBytes, LLCBytes int64
+	// TaskStateBytes is every task's own kernel state (task_state_bytes),
+	// which the kernel model adds to a task's declared footprint.
+	TaskStateBytes           int64
 	FillBytesPerUs           int64
 	RefillLLCFs, RefillMemFs int64
 	RefillFarFs              [][]int64
@@ -273,6 +276,7 @@ func Compile(p *Params, spec *topology.MachineSpec) *Table {
 	t.IdleExit = p.IdleExit
 	t.LineSameLLC = p.LineSameLLC
 	t.PrivateBytes, t.LLCBytes = p.PrivateCacheKiB*1024, p.LLCKiB*1024
+	t.TaskStateBytes = p.TaskState
 	t.FillBytesPerUs = bpus(p.CacheFillBW)
 	t.RefillLLCFs, t.RefillMemFs = fs(p.RefillLLCBW), fs(p.RefillMemoryBW)
 	t.SMTShare = int64(math.Round(p.SMTFactor * 1024))

@@ -134,6 +134,13 @@ type Params struct {
 	PrivateCacheKiB int64 `cost:"private_cache_kib" unit:"KiB" range:"1,1e8" group:"Caches and cache lines"`
 	// LLCKiB is the size of one last-level cache.
 	LLCKiB int64 `cost:"llc_kib" unit:"KiB" range:"1,1e9"`
+	// TaskState is the per-task state every run of a task touches beside
+	// its program's own data (TaskSpec.Footprint): the task_struct's hot
+	// fields, the part of the kernel stack a system call reaches, the
+	// FPU/vector registers' save area restored on the return to user
+	// space. It adds to every task's footprint in CacheRefill; 0 leaves
+	// only the declared footprints.
+	TaskState int64 `cost:"task_state_bytes" unit:"B" range:"0,1e8"`
 	// CacheFillBW is how fast other running work brings new lines into a
 	// cache it shares with an absent task, evicting that task's lines:
 	// the turnover rate of the decay in CacheRefill.

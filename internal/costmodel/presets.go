@@ -66,6 +66,10 @@ const (
 		"100-byte pipe write and read on one pinned CPU, 387 ns a pair single-threaded, 433 ns once a second (idle) thread " +
 		"shares the descriptor table: 23 ns a call; schedlab calibrate's Go loop with and without unshare(CLONE_FILES) " +
 		"agrees (464 and 502 ns a pair: 19 ns a call)"
+	citeTaskState = "estimate [unverified]: the lines a run touches of its task's own kernel state, about 4 KiB: the task_struct's " +
+		"fields the scheduler, the system call and the signal path read (≈ 1 KiB of its 9–10 KiB), the deepest path of a pipe or " +
+		"socket call on the 16 KiB kernel stack (≈ 2 KiB), the XSAVE area XRSTOR reloads on the return to user space after a " +
+		"switch (832 B with AVX2; 528 B of FPSIMD state on arm64), the user stack's top lines"
 	citeKthreadVM = "measured on the development VM (AMD EPYC Milan vCPUs, 2 CPUs, Linux 6.18 guest, otherwise idle) " +
 		"[a VM: bare metal is likely faster]: /proc/PID/sched's sum_exec_runtime and nr_switches 30 s apart"
 	citeSpecIdle = "not used: the machine spec lists cpuidle states (internal/topology/presets.go), whose exit latencies win"
@@ -106,6 +110,7 @@ func zen3(nps int) []entry {
 		{"idle_exit_ns", 0, citeSpecIdle},
 		{"private_cache_kib", 512, "AMD EPYC 7003 datasheet: 512 KiB L2 per core"},
 		{"llc_kib", 32768, "patches.md: 8 cores of a CCX share a 32 MB L3"},
+		{"task_state_bytes", 4096, citeTaskState},
 		{"cache_fill_gbps", 10, "estimate: a busy core brings in new lines at ≈ 10 GB/s (half its single-thread memory bandwidth)"},
 		{"refill_llc_gbps", 60, "estimate: the L3 delivers 32 B/cycle to a core (≈ 110 GB/s at 3.5 GHz); demand misses reach about half"},
 		{"refill_other_llc_gbps", 13, "estimate: lines from another CCX cross the I/O die at ≈ 80 ns (" + citeC2C + ") with ≈ 16 misses in flight: 16 × 64 B / 80 ns"},
@@ -210,6 +215,7 @@ func kunpeng920(coresPerDie int) []entry {
 		{"idle_exit_ns", 0, citeSpecIdle},
 		{"private_cache_kib", 512, citeTaiShan},
 		{"llc_kib", float64(coresPerDie) * 1024, citeTaiShan + fmt.Sprintf(": %d cores per die", coresPerDie)},
+		{"task_state_bytes", 4096, citeTaskState},
 		{"cache_fill_gbps", 8, "estimate: as Zen3's, for a slower core"},
 		{"refill_llc_gbps", 40, "estimate [unverified]: the L3 is spread over the die's clusters"},
 		{"refill_other_llc_gbps", 12, "estimate [unverified]: unused, a die is one LLC and one node"},
@@ -250,6 +256,7 @@ func hikey() []entry {
 		{"idle_exit_ns", 0, citeSpecIdle},
 		{"private_cache_kib", 32, "Hi6220: 32 KiB L1D per A53 core, no private L2 [unverified]"},
 		{"llc_kib", 512, "Hi6220: 512 KiB L2 per cluster (hi6220.dtsi CLUSTER0_L2, CLUSTER1_L2) [size unverified]"},
+		{"task_state_bytes", 4096, citeTaskState},
 		{"cache_fill_gbps", 1.5, "estimate: a 1.2 GHz A53 streams ≈ 1.5–2 GB/s"},
 		{"refill_llc_gbps", 4, "estimate [unverified]: L2 to L1 on a 1.2 GHz A53"},
 		{"refill_other_llc_gbps", 1.5, "estimate [unverified]: through CCI-400 from the other cluster's L2, as slow as memory"},
@@ -277,6 +284,7 @@ func hikey960() []entry {
 		{"idle_exit_ns", 0, citeSpecIdle},
 		{"private_cache_kib", 64, "Cortex-A73: 64 KiB L1D, no private L2"},
 		{"llc_kib", 2048, "Hi3660: 2 MiB L2 on the A73 cluster (1 MiB on the A53 cluster; one value per machine) [unverified]"},
+		{"task_state_bytes", 4096, citeTaskState},
 		{"cache_fill_gbps", 4, "estimate: as cache_fill on Zen3, for a phone core"},
 		{"refill_llc_gbps", 15, "estimate [unverified]: L2 to L1 on an A73"},
 		{"refill_other_llc_gbps", 4, "estimate [unverified]: through CCI-500 from the other cluster"},
@@ -304,6 +312,7 @@ func chromebook7c() []entry {
 		{"idle_exit_ns", 0, citeSpecIdle},
 		{"private_cache_kib", 256, "sc7180: 256 KiB L2 per Gold core (64 KiB per Silver core; one value per machine) [unverified]"},
 		{"llc_kib", 1024, "sc7180: 1 MiB L3 shared by all eight cores (sc7180.dtsi l3_0) [size unverified]"},
+		{"task_state_bytes", 4096, citeTaskState},
 		{"cache_fill_gbps", 4, "estimate: as cache_fill on Zen3, for a phone core"},
 		{"refill_llc_gbps", 20, "estimate [unverified]: DSU L3 to an A76's L2"},
 		{"refill_other_llc_gbps", 5, "unused: one LLC"},

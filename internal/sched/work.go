@@ -469,11 +469,12 @@ func (k *Kernel) switchCosts(rq *Rq, prev, next *Task) {
 	}
 }
 
-// refillCost is the time a task with a footprint spends refetching its
-// working set on CPU to after last running on from and being away for
-// away (costmodel.Table.CacheRefill); its memory is where it first ran.
+// refillCost is the time a task spends refetching its working set on CPU
+// to after last running on from and being away for away
+// (costmodel.Table.CacheRefill): its declared footprint and its own kernel
+// state (task_state_bytes); its memory is where it first ran.
 func (k *Kernel) refillCost(p *Task, from, to cpumask.CPU, away engine.Time) engine.Time {
-	return k.Costs.CacheRefill(from, to, p.Footprint, away, p.homeNode)
+	return k.Costs.CacheRefill(from, to, p.Footprint+k.Costs.TaskStateBytes, away, p.homeNode)
 }
 
 // taskSpeed is the running task's progress rate on rq. rq.Curr is not

@@ -40,7 +40,7 @@ var scheduleCosts = []string{
 	"context_switch_ns", "context_switch_mm_ns", "remote_enqueue_ns", "sis_scan_cpu_ns",
 	"lb_base_ns", "lb_group_ns", "lb_cpu_ns", "lb_find_busiest_cpu_ns", "lb_task_ns", "lb_migrate_ns",
 	"nohz_cpu_ns", "stopper_switch_ns", "uba_base_ns", "uba_cfs_rq_ns", "cpufreq_update_ns", "cpufreq_update_cpu_ns",
-	"line_same_llc_ns", "line_other_llc_ns", "line_other_node_ns",
+	"line_same_llc_ns", "line_other_llc_ns", "line_other_node_ns", "task_state_bytes",
 }
 
 // costRun runs hackbench on the little CPU with the costs file body
