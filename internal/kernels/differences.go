@@ -300,10 +300,10 @@ var diffsAfterV60 = []Difference{
 			"(set_rd_overloaded) and touches overutilized only with an energy model. Without one the flags decide the same; what " +
 			"differs is the traffic on the root domain's cache line (model_nohz_rd_lines).",
 		Commits: []Commit{
-			{"", "sched/fair: Add EAS checks before updating root_domain::overutilized (Shrikanth Hegde)", "v6.9–v6.10", false,
-				"posted against 6.8-rc4 (2024-02-28), present in 6.19"},
-			{"", "sched/fair: Check root_domain::overload value before update (Shrikanth Hegde)", "v6.9–v6.10", false,
-				"the same series; present in 6.19"},
+			{"be3a51e68f2f", "sched/fair: Add EAS checks before updating root_domain::overutilized", "v6.10", true,
+				"tip sched/core 2024-03-26 (tip-bot2 notification), in the v6.10 scheduler pull"},
+			{"c628db0a6831", "sched/fair: Check root_domain::overload value before update", "v6.10", true,
+				"the same series and pull"},
 		},
 		Settings: []string{"model_rd_flags_v60"},
 		Tests:    []string{"sched.TestRdFlagsLine"},
