@@ -53,9 +53,11 @@ check and merge with 'schedlab collect DIR'.
 --estimate runs nothing to completion: it probes one run of every machine,
 workload and load for up to --estimate-probe of wall time, extrapolates each
 run's wall time from the progress made, and prints the expected core-hours
-and wall time on --jobs cores (with --out, the runs DIR already holds are
-left out). An estimate, not a promise: start-up phases and tbench's stop at
-steady state make real runs differ.
+and wall time on --jobs cores. With --out, the runs DIR already holds are
+left out, a machine, workload and load of which DIR holds runs costs their
+mean wall time instead of a probe, and a stopping rule counts only the runs
+it still needs on those records. An estimate, not a promise: start-up
+phases and tbench's stop at steady state make real runs differ from a probe.
 
 An experiment with a stopping rule (key sequential, e.g. the paper profile of
 short-task) treats runs as a maximum: each load of each machine and kernel
@@ -274,30 +276,39 @@ func printEstimate(env *Env, plan *experiment.Plan, dir string, probe time.Durat
 		return err
 	}
 	w := tabwriter.NewWriter(env.Stdout, 0, 8, 2, ' ', 0)
-	fmt.Fprintf(w, "machine\tworkload\tload\truns\tprobe\tprogress\tper run\ttotal\n")
-	var total time.Duration
-	runs := 0
+	fmt.Fprintf(w, "machine\tworkload\tload\truns\tdone\tprobe\tprogress\tper run\ttotal\n")
+	var total, least time.Duration
+	runs, atLeast, measured := 0, 0, 0
 	for i := range rows {
 		r := &rows[i]
 		load := r.Load
 		if load == "" {
 			load = "-"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\t%.1f%%\t%s\t%s\n", r.Machine, r.Workload, load, r.Runs,
-			fmtEstimate(r.ProbeWall), 100*r.Progress, fmtEstimate(r.PerRun), fmtEstimate(r.Total()))
+		// A class with runs done costs their mean; the rest a probe.
+		probe, progress := "-", "-"
+		if r.Measured == 0 {
+			probe, progress = fmtEstimate(r.ProbeWall), fmt.Sprintf("%.1f%%", 100*r.Progress)
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", r.Machine, r.Workload, load, r.Runs, r.Measured,
+			probe, progress, fmtEstimate(r.PerRun), fmtEstimate(r.Total()))
 		total += r.Total()
+		least += r.Least()
 		runs += r.Runs
+		atLeast += r.AtLeast
+		measured += r.Measured
 	}
 	if err := w.Flush(); err != nil {
 		return err
 	}
+	if measured > 0 {
+		fmt.Fprintf(env.Stdout, "per run: the mean wall time of the runs %s holds where it holds some (done), else a probe\n", dir)
+	}
 	if q := plan.Sequential; q != nil {
-		// Each load runs between its minimum and all of its runs.
-		least := time.Duration(float64(total) * float64(min(q.MinRuns, plan.Runs)) / float64(plan.Runs))
 		fmt.Fprintf(env.Stdout, "estimate: %d runs at most, %.2f core-hours; about %s of wall time on %d jobs\n",
 			runs, total.Hours(), fmtDuration(total/time.Duration(jobs)), jobs)
-		fmt.Fprintf(env.Stdout, "stopping rule (%s): at least %d of the %d runs of each load, %.2f core-hours, about %s on %d jobs; --full-length runs all\n",
-			q, min(q.MinRuns, plan.Runs), plan.Runs, least.Hours(), fmtDuration(least/time.Duration(jobs)), jobs)
+		fmt.Fprintf(env.Stdout, "stopping rule (%s): at least %d of the %d runs of each load; %d runs at least, %.2f core-hours, about %s on %d jobs; --full-length runs all\n",
+			q, min(q.MinRuns, plan.Runs), plan.Runs, atLeast, least.Hours(), fmtDuration(least/time.Duration(jobs)), jobs)
 		return nil
 	}
 	fmt.Fprintf(env.Stdout, "estimate: %d runs, %.2f core-hours; about %s of wall time on %d jobs\n",

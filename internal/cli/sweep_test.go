@@ -183,7 +183,7 @@ func TestSweepEstimate(t *testing.T) {
 	}
 	for i, load := range []string{"1", "2", "3", "4"} {
 		f := strings.Fields(lines[i+1])
-		if len(f) != 8 || f[0] != "hikey" || f[1] != "hackbench" || f[2] != load || f[3] != "12" {
+		if len(f) != 9 || f[0] != "hikey" || f[1] != "hackbench" || f[2] != load || f[3] != "12" || f[4] != "0" {
 			t.Errorf("row %d: %q", i, lines[i+1])
 		}
 	}
@@ -228,6 +228,11 @@ func TestSweepSequential(t *testing.T) {
 	est, errOut, code := run("sweep", spec, "--estimate", "--estimate-probe", "50ms")
 	if code != 0 || !strings.Contains(est, "estimate: 16 runs at most") || !strings.Contains(est, "at least 2 of the 4 runs of each load") {
 		t.Errorf("estimate: %d %s\n%s", code, errOut, est)
+	}
+	// On the finished sweep's directory the rule needs nothing more.
+	est, errOut, code = run("sweep", spec, "--out", out, "--estimate", "--estimate-probe", "50ms")
+	if code != 0 || !strings.Contains(est, "estimate: 0 runs at most, 0.00 core-hours") || !strings.Contains(est, "0 runs at least") {
+		t.Errorf("estimate of the finished sweep: %d %s\n%s", code, errOut, est)
 	}
 	est, _, _ = run("sweep", spec, "--estimate", "--estimate-probe", "50ms", "--full-length")
 	if !strings.Contains(est, "estimate: 16 runs, ") || strings.Contains(est, "stopping rule") {

@@ -91,3 +91,69 @@ func TestEstimate(t *testing.T) {
 		t.Errorf("%d runs left, want %d", n, len(pts)-2)
 	}
 }
+
+// A resumed estimate costs a class by the wall time of the runs the
+// directory holds (their mean, no probe), and with a stopping rule counts
+// what the rule still needs on those records: a column identical to tip
+// settles at its minimum, a noisy one needs its next run (at least) and
+// perhaps the rest; a cell whose every column has settled needs nothing.
+func TestEstimateResumedSequential(t *testing.T) {
+	p := seqPlan(t, "short-task-v3, short-task-v4", 10, 3)
+	write := func(value func(v, r int) float64, runs int) string {
+		dir := t.TempDir()
+		if err := PrepareDir(dir, p, false); err != nil {
+			t.Fatal(err)
+		}
+		for i, rec := range fill(p, value) {
+			if rec.Run >= runs {
+				continue
+			}
+			rec.SchemaVersion = RecordSchemaVersion
+			rec.Sim.WallNs = int64(time.Duration(1+rec.Run) * time.Second)
+			if rec.Key != p.Points()[i].Key {
+				t.Fatalf("record %d: key %s", i, rec.Key)
+			}
+			if err := WriteRecord(dir, rec); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return dir
+	}
+	// v3 is tip's run exactly; v4 adds noise of its own.
+	open := write(func(v, r int) float64 {
+		if v == 2 {
+			return 100 + 5*noise[r] + 5*noise[(r+3)%10]
+		}
+		return 100 + 5*noise[r]
+	}, 3)
+	rows, err := Estimate(p, open, time.Hour, fakeClock(time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 {
+		t.Fatalf("%d rows, want 1: %+v", len(rows), rows)
+	}
+	r := rows[0]
+	// 30 points, 9 held; tip's and v4's run 3 are needed, the other 19
+	// perhaps; the held runs took 1, 2 and 3 s each.
+	if r.Measured != 9 || r.Runs != 21 || r.AtLeast != 2 || r.PerRun != 2*time.Second || r.ProbeWall != 0 {
+		t.Errorf("resumed open cell: %+v, want 9 measured, 21 runs at most, 2 at least, 2s a run, no probe", r)
+	}
+	if r.Least() != 4*time.Second || r.Total() != 42*time.Second {
+		t.Errorf("least %v total %v, want 4s and 42s", r.Least(), r.Total())
+	}
+	// Every variant identical to tip: settled after 3 runs, nothing left.
+	settled := write(func(v, r int) float64 { return 100 + 5*noise[r] }, 3)
+	rows, err = Estimate(p, settled, time.Hour, fakeClock(time.Millisecond))
+	if err != nil || len(rows) != 0 {
+		t.Errorf("settled cell: %+v %v, want no rows", rows, err)
+	}
+	// Without the rule (--full-length), the same records leave 21 runs,
+	// all needed.
+	full := *p
+	full.Sequential = nil
+	rows, err = Estimate(&full, open, time.Hour, fakeClock(time.Millisecond))
+	if err != nil || len(rows) != 1 || rows[0].Runs != 21 || rows[0].AtLeast != 21 {
+		t.Errorf("without the rule: %+v %v", rows, err)
+	}
+}
