@@ -315,7 +315,7 @@ func TestScaleWork(t *testing.T) {
 		t.Errorf("SMTSpeed %d", tab.SMTSpeed(1024, true))
 	}
 	c := &tab.Syscalls
-	if c.PipeWriteCost(100) != 575+34 || c.UnixRecvCost(1000) != 1530+115 || c.TCPSendCost(1000) != par.TCPSend+250 {
+	if c.PipeWriteCost(100) != 575+34 || c.UnixRecvCost(1000) != par.UnixRecv+115 || c.TCPSendCost(1000) != par.TCPSend+250 {
 		t.Errorf("IPC costs %v %v %v", c.PipeWriteCost(100), c.UnixRecvCost(1000), c.TCPSendCost(1000))
 	}
 	b := &tab.Balance
@@ -422,6 +422,33 @@ func TestLineTransfer(t *testing.T) {
 		}
 		if got := None(spec).LineTransfer(c.from, c.to); got != 0 {
 			t.Errorf("without the cost model LineTransfer(%d, %d) = %d ns", c.from, c.to, got)
+		}
+	}
+}
+
+// The AF_UNIX costs fitted to bare-metal Zen3 reports are the zen3
+// presets' alone: every other preset scales or copies the development
+// VM's measurement (milanVM), against which their factors were fitted.
+func TestUnixBase(t *testing.T) {
+	vm := map[string]float64{}
+	for _, e := range milanVM() {
+		vm[e.key] = e.v
+	}
+	for _, e := range zen3(1) {
+		if (e.key == "unix_send_ns" || e.key == "unix_recv_ns") && e.v == vm[e.key] {
+			t.Errorf("zen3 %s = %v, the VM's value: the bare-metal fit is not in the preset", e.key, e.v)
+		}
+	}
+	for name, factor := range map[string]float64{GenericName: 1, "hikey": hikeyFactor, "hikey960": 1.8, "kunpeng920-96": 1.4, "chromebook-7c": 1.6} {
+		p, ok := Defaults(name)
+		if !ok {
+			t.Fatalf("no preset %s", name)
+		}
+		if want := roundSig(vm["unix_send_ns"] * factor); float64(p.UnixSend) != want {
+			t.Errorf("%s: unix_send_ns %v, want the VM's %v × %g = %v", name, p.UnixSend, vm["unix_send_ns"], factor, want)
+		}
+		if want := roundSig(vm["unix_recv_ns"] * factor); float64(p.UnixRecv) != want {
+			t.Errorf("%s: unix_recv_ns %v, want the VM's %v × %g = %v", name, p.UnixRecv, vm["unix_recv_ns"], factor, want)
 		}
 	}
 }

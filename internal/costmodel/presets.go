@@ -23,6 +23,13 @@ type entry struct {
 const (
 	citeKobj = "measured on the project's development VM (AMD EPYC family 25 model 1, i.e. Milan vCPUs) with " +
 		"taskset -c 0 hackbench -p/-T -g 1 -f 1 -l 400000 at 100 and 1000 bytes (internal/workload/kobj/costs.go)"
+	citeUnixFit = "fitted to the fidelity corpus (8 points: the quick loads, 1, 4, 12 and 30 groups, of the two " +
+		"slub-pcp-zen3 socket cases, bare-metal 2 × EPYC 7713, mmtests' perf bench sched messaging -l 10000; 3 seeds): " +
+		"schedlab fidelity --quick --fit unix_send_ns=2290,1700,1300,1000 --fit unix_recv_ns=1530,1100,850,650, " +
+		"median |log ratio| 0.47 -> 0.11, ratios 0.91–1.28 (the lowest candidates won, but at them thread mode at 30 " +
+		"groups is already 9% fast while process mode is 15% slow: lower costs trade one for the other); 1.65 µs a " +
+		"message, split as the VM's 60/40, where the development VM measured 3.82 µs. The zen3 presets only: the " +
+		"others scale the VM's value (milanVM)"
 	citeCtx = "pipe ping-pong between two pinned threads: 2140 ns per round trip, 4820 ns between processes " +
 		"(Linux 6.6, Intel 11th-gen Core; ddumbying.vercel.app/experiments/ctx-switch-overhead)"
 	citeC2C = "AnandTech Ryzen 9 7950X review, core-to-core latency page: Zen3 (5950X) 15–19 ns inside a CCX, " +
@@ -87,8 +94,8 @@ func zen3(nps int) []entry {
 		{"pipe_read_ns", 575, citeKobj + ": 1.22 µs per 100-byte message, split evenly"},
 		{"pipe_ns_per_byte", 0.345, citeKobj + ": slope 0.69 ns/B between 100 and 1000 bytes, half per side"},
 		{"pipe_lock_share", 0.4, citePipeLock},
-		{"unix_send_ns", 2290, citeKobj + ": 3.82 µs per message, 60 % to the send (skb allocation) [split assumed]"},
-		{"unix_recv_ns", 1530, citeKobj + ": 3.82 µs per message, 40 % to the receive [split assumed]"},
+		{"unix_send_ns", 1000, citeUnixFit},
+		{"unix_recv_ns", 650, citeUnixFit},
 		{"unix_ns_per_byte", 0.115, citeKobj + ": slope 0.23 ns/B, half per side"},
 		{"tcp_send_ns", 2000, citeTCPFit},
 		{"tcp_recv_ns", 1000, citeTCPFit},
@@ -149,6 +156,27 @@ func zen3(nps int) []entry {
 		}
 	}
 	return append(e, balanceDefaults(1, "")...)
+}
+
+// milanVM is the Zen3 table as the development VM measured it: where the
+// zen3 presets carry a value fitted to bare-metal reports (the AF_UNIX
+// costs), it has the VM's measurement instead. The other presets scale
+// from it (kunpeng920, hikey, hikey960, chromebook7c) or copy it (generic):
+// their factors were fitted and estimated against these values (HiKey's
+// against its socket-mode hackbench cases), so a bare-metal Zen3 fit
+// leaves them as they were.
+func milanVM() []entry {
+	vm := map[string]entry{
+		"unix_send_ns": {"unix_send_ns", 2290, citeKobj + ": 3.82 µs per message, 60 % to the send (skb allocation) [split assumed]"},
+		"unix_recv_ns": {"unix_recv_ns", 1530, citeKobj + ": 3.82 µs per message, 40 % to the receive [split assumed]"},
+	}
+	e := zen3(1)
+	for i := range e {
+		if v, ok := vm[e[i].key]; ok {
+			e[i] = v
+		}
+	}
+	return e
 }
 
 // balanceDefaults are the load balancer's costs on a Zen3 core, times f for a
@@ -232,7 +260,7 @@ func kunpeng920(coresPerDie int) []entry {
 		{"remote_mem_factor", 1.8, "estimate [unverified]: other-socket DRAM at SLIT distance 24"},
 		{"sis_scan_cpu_ns", 50, "estimate [unverified]: one remote rq line from another cluster of the die (line_same_llc) plus the loop"},
 	}
-	z := zen3(1)
+	z := milanVM()
 	return append(e, scaledFrom(z, e, 1.4, why)...)
 }
 
@@ -272,7 +300,7 @@ func hikey() []entry {
 		{"mem_bw_node_gbps", 3.5, "estimate [unverified]: LPDDR3-800 on a 32-bit bus (6.4 GB/s peak, 96Boards HiKey), ≈ 55 % sustained"},
 		{"remote_mem_factor", 1, "one node"},
 	}
-	return append(e, scaledFrom(zen3(1), e, hikeyFactor, why)...)
+	return append(e, scaledFrom(milanVM(), e, hikeyFactor, why)...)
 }
 
 func hikey960() []entry {
@@ -300,7 +328,7 @@ func hikey960() []entry {
 		{"mem_bw_node_gbps", 15, "estimate [unverified]: LPDDR4-1866 on 4×16 bits (29.9 GB/s peak), ≈ 50 % sustained"},
 		{"remote_mem_factor", 1, "one node"},
 	}
-	return append(e, scaledFrom(zen3(1), e, 1.8, why)...)
+	return append(e, scaledFrom(milanVM(), e, 1.8, why)...)
 }
 
 func chromebook7c() []entry {
@@ -328,12 +356,12 @@ func chromebook7c() []entry {
 		{"mem_bw_node_gbps", 11, "estimate: LPDDR4X-4266 on 2×16 bits (17 GB/s peak; nanoreview, Snapdragon 768G's memory, the same Kryo 4xx generation) ≈ 65 % sustained [unverified]"},
 		{"remote_mem_factor", 1, "one node"},
 	}
-	return append(e, scaledFrom(zen3(1), e, 1.6, why)...)
+	return append(e, scaledFrom(milanVM(), e, 1.6, why)...)
 }
 
 func generic() []entry {
 	const est = "generic default: a round figure of the right order for a current x86 server core [estimate]; `schedlab calibrate` measures it"
-	z := zen3(1)
+	z := milanVM()
 	over := map[string]entry{
 		"ipi_same_llc_ns":        {"ipi_same_llc_ns", 1000, est},
 		"ipi_other_llc_ns":       {"ipi_other_llc_ns", 1200, est},
