@@ -63,20 +63,24 @@ func Estimate(p *Plan, dir string, budget time.Duration, now func() time.Time) (
 	recs := map[int]*Record{}
 	for _, pt := range p.Points() {
 		if done[pt.Key] {
-			r, err := ReadRecord(filepath.Join(dir, RunsDir, pt.Key+".json"))
+			r, err := ReadRecord(RecordPath(dir, pt.Key))
 			if err != nil {
 				return nil, err
 			}
 			recs[pt.Index] = r
 		}
 	}
-	// What the stopping rule still needs of each point not run: 2 at
-	// least, 1 perhaps, 0 never (its cell is settled).
+	// What the stopping rule still needs of each point not run.
+	const (
+		never   = iota // its cell is settled
+		perhaps        // beyond the run indices its column needs now
+		surely         // among them (every point without a rule)
+	)
 	need := map[int]int{}
 	cells := map[int]bool{}
 	for _, pt := range p.Points() {
 		if recs[pt.Index] == nil {
-			need[pt.Index] = 2
+			need[pt.Index] = surely
 			cells[p.cellOf(&pt)] = true
 		}
 	}
@@ -92,9 +96,9 @@ func Estimate(p *Plan, dir string, budget time.Duration, now func() time.Time) (
 					}
 					switch {
 					case complete:
-						need[i] = 0
+						need[i] = never
 					case r >= ns[v]:
-						need[i] = 1
+						need[i] = perhaps
 					}
 				}
 			}
@@ -125,9 +129,9 @@ func Estimate(p *Plan, dir string, budget time.Duration, now func() time.Time) (
 			continue
 		}
 		switch need[pt.Index] {
-		case 0:
+		case never:
 			continue
-		case 2:
+		case surely:
 			r.AtLeast++
 		}
 		r.Runs++
