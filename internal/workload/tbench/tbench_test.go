@@ -2,6 +2,7 @@ package tbench
 
 import (
 	"github.com/schedlab/schedlab/internal/kernels"
+	"math"
 	"strings"
 	"testing"
 
@@ -145,5 +146,29 @@ func TestReportRules(t *testing.T) {
 	}
 	if !strings.HasSuffix(string(b.out), "\nThroughput 50 MB/sec  2 clients  2 procs  max_latency=1001.000 ms\n") || b.lastTput != 50 {
 		t.Errorf("summary:\n%s", b.out)
+	}
+}
+
+// The stopping rule's Window is what dbench's figure averages, counted in
+// batches from the warmup's end: -t T measures the execute phase's first
+// T-1 seconds, so T-1 s of 50 ms batches. A run without a warmup (-t 4
+// and shorter) stands for the steady state alone.
+func TestSteadyWindow(t *testing.T) {
+	for _, tc := range []struct {
+		args   []string
+		target float64 // batches
+	}{
+		{[]string{"-t", "60", "256"}, 59.0 / 0.05},
+		{[]string{"-t", "5", "4"}, 4.0 / 0.05},
+		{[]string{"-t", "4", "4"}, 0},
+		{[]string{"-t", "2", "4"}, 0},
+	} {
+		cfg, err := Parse(tc.args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := New(cfg).steady.Window; math.Abs(got-tc.target) > 1e-9 {
+			t.Errorf("%v: window %v, want %v", tc.args, got, tc.target)
+		}
 	}
 }
