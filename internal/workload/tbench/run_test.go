@@ -84,7 +84,7 @@ func TestTimeLimits(t *testing.T) {
 	}
 }
 
-var steadyRE = regexp.MustCompile(`\nschedlab: stopped at steady state after ([\d.]+) s of the -t (\d+) run: (\d+) batches of 50 ms from ([\d.]+) s, throughput ±([\d.]+)% \(95%\); --full-length runs all of it\n$`)
+var steadyRE = regexp.MustCompile(`\nschedlab: stopped at steady state after ([\d.]+) s of the -t (\d+) run: (\d+) batches of 50 ms from ([\d.]+) s, throughput ±([\d.]+)% \(95%\)(?: \(Throughput: the execute phase's ([\d.]+) s so far and ([\d.]+) s more at that rate\))?; --full-length runs all of it\n$`)
 
 // By default tbench stops once its throughput is steady (workload.SteadyState):
 // earlier than the time limit, with a note saying when and how tight, a
@@ -121,6 +121,13 @@ func TestSteadyStateStop(t *testing.T) {
 		ci, _ := strconv.ParseFloat(m[5], 64)
 		if after >= 5 || batches < 8 || from < 1 || math.Abs(from+0.05*float64(batches)-after) > 0.006 || ci > 1 {
 			t.Errorf("%s: stopped after %v s, %d batches from %v s, ±%v%%", tc.machine, after, batches, from, ci)
+		}
+		// The figure stands for the execute window (4 s at -t 5): what
+		// was counted since the warmup's end and the rest at that rate.
+		soFar, _ := strconv.ParseFloat(m[6], 64)
+		more, _ := strconv.ParseFloat(m[7], 64)
+		if m[6] == "" || math.Abs(soFar+more-4) > 0.006 || math.Abs(soFar-(after-1)) > 0.051 {
+			t.Errorf("%s: window clause %q %q after %v s", tc.machine, m[6], m[7], after)
 		}
 		if engine.Time(seq.Sim.SimulatedNs) >= engine.Time(full.Sim.SimulatedNs)/2 {
 			t.Errorf("%s: steady-state run simulated %d ns, full %d ns", tc.machine, seq.Sim.SimulatedNs, full.Sim.SimulatedNs)

@@ -305,7 +305,8 @@ func (b *Bench) batch() {
 }
 
 // stopSteady ends the run early: the clients are cleaned up as at the time
-// limit, and the throughput is the counted batches' mean.
+// limit, and the throughput is the kept batches' mean or, with a warmup,
+// the execute window's (workload.SteadyState.Window), which the note says.
 func (b *Bench) stopSteady() {
 	mean, rel := b.steady.Estimate()
 	b.early, b.lastTput, b.relCI = true, mean, rel
@@ -316,8 +317,14 @@ func (b *Bench) stopSteady() {
 	b.finish(float64(now-b.tStart) / 1e9)
 	n := b.steady.Kept()
 	from := now - engine.Time(n)*steadyBatch - b.t0
-	b.printf("schedlab: stopped at steady state after %.2f s of the -t %d run: %d batches of %d ms from %.2f s, throughput ±%.2f%% (95%%); --full-length runs all of it\n",
-		float64(now-b.t0)/1e9, b.cfg.TimeLimit, n, steadyBatch/engine.Millisecond, float64(from)/1e9, 100*rel)
+	window := ""
+	if w := b.steady.Window; w > 0 {
+		counted := float64(b.steady.Batches()) * float64(steadyBatch) / 1e9
+		window = fmt.Sprintf(" (Throughput: the execute phase's %.2f s so far and %.2f s more at that rate)",
+			counted, max(w*float64(steadyBatch)/1e9-counted, 0))
+	}
+	b.printf("schedlab: stopped at steady state after %.2f s of the -t %d run: %d batches of %d ms from %.2f s, throughput ±%.2f%% (95%%)%s; --full-length runs all of it\n",
+		float64(now-b.t0)/1e9, b.cfg.TimeLimit, n, steadyBatch/engine.Millisecond, float64(from)/1e9, 100*rel, window)
 }
 
 // report is the once-a-second SIGALRM handler of the dbench parent
