@@ -33,7 +33,9 @@ func init() {
 			Long: `Run every point of an experiment (machines x kernels x workloads x loads x
 variants x runs) and write each finished run to DIR/runs/KEY.json, atomically:
 a sweep killed at any moment, even by SIGKILL, continues with --resume and
-loses or repeats nothing. Runs go in parallel (--jobs, default all cores) and
+loses or repeats nothing (after running the cheapest stored run of each
+machine and workload again to check that the model still gives what DIR
+holds). Runs go in parallel (--jobs, default all cores) and
 the results are the same as with --jobs 1.
 
 EXPERIMENT is a built-in experiment ('schedlab experiments') or a YAML file

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -309,6 +310,9 @@ func Sweep(p *Plan, opt SweepOptions) ([]*Record, error) {
 			}
 			recs[i] = r
 		}
+		if err := recheck(p, points, recs, opt.Dir); err != nil {
+			return nil, err
+		}
 	} else {
 		for i := range points {
 			todo = append(todo, i)
@@ -340,6 +344,41 @@ func Sweep(p *Plan, opt SweepOptions) ([]*Record, error) {
 		return nil, err
 	}
 	return recs, nil
+}
+
+// recheck runs again, for each machine and workload, the reused run that
+// simulated the fewest events, and fails when its record differs from the
+// stored one: the directory holds runs of another model (a binary whose
+// model, or a workload's stopping rule, has changed since), which a resumed
+// sweep would otherwise mix with new runs. It is fidelity's check
+// (internal/fidelity, recheck) for a sweep's directory.
+func recheck(p *Plan, points []Point, recs []*Record, dir string) error {
+	cheapest := map[string]int{}
+	for i, r := range recs {
+		if r == nil {
+			continue
+		}
+		k := r.Machine + "\x00" + r.Workload.Name
+		j, ok := cheapest[k]
+		if !ok || r.Sim.Events < recs[j].Sim.Events || r.Sim.Events == recs[j].Sim.Events && r.Key < recs[j].Key {
+			cheapest[k] = i
+		}
+	}
+	idx := make([]int, 0, len(cheapest))
+	for _, i := range cheapest {
+		idx = append(idx, i)
+	}
+	slices.Sort(idx)
+	for _, i := range idx {
+		again, err := Execute(p, &points[i], dir, nil)
+		if err != nil {
+			return fmt.Errorf("%s: %v", points[i].Key, err)
+		}
+		if !bytes.Equal(again.Deterministic(), recs[i].Deterministic()) {
+			return fmt.Errorf("%s holds runs of another model: %s gives a different result now; use a new --out, or move that workload's runs out of %s", dir, RecordPath(dir, points[i].Key), filepath.Join(dir, RunsDir))
+		}
+	}
+	return nil
 }
 
 // removeStaleTemps removes temporary files left by killed runs of the

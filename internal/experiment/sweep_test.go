@@ -249,3 +249,50 @@ func TestPlanCPUsOutOfRange(t *testing.T) {
 		t.Fatalf("%v", err)
 	}
 }
+
+// A resumed sweep runs again, per machine and workload, the stored run with
+// the fewest events and refuses a directory whose records another model
+// made: here every hackbench record's output is not what the model prints
+// (as after a change to the workload), so the resume names one of them
+// and runs nothing; schbench's records alone pass.
+func TestSweepResumeRechecks(t *testing.T) {
+	p := tinyPlan(t)
+	dir := t.TempDir()
+	if err := PrepareDir(dir, p, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Sweep(p, SweepOptions{Dir: dir, Jobs: 2}); err != nil {
+		t.Fatal(err)
+	}
+	// One schbench run lost: the resume runs it after checking.
+	var lost string
+	for _, pt := range p.Points() {
+		if strings.HasPrefix(p.Workloads[pt.Workload].Tool, "schbench") {
+			lost = RecordPath(dir, pt.Key)
+			break
+		}
+	}
+	if err := os.Remove(lost); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Sweep(p, SweepOptions{Dir: dir, Jobs: 2}); err != nil {
+		t.Fatalf("resume of an untouched directory: %v", err)
+	}
+	for _, pt := range p.Points() {
+		if p.Workloads[pt.Workload].Tool != "hackbench" {
+			continue
+		}
+		r, err := ReadRecord(RecordPath(dir, pt.Key))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Output += "another model\n"
+		if err := WriteRecord(dir, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := Sweep(p, SweepOptions{Dir: dir, Jobs: 2})
+	if err == nil || !strings.Contains(err.Error(), dir+" holds runs of another model: ") || !strings.Contains(err.Error(), "hackbench") {
+		t.Fatalf("resume over another model's hackbench runs: %v", err)
+	}
+}
