@@ -161,7 +161,7 @@ func (s *SteadyState) Steady() bool {
 	slope, se := trend(b)
 	q := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 2)}.Quantile(0.975)
 	c := all - float64(n) + float64(n-1)/2 // the kept batches' middle
-	r := (all + s.Window - 1) / 2         // that of the batches to come
+	r := (all + s.Window - 1) / 2          // that of the batches to come
 	frac := (s.Window - all) / s.Window
 	return (math.Abs(slope)+q*se)*math.Abs(r-c)*frac <= s.RelWidth*math.Abs(mean)
 }
