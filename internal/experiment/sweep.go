@@ -350,15 +350,35 @@ func Sweep(p *Plan, opt SweepOptions) ([]*Record, error) {
 // simulated the fewest events, and fails when its record differs from the
 // stored one: the directory holds runs of another model (a binary whose
 // model, or a workload's stopping rule, has changed since), which a resumed
-// sweep would otherwise mix with new runs. It is fidelity's check
-// (internal/fidelity, recheck) for a sweep's directory.
+// sweep would otherwise mix with new runs. Fidelity's --dir has the same
+// check (Recheck).
 func recheck(p *Plan, points []Point, recs []*Record, dir string) error {
+	_, bad, err := Recheck(recs,
+		func(i int) string { return recs[i].Machine + "\x00" + recs[i].Workload.Name },
+		func(i int) (*Record, error) { return Execute(p, &points[i], dir, nil) })
+	if err != nil {
+		return err
+	}
+	if bad >= 0 {
+		return fmt.Errorf("%s holds runs of another model: %s gives a different result now; use a new --out, or move that workload's runs out of %s", dir, RecordPath(dir, points[bad].Key), filepath.Join(dir, RunsDir))
+	}
+	return nil
+}
+
+// Recheck runs again, for each group of stored records (recs[i] nil is no
+// record), the one that simulated the fewest events (ties: the smaller
+// key), in index order, and compares the new record with the stored one
+// without wall time (Deterministic). It returns how many it ran and the
+// index of the first that differs, -1 if none; an error of again stops it.
+// A results directory reused by a sweep or by fidelity calls it to find
+// records another model made.
+func Recheck(recs []*Record, group func(i int) string, again func(i int) (*Record, error)) (checked, differs int, err error) {
 	cheapest := map[string]int{}
 	for i, r := range recs {
 		if r == nil {
 			continue
 		}
-		k := r.Machine + "\x00" + r.Workload.Name
+		k := group(i)
 		j, ok := cheapest[k]
 		if !ok || r.Sim.Events < recs[j].Sim.Events || r.Sim.Events == recs[j].Sim.Events && r.Key < recs[j].Key {
 			cheapest[k] = i
@@ -370,15 +390,15 @@ func recheck(p *Plan, points []Point, recs []*Record, dir string) error {
 	}
 	slices.Sort(idx)
 	for _, i := range idx {
-		again, err := Execute(p, &points[i], dir, nil)
+		r, err := again(i)
 		if err != nil {
-			return fmt.Errorf("%s: %v", points[i].Key, err)
+			return 0, -1, fmt.Errorf("%s: %v", recs[i].Key, err)
 		}
-		if !bytes.Equal(again.Deterministic(), recs[i].Deterministic()) {
-			return fmt.Errorf("%s holds runs of another model: %s gives a different result now; use a new --out, or move that workload's runs out of %s", dir, RecordPath(dir, points[i].Key), filepath.Join(dir, RunsDir))
+		if !bytes.Equal(r.Deterministic(), recs[i].Deterministic()) {
+			return 0, i, nil
 		}
 	}
-	return nil
+	return len(idx), -1, nil
 }
 
 // removeStaleTemps removes temporary files left by killed runs of the

@@ -175,32 +175,16 @@ func check(p *Plan, r *Run, rec *experiment.Record, machineDir string) error {
 // that a change to one workload's model, STREAM's say, is caught too.) It
 // returns the runs checked.
 func recheck(p *Plan, recs []*experiment.Record, machineDir, dir string) (int, error) {
-	cheapest := map[string]int{}
-	for i, rec := range recs {
-		if rec == nil {
-			continue
-		}
-		m := p.Runs[i].Case.MachineLabel() + "\x00" + p.Runs[i].Case.Simulate.Tool
-		j, ok := cheapest[m]
-		if !ok || rec.Sim.Events < recs[j].Sim.Events || rec.Sim.Events == recs[j].Sim.Events && rec.Key < recs[j].Key {
-			cheapest[m] = i
-		}
+	n, bad, err := experiment.Recheck(recs,
+		func(i int) string { return p.Runs[i].Case.MachineLabel() + "\x00" + p.Runs[i].Case.Simulate.Tool },
+		func(i int) (*experiment.Record, error) { return execute(p, &p.Runs[i], machineDir) })
+	if err != nil {
+		return 0, err
 	}
-	var idx []int
-	for _, i := range cheapest {
-		idx = append(idx, i)
+	if bad >= 0 {
+		return 0, fmt.Errorf("--dir %s holds results of another model: run %s gives a different result now; use a new --dir, or remove this one", dir, p.Runs[bad].Key)
 	}
-	sort.Ints(idx)
-	for _, i := range idx {
-		again, err := execute(p, &p.Runs[i], machineDir)
-		if err != nil {
-			return 0, fmt.Errorf("%s: %v", p.Runs[i].Key, err)
-		}
-		if !bytes.Equal(again.Deterministic(), recs[i].Deterministic()) {
-			return 0, fmt.Errorf("--dir %s holds results of another model: run %s gives a different result now; use a new --dir, or remove this one", dir, p.Runs[i].Key)
-		}
-	}
-	return len(idx), nil
+	return n, nil
 }
 
 // prepare makes the results directory (marker, machine files) or, without

@@ -33,11 +33,12 @@ type FullLengther interface {
 //   - and, when the run stands for the mean over a window longer than it
 //     has simulated (Window > 0: a posted -t 60 averages 59 s), no trend
 //     that could move that mean by more than RelWidth: with b the
-//     least-squares slope of the remaining batches per batch and se its
-//     standard error, (|b| + t·se)·|r − c|·(W − n)/W ≤ RelWidth·|mean|,
-//     where W is Window, n the batches counted, r the middle index of the
-//     W − n batches still to come, c that of the remaining batches and t
-//     Student's 97.5% point with n−2 degrees of freedom. The halves test
+//     least-squares slope of the k remaining batches per batch and se its
+//     standard error, (|b| + t·se)·|r − c|·(W − N)/W ≤ RelWidth·|mean|,
+//     where W is Window, N the batches counted (the cut ones included), r
+//     the middle index of the W − N batches still to come, c that of the
+//     remaining batches and t Student's 97.5% point with k−2 degrees of
+//     freedom. The halves test
 //     alone passes a drift of 0.3% a second over eight 50 ms batches,
 //     which over a minute is 9%.
 //
