@@ -167,16 +167,22 @@ func TestUnknownTool(t *testing.T) {
 	}
 }
 
-// The workloads' simulated event rates (docs/workloads.md's table comes
-// from these) and simulated seconds per wall second: go test -run XXX
-// -bench . ./internal/sim/
+// The workloads' simulated event rates and simulated seconds per wall
+// second (docs/performance.md, "Workload benchmarks", has the table and
+// the top of each one's profile): go test -run XXX -bench . ./internal/sim/
+// (BenchmarkFrames is in internal/workload/frames). Each runs on
+// zen3-2s-nps1 unless it says otherwise.
 func benchRun(b *testing.B, tool string, args ...string) {
+	benchRunOn(b, "zen3-2s-nps1", tool, args...)
+}
+
+func benchRunOn(b *testing.B, machine, tool string, args ...string) {
 	var events uint64
 	var simulated int64
 	var wall time.Duration
 	for i := 0; i < b.N; i++ {
 		start := time.Now()
-		res, err := Run(Config{Machine: "zen3-2s-nps1", Seed: 1, Tool: tool, Args: args}, Options{})
+		res, err := Run(Config{Machine: machine, Seed: 1, Tool: tool, Args: args}, Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -224,6 +230,26 @@ func BenchmarkSchbenchCurrent(b *testing.B) {
 func BenchmarkTbench(b *testing.B) { benchRun(b, "tbench", "-t", "5", "64") }
 
 func BenchmarkStream(b *testing.B) { benchRun(b, "stream", "OMP_NUM_THREADS=16") }
+
+// BenchmarkPerfBenchMessaging: perf bench sched messaging with threads
+// and pipes at 16 groups (640 tasks), the load scripts/pgo.sh profiles.
+func BenchmarkPerfBenchMessaging(b *testing.B) {
+	benchRun(b, "perf-bench-messaging", "-p", "-t", "-g", "16", "-l", "500")
+}
+
+// BenchmarkRtApp: the example rt-app file (timers, a mutex, a barrier, a
+// fork, a cgroup) for its one second.
+func BenchmarkRtApp(b *testing.B) { benchRun(b, "rt-app", "testdata/example.json") }
+
+// BenchmarkReplay: the real 4-CPU trace in ../shared/traces (10 s of a
+// desktop's tasks) replayed on hikey.
+func BenchmarkReplay(b *testing.B) {
+	p := filepath.Join("..", "..", "..", "shared", "traces", "real-4cpu-sched.dat")
+	if _, err := os.Stat(p); err != nil {
+		b.Skipf("no shared trace: %v", err)
+	}
+	benchRunOn(b, "hikey", "replay", p)
+}
 
 // TestCPUsConfinesWorkload: --cpus confines the workload as taskset does:
 // its first task gets the affinity and every child inherits it, so no
