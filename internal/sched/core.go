@@ -671,7 +671,7 @@ func (k *Kernel) wakeUpNewTask(p *Task) {
 // selectTaskRq mirrors core.c:select_task_rq (v6.19).
 func (k *Kernel) selectTaskRq(p *Task, cpu cpumask.CPU, wakeFlags *int) cpumask.CPU {
 	if p.NrCPUsAllowed > 1 {
-		cpu = k.SelectTaskRq(k, p, cpu, wakeFlags)
+		cpu = k.SelectTaskRq(k, p, cpu, *wakeFlags)
 		*wakeFlags |= WFRqSelected
 	} else {
 		cpu = p.CPUsAllowed.First()

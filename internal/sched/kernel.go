@@ -86,6 +86,10 @@ type Kernel struct {
 	Tasks  []*Task // every task ever created, by PID order (idle tasks excluded)
 	// taskSlab is where the next tasks are allocated (newTask).
 	taskSlab []taskSlot
+	// leafScratch is updateBlockedFair's copy of a leaf list, kept so
+	// that the blocked-load update, run at most idle entries, does not
+	// allocate one each time.
+	leafScratch []*CfsRq
 
 	// Scaled sysctls (sysctl_sched_* = normalized × factor).
 	baseSlice, latency, minGranularity, wakeupGranularity uint64
@@ -100,10 +104,14 @@ type Kernel struct {
 
 	// Hooks lets observers (tracing, schedstat, invariants) see events.
 	Hooks Hooks
-	// SelectTaskRq chooses the CPU for a waking or forked task. The core
+	// SelectTaskRq chooses the CPU for a waking or forked task: the
+	// class's select_task_rq, which takes the wake flags by value as the
+	// kernel's does (core.c:select_task_rq passes *wake_flags). The core
 	// default keeps the task on its previous CPU (or the first allowed
-	// one); the wakeup path installs select_task_rq_fair.
-	SelectTaskRq func(k *Kernel, p *Task, prevCPU cpumask.CPU, wakeFlags *int) cpumask.CPU
+	// one); the wakeup path installs select_task_rq_fair. By value, the
+	// flags also stay on the caller's stack: a pointer passed through
+	// this func value made every wakeup allocate them.
+	SelectTaskRq func(k *Kernel, p *Task, prevCPU cpumask.CPU, wakeFlags int) cpumask.CPU
 
 	dom domainState
 

@@ -44,8 +44,8 @@ type WakeupCounters struct {
 }
 
 // selectTaskRqFair is installed as Kernel.SelectTaskRq.
-func selectTaskRqFair(k *Kernel, p *Task, prev cpumask.CPU, wakeFlags *int) cpumask.CPU {
-	return k.selectTaskRqFair(p, prev, *wakeFlags)
+func selectTaskRqFair(k *Kernel, p *Task, prev cpumask.CPU, wakeFlags int) cpumask.CPU {
+	return k.selectTaskRqFair(p, prev, wakeFlags)
 }
 
 // selectTaskRqFair mirrors fair.c:select_task_rq_fair (v6.19; v6.0 and
