@@ -640,7 +640,11 @@ func skipBlockedUpdate(se *SchedEntity) bool {
 // updateBlockedFair mirrors fair.c:__update_blocked_fair (v6.19).
 func (k *Kernel) updateBlockedFair(rq *Rq, done *bool) bool {
 	decayed := false
-	list := append([]*CfsRq(nil), rq.leafCfsRqs...) // _safe iteration
+	// _safe iteration: a copy, as listDelLeafCfsRq may remove c. The
+	// scratch is taken while in use, so a nested call would copy into
+	// a fresh one.
+	list := append(k.leafScratch[:0], rq.leafCfsRqs...)
+	k.leafScratch = nil
 	for _, c := range list {
 		rq.BlockedCfsRqsWalked++
 		if k.updateCfsRqLoadAvg(cfsRqClockPelt(c), c) {
@@ -660,6 +664,7 @@ func (k *Kernel) updateBlockedFair(rq *Rq, done *bool) bool {
 			*done = false
 		}
 	}
+	k.leafScratch = list[:0]
 	return decayed
 }
 
