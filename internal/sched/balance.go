@@ -241,6 +241,13 @@ type balanceState struct {
 	freqDomainCPUs []int
 	// niRand are the per-CPU streams of sched_rng() (NI_RANDOM).
 	niRand []func() uint32
+	// lbMask is each CPU's load_balance_mask, the env->cpus of its
+	// sched_balance_rq (a per-CPU cpumask_var_t in fair.c, so that a
+	// pass allocates nothing). A CPU's is taken while a pass uses it
+	// (the zero Mask), and a pass that finds it taken clones the span.
+	// lbTasks is likewise the array behind each CPU's env->tasks list.
+	lbMask  []cpumask.Mask
+	lbTasks [][]*Task
 }
 
 // initBalance sets up the balancer's state at boot (init_sched_fair_class,
@@ -256,6 +263,11 @@ func (k *Kernel) initBalance() {
 	k.updateMaxInterval()
 	b.freqDomainCPUs = make([]int, n)
 	b.niRand = make([]func() uint32, n)
+	b.lbMask = make([]cpumask.Mask, n)
+	b.lbTasks = make([][]*Task, n)
+	for i := range b.lbMask {
+		b.lbMask[i] = cpumask.New(n)
+	}
 	for i := 0; i < n; i++ {
 		fd := k.Topo.Spec.CPUs[i].FreqDomain
 		for j := 0; j < n; j++ {

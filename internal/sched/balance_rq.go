@@ -84,8 +84,18 @@ func (k *Kernel) schedBalanceRq(thisCPU cpumask.CPU, thisRq *Rq, sd *SchedDomain
 		dstGrpmask: sd.T.Groups[0].BalanceMask,
 		idle:       idle,
 		loopBreak:  schedNrMigrateBreak,
-		cpus:       sd.T.Span.Clone(), // span ∩ cpu_active_mask: every CPU is active
 		newDstCPU:  cpumask.None,
+	}
+	// cpumask_and(cpus, sched_domain_span(sd), cpu_active_mask): every
+	// CPU is active, so the span.
+	ownMask := k.bal.lbMask[thisCPU].Size() > 0
+	if ownMask {
+		env.cpus, k.bal.lbMask[thisCPU] = k.bal.lbMask[thisCPU], cpumask.Mask{}
+		env.tasks, k.bal.lbTasks[thisCPU] = k.bal.lbTasks[thisCPU][:0], nil
+		env.cpus.ClearAll()
+		env.cpus.OrInPlace(sd.T.Span)
+	} else {
+		env.cpus = sd.T.Span.Clone()
 	}
 	var busiest *Rq
 	var group *topology.Group
@@ -213,6 +223,10 @@ outOnePinned:
 out:
 	if needUnlock {
 		k.serializeUnlock()
+	}
+	if ownMask {
+		k.bal.lbMask[thisCPU] = env.cpus
+		k.bal.lbTasks[thisCPU] = env.tasks[:0]
 	}
 	return ldMoved
 }
