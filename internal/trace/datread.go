@@ -320,16 +320,18 @@ func (p *datParser) decompress(off int64, b []byte, what string) []byte {
 	csize := c.u32(what + " compressed size")
 	usize := c.u32(what + " uncompressed size")
 	comp := c.need(int(csize), what+" compressed data")
-	out := p.unzstd(off, comp, usize, what)
-	return out
+	return p.unzstd(off, comp, usize, nil, func() string { return what })
 }
 
-func (p *datParser) unzstd(off int64, comp []byte, usize uint32, what string) []byte {
+// unzstd decompresses comp, whose header says usize bytes, and appends
+// them to dst. what names the data in an error; it is called only then,
+// so that a caller decoding thousands of chunks formats no label.
+func (p *datParser) unzstd(off int64, comp []byte, usize uint32, dst []byte, what func() string) []byte {
 	if p.compress != "zstd" {
-		p.fail(off, "%s is compressed with %q: schedlab reads only zstd", what, p.compress)
+		p.fail(off, "%s is compressed with %q: schedlab reads only zstd", what(), p.compress)
 	}
 	if usize > maxDecompressed {
-		p.fail(off, "%s claims %d bytes uncompressed, more than the %d schedlab accepts", what, usize, maxDecompressed)
+		p.fail(off, "%s claims %d bytes uncompressed, more than the %d schedlab accepts", what(), usize, maxDecompressed)
 	}
 	if p.dec == nil {
 		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(64<<20))
@@ -338,17 +340,25 @@ func (p *datParser) unzstd(off int64, comp []byte, usize uint32, what string) []
 		}
 		p.dec = d
 	}
-	// Preallocate no more than a plausible ratio allows: the header's
-	// size is not trusted until the data agrees.
-	out, err := p.dec.DecodeAll(comp, make([]byte, 0, min(uint64(usize), 64*uint64(len(comp))+4096)))
-	if err != nil {
-		p.fail(off, "%s: zstd: %v", what, err)
+	if dst == nil {
+		// Preallocate no more than a plausible ratio allows: the
+		// header's size is not trusted until the data agrees.
+		dst = make([]byte, 0, min(uint64(usize), plausibleSize(len(comp))))
 	}
-	if len(out) != int(usize) {
-		p.fail(off, "%s decompresses to %d bytes, its header says %d", what, len(out), usize)
+	n := len(dst)
+	out, err := p.dec.DecodeAll(comp, dst)
+	if err != nil {
+		p.fail(off, "%s: zstd: %v", what(), err)
+	}
+	if len(out)-n != int(usize) {
+		p.fail(off, "%s decompresses to %d bytes, its header says %d", what(), len(out)-n, usize)
 	}
 	return out
 }
+
+// plausibleSize bounds what n compressed bytes may decompress to when
+// memory is set aside before decoding.
+func plausibleSize(n int) uint64 { return 64*uint64(n) + 4096 }
 
 const (
 	optDone       = 0
@@ -588,7 +598,7 @@ func (p *datParser) cpuPages(cd cpuData) ([]byte, int64) {
 	// count, so the chunks are read up to the file's end at most.
 	c := &cursor{p: p, b: p.data, pos: int(cd.off), flat: true}
 	n := c.u32("chunk count")
-	var out []byte
+	out := make([]byte, 0, p.chunksSize(c.pos, n))
 	for i := uint32(0); i < n; i++ {
 		at := c.off()
 		csize := c.u32("chunk compressed size")
@@ -596,9 +606,29 @@ func (p *datParser) cpuPages(cd cpuData) ([]byte, int64) {
 		if uint64(len(out))+uint64(usize) > maxDecompressed {
 			p.fail(at, "CPU %d data decompresses to more than %d bytes", cd.cpu, maxDecompressed)
 		}
-		out = append(out, p.unzstd(at, c.need(int(csize), "chunk data"), usize, fmt.Sprintf("CPU %d chunk %d", cd.cpu, i))...)
+		out = p.unzstd(at, c.need(int(csize), "chunk data"), usize, out, func() string { return fmt.Sprintf("CPU %d chunk %d", cd.cpu, i) })
 	}
 	return out, -1
+}
+
+// chunksSize is what n compressed chunks from pos decompress to by their
+// headers, so that their pages take one array instead of growing chunk
+// by chunk. A header is trusted no further than its chunk's compressed
+// size makes plausible, the sum no further than maxDecompressed; the
+// chunks themselves are checked as they are decoded, so a truncated or
+// lying header here only sizes the array.
+func (p *datParser) chunksSize(pos int, n uint32) uint64 {
+	var total uint64
+	for i := uint32(0); i < n && pos+8 <= len(p.data); i++ {
+		csize := binary.LittleEndian.Uint32(p.data[pos:])
+		usize := binary.LittleEndian.Uint32(p.data[pos+4:])
+		total += min(uint64(usize), plausibleSize(int(csize)))
+		if total >= maxDecompressed {
+			return maxDecompressed
+		}
+		pos += 8 + int(csize)
+	}
+	return total
 }
 
 // readCPU decodes one CPU's pages into tr.
