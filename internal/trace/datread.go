@@ -613,22 +613,20 @@ func (p *datParser) cpuPages(cd cpuData) ([]byte, int64) {
 
 // chunksSize is what n compressed chunks from pos decompress to by their
 // headers, so that their pages take one array instead of growing chunk
-// by chunk. A header is trusted no further than its chunk's compressed
-// size makes plausible, the sum no further than maxDecompressed; the
-// chunks themselves are checked as they are decoded, so a truncated or
-// lying header here only sizes the array.
+// by chunk. The sum is trusted no further than the compressed bytes the
+// file really holds make plausible (plausibleSize, the bound of one
+// chunk's preallocation) and than maxDecompressed; the chunks themselves
+// are checked as they are decoded, so a truncated or lying header here
+// only sizes the array.
 func (p *datParser) chunksSize(pos int, n uint32) uint64 {
-	var total uint64
+	var total, comp uint64
 	for i := uint32(0); i < n && pos+8 <= len(p.data); i++ {
-		csize := binary.LittleEndian.Uint32(p.data[pos:])
-		usize := binary.LittleEndian.Uint32(p.data[pos+4:])
-		total += min(uint64(usize), plausibleSize(int(csize)))
-		if total >= maxDecompressed {
-			return maxDecompressed
-		}
+		csize := min(uint64(binary.LittleEndian.Uint32(p.data[pos:])), uint64(len(p.data)-pos-8))
+		total += uint64(binary.LittleEndian.Uint32(p.data[pos+4:]))
+		comp += csize
 		pos += 8 + int(csize)
 	}
-	return total
+	return min(total, plausibleSize(int(comp)), maxDecompressed)
 }
 
 // readCPU decodes one CPU's pages into tr.
