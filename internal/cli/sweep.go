@@ -57,9 +57,11 @@ workload and load for up to --estimate-probe of wall time, extrapolates each
 run's wall time from the progress made, and prints the expected core-hours
 and wall time on --jobs cores. With --out, the runs DIR already holds are
 left out, a machine, workload and load of which DIR holds runs costs their
-mean wall time instead of a probe, and a stopping rule counts only the runs
-it still needs on those records. An estimate, not a promise: start-up
-phases and tbench's stop at steady state make real runs differ from a probe.
+mean wall time instead of a probe, a probe cut short is scaled by how far
+such a probe misses the runs of the nearest load of the same workload that
+DIR holds (the scale column), and a stopping rule counts only the runs it
+still needs on those records. An estimate, not a promise: start-up phases
+and tbench's stop at steady state make real runs differ from a probe.
 
 An experiment with a stopping rule (key sequential, e.g. the paper profile of
 short-task) treats runs as a maximum: each load of each machine and kernel
@@ -278,9 +280,9 @@ func printEstimate(env *Env, plan *experiment.Plan, dir string, probe time.Durat
 		return err
 	}
 	w := tabwriter.NewWriter(env.Stdout, 0, 8, 2, ' ', 0)
-	fmt.Fprintf(w, "machine\tworkload\tload\truns\tdone\tprobe\tprogress\tper run\ttotal\n")
+	fmt.Fprintf(w, "machine\tworkload\tload\truns\tdone\tprobe\tprogress\tscale\tper run\ttotal\n")
 	var total, least time.Duration
-	runs, atLeast, measured := 0, 0, 0
+	runs, atLeast, measured, scaled := 0, 0, 0, 0
 	for i := range rows {
 		r := &rows[i]
 		load := r.Load
@@ -288,12 +290,16 @@ func printEstimate(env *Env, plan *experiment.Plan, dir string, probe time.Durat
 			load = "-"
 		}
 		// A class with runs done costs their mean; the rest a probe.
-		probe, progress := "-", "-"
+		probe, progress, scale := "-", "-", "-"
 		if r.Measured == 0 {
 			probe, progress = fmtEstimate(r.ProbeWall), fmt.Sprintf("%.1f%%", 100*r.Progress)
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", r.Machine, r.Workload, load, r.Runs, r.Measured,
-			probe, progress, fmtEstimate(r.PerRun), fmtEstimate(r.Total()))
+		if r.RefMachine != "" {
+			scaled++
+			scale = fmt.Sprintf("%.2f (%s %s)", r.Scale, r.RefMachine, r.RefLoad)
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n", r.Machine, r.Workload, load, r.Runs, r.Measured,
+			probe, progress, scale, fmtEstimate(r.PerRun), fmtEstimate(r.Total()))
 		total += r.Total()
 		least += r.Least()
 		runs += r.Runs
@@ -305,6 +311,9 @@ func printEstimate(env *Env, plan *experiment.Plan, dir string, probe time.Durat
 	}
 	if measured > 0 {
 		fmt.Fprintf(env.Stdout, "per run: the mean wall time of the runs %s holds where it holds some (done), else a probe\n", dir)
+	}
+	if scaled > 0 {
+		fmt.Fprintf(env.Stdout, "scale: a cut-short probe times the measured mean over the probe of the nearest class with runs (machine load); the further the load from it, the rougher\n")
 	}
 	if q := plan.Sequential; q != nil {
 		fmt.Fprintf(env.Stdout, "estimate: %d runs at most, %.2f core-hours; about %s of wall time on %d jobs\n",

@@ -183,7 +183,7 @@ func TestSweepEstimate(t *testing.T) {
 	}
 	for i, load := range []string{"1", "2", "3", "4"} {
 		f := strings.Fields(lines[i+1])
-		if len(f) != 9 || f[0] != "hikey" || f[1] != "hackbench" || f[2] != load || f[3] != "12" || f[4] != "0" {
+		if len(f) != 10 || f[0] != "hikey" || f[1] != "hackbench" || f[2] != load || f[3] != "12" || f[4] != "0" || f[7] != "-" {
 			t.Errorf("row %d: %q", i, lines[i+1])
 		}
 	}

@@ -4,8 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
+	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -32,8 +35,14 @@ type EstimateRow struct {
 	Progress  float64
 	ProbeWall time.Duration
 	// PerRun is the expected wall time of one run: the mean of the
-	// measured runs, or else ProbeWall / Progress.
+	// measured runs, or else ProbeWall / Progress × Scale.
 	PerRun time.Duration
+	// Scale corrects a cut-short probe by what the directory's runs say
+	// of such probes (1: no correction): the ratio of the measured mean
+	// to the probe's extrapolation in the reference class RefMachine,
+	// RefLoad, a class of the same workload that holds runs (reference).
+	Scale               float64
+	RefMachine, RefLoad string
 }
 
 // Total is the class's expected wall time on one core, at most.
@@ -51,7 +60,10 @@ func (r *EstimateRow) Least() time.Duration { return time.Duration(r.AtLeast) * 
 // in the plan) for at most budget of wall time (now is the clock), its
 // wall time extrapolated from the progress made. Workloads whose progress
 // is not linear in wall time (a start-up phase, tbench's stop at steady
-// state, which ends runs early) make a probe an approximation. With a
+// state, which ends runs early) make a probe an approximation; where dir
+// holds runs of the same workload, a cut-short probe is scaled by how far
+// such a probe missed there (reference: the measured mean over the probe's
+// extrapolation in the nearest class that has runs). With a
 // stopping rule (Plan.Sequential), the records in dir decide which runs
 // the rule still needs (Plan.cellNeed, as the sweep does): a settled cell
 // needs none, an open one at least its next run indices.
@@ -110,6 +122,7 @@ func Estimate(p *Plan, dir string, budget time.Duration, now func() time.Time) (
 	}
 	idx := map[class]int{}
 	var rows []EstimateRow
+	var workload []int // each class's workload entry in the plan
 	var probe []*Point
 	var wall []time.Duration
 	for _, pt := range p.Points() {
@@ -118,9 +131,15 @@ func Estimate(p *Plan, dir string, budget time.Duration, now func() time.Time) (
 		if !ok {
 			i = len(rows)
 			idx[c] = i
-			rows = append(rows, EstimateRow{Machine: p.Machines[pt.Machine].Name, Workload: p.Workloads[pt.Workload].Name, Load: pt.Load})
+			rows = append(rows, EstimateRow{Machine: p.Machines[pt.Machine].Name, Workload: p.Workloads[pt.Workload].Name, Load: pt.Load, Scale: 1})
+			workload = append(workload, pt.Workload)
 			probe = append(probe, nil)
 			wall = append(wall, 0)
+		}
+		// The class's probe: run index 0's configuration, tip's
+		// where the plan has it (a reference class is probed too).
+		if probe[i] == nil || pt.Variant == Tip && probe[i].Variant != Tip {
+			probe[i] = &pt
 		}
 		r := &rows[i]
 		if rec := recs[pt.Index]; rec != nil {
@@ -135,9 +154,27 @@ func Estimate(p *Plan, dir string, budget time.Duration, now func() time.Time) (
 			r.AtLeast++
 		}
 		r.Runs++
-		if probe[i] == nil || pt.Variant == Tip && probe[i].Variant != Tip {
-			probe[i] = &pt
+	}
+	type probed struct {
+		progress float64
+		used     time.Duration
+	}
+	probes := map[int]probed{}
+	probeClass := func(i int) (probed, error) {
+		if pr, ok := probes[i]; ok {
+			return pr, nil
 		}
+		pt := probe[i]
+		b, err := sim.Build(p.RunConfig(pt, dir))
+		if err != nil {
+			return probed{}, fmt.Errorf("%s: %v", pt.Key, err)
+		}
+		prog, _, used, err := b.Probe(budget, now)
+		if err != nil {
+			return probed{}, fmt.Errorf("%s: %v", pt.Key, err)
+		}
+		probes[i] = probed{prog, used}
+		return probes[i], nil
 	}
 	var out []EstimateRow
 	for i := range rows {
@@ -150,23 +187,108 @@ func Estimate(p *Plan, dir string, budget time.Duration, now func() time.Time) (
 			out = append(out, *r)
 			continue
 		}
-		pt := probe[i]
-		b, err := sim.Build(p.RunConfig(pt, dir))
+		pr, err := probeClass(i)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %v", pt.Key, err)
+			return nil, err
 		}
-		prog, _, used, err := b.Probe(budget, now)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %v", pt.Key, err)
+		r.Progress, r.ProbeWall = pr.progress, pr.used
+		r.PerRun = extrapolate(pr.progress, pr.used)
+		if pr.progress < 1 {
+			// Scale by the first reference whose probe is cut short
+			// too (one that finishes says nothing of extrapolating);
+			// at most two probed, so references cost few probes.
+			tried := 0
+			for _, j := range references(workload, rows, i) {
+				if tried == 2 {
+					break
+				}
+				tried++
+				ref, err := probeClass(j)
+				if err != nil {
+					return nil, err
+				}
+				if ref.progress >= 1 {
+					continue
+				}
+				measured := wall[j] / time.Duration(rows[j].Measured)
+				r.Scale = float64(measured) / float64(extrapolate(ref.progress, ref.used))
+				r.RefMachine, r.RefLoad = rows[j].Machine, rows[j].Load
+				r.PerRun = time.Duration(float64(r.PerRun) * r.Scale)
+				break
+			}
 		}
-		r.Progress, r.ProbeWall = prog, used
-		if prog <= 0 {
-			prog = 1e-3 // nothing measurable yet: count it as 1000 times the probe
-		}
-		r.PerRun = time.Duration(float64(used) / prog)
 		out = append(out, *r)
 	}
 	return out, nil
+}
+
+// extrapolate is the wall time of a run of which a probe simulated
+// progress in used.
+func extrapolate(progress float64, used time.Duration) time.Duration {
+	if progress <= 0 {
+		progress = 1e-3 // nothing measurable yet: count it as 1000 times the probe
+	}
+	return time.Duration(float64(used) / progress)
+}
+
+// references are the classes that can scale class u's probe, best first:
+// those of u's workload (the same workload entry of the plan) that hold
+// runs, nearest in load first (the same load; else the ratio of numeric
+// loads, one doubling as far as one halving), then on u's machine, then
+// the higher load (a workload's cost grows with its load, so the higher
+// of two equally near loads errs on the side of more), then plan order.
+// Loads that are not both numbers are near only when equal.
+func references(workload []int, rows []EstimateRow, u int) []int {
+	type cand struct {
+		i    int
+		dist float64
+		same bool
+		load float64
+	}
+	var cs []cand
+	for i := range rows {
+		if i == u || rows[i].Measured == 0 || workload[i] != workload[u] {
+			continue
+		}
+		d, l := loadDistance(rows[i].Load, rows[u].Load)
+		if math.IsInf(d, 1) {
+			continue
+		}
+		cs = append(cs, cand{i, d, rows[i].Machine == rows[u].Machine, l})
+	}
+	sort.SliceStable(cs, func(a, b int) bool {
+		x, y := cs[a], cs[b]
+		if x.dist != y.dist {
+			return x.dist < y.dist
+		}
+		if x.same != y.same {
+			return x.same
+		}
+		return x.load > y.load
+	})
+	out := make([]int, len(cs))
+	for k, c := range cs {
+		out[k] = c.i
+	}
+	return out
+}
+
+// loadDistance is how far load a is from load b: 0 when equal, |ln(a/b)|
+// when both are positive numbers, +Inf otherwise; and a as a number (0
+// when it is none).
+func loadDistance(a, b string) (float64, float64) {
+	x, errX := strconv.ParseFloat(a, 64)
+	if errX != nil || x <= 0 {
+		x = 0
+	}
+	if a == b {
+		return 0, x
+	}
+	y, errY := strconv.ParseFloat(b, 64)
+	if x == 0 || errY != nil || y <= 0 {
+		return math.Inf(1), x
+	}
+	return math.Abs(math.Log(x / y)), x
 }
 
 // doneKeys are the keys of the runs dir holds ("" or a missing directory:

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"slices"
 	"testing"
 	"time"
 )
@@ -155,5 +156,108 @@ func TestEstimateResumedSequential(t *testing.T) {
 	rows, err = Estimate(&full, open, time.Hour, fakeClock(time.Millisecond))
 	if err != nil || len(rows) != 1 || rows[0].Runs != 21 || rows[0].AtLeast != 21 {
 		t.Errorf("without the rule: %+v %v", rows, err)
+	}
+}
+
+// A cut-short probe is scaled by how far such a probe misses the runs the
+// directory holds of the same workload: runs of hackbench -g 1 that took
+// seven times their probe's extrapolation make -g 2's probe count seven
+// times too; schbench, of which the directory holds nothing, is not
+// scaled, and a finished probe never is.
+func TestEstimateScaledByRuns(t *testing.T) {
+	p := tinyPlan(t)
+	full, err := Estimate(p, "", time.Hour, fakeClock(time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	budget := full[0].ProbeWall
+	for _, r := range full {
+		budget = min(budget, r.ProbeWall)
+	}
+	budget = (budget / 2).Truncate(time.Millisecond)
+	bare, err := Estimate(p, "", budget, fakeClock(time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := func(rows []EstimateRow, w, load string) *EstimateRow {
+		for i := range rows {
+			if rows[i].Workload == w && rows[i].Load == load {
+				return &rows[i]
+			}
+		}
+		return nil
+	}
+	g1, g2 := row(bare, "hackbench", "1"), row(bare, "hackbench", "2")
+	if g1 == nil || g2 == nil || g1.Progress >= 1 || g2.Progress >= 1 || g1.RefMachine != "" || g1.Scale != 1 {
+		t.Fatalf("probes without a directory: %+v", bare)
+	}
+	dir := t.TempDir()
+	if err := PrepareDir(dir, p, false); err != nil {
+		t.Fatal(err)
+	}
+	recs := fill(p, func(v, r int) float64 { return 1 })
+	for i, pt := range p.Points() {
+		if p.Workloads[pt.Workload].Name != "hackbench" || pt.Load != "1" {
+			continue
+		}
+		rec := recs[i]
+		rec.SchemaVersion = RecordSchemaVersion
+		rec.Sim.WallNs = int64(7 * g1.PerRun)
+		if err := WriteRecord(dir, rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rows, err := Estimate(p, dir, budget, fakeClock(time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 3 || row(rows, "hackbench", "1") != nil {
+		t.Fatalf("want hackbench -g 2 and two schbench rows: %+v", rows)
+	}
+	r := row(rows, "hackbench", "2")
+	if r.Scale != 7 || r.RefMachine != "hikey" || r.RefLoad != "1" || r.PerRun != time.Duration(float64(g2.PerRun)*7) {
+		t.Errorf("hackbench -g 2: %+v, want scale 7 from hikey 1 and %v a run", r, time.Duration(float64(g2.PerRun)*7))
+	}
+	for _, load := range []string{"2", "3"} {
+		r, b := row(rows, "schbench", load), row(bare, "schbench", load)
+		if r.Scale != 1 || r.RefMachine != "" || r.PerRun != b.PerRun {
+			t.Errorf("schbench %s: %+v, want its bare probe %v", load, r, b.PerRun)
+		}
+	}
+	// The probes finish with an hour: nothing to scale.
+	rows, err = Estimate(p, dir, time.Hour, fakeClock(time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := row(rows, "hackbench", "2"); r.Scale != 1 || r.RefMachine != "" || r.PerRun != r.ProbeWall {
+		t.Errorf("finished probe scaled: %+v", r)
+	}
+}
+
+// references order the classes with runs of the unmeasured class's
+// workload: the same load first (any machine), then the nearest load by
+// ratio, on the same machine before another, the higher of two equally
+// near loads first; other workloads, classes without runs and loads that
+// are not numbers (unless equal) are none.
+func TestEstimateReferences(t *testing.T) {
+	rows := []EstimateRow{
+		{Machine: "b", Load: "64"},                // 0: u
+		{Machine: "b", Load: "32", Measured: 3},   // 1
+		{Machine: "a", Load: "128", Measured: 3},  // 2
+		{Machine: "b", Load: "128", Measured: 3},  // 3
+		{Machine: "a", Load: "64", Measured: 3},   // 4
+		{Machine: "b", Load: "256"},               // 5: no runs
+		{Machine: "b", Load: "64", Measured: 3},   // 6: another workload
+		{Machine: "b", Load: "x", Measured: 3},    // 7: not a number
+		{Machine: "a", Load: "1024", Measured: 3}, // 8
+	}
+	workload := []int{0, 0, 0, 0, 0, 0, 1, 0, 0}
+	got := references(workload, rows, 0)
+	want := []int{4, 3, 1, 2, 8}
+	if !slices.Equal(got, want) {
+		t.Errorf("references %v, want %v", got, want)
+	}
+	if got := references(workload, rows, 6); len(got) != 0 {
+		t.Errorf("a workload with no other class: %v", got)
 	}
 }
