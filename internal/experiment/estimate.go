@@ -207,7 +207,7 @@ func Estimate(p *Plan, dir string, budget time.Duration, now func() time.Time) (
 				if err != nil {
 					return nil, err
 				}
-				if ref.progress >= 1 {
+				if ref.progress >= 1 || extrapolate(ref.progress, ref.used) <= 0 {
 					continue
 				}
 				measured := wall[j] / time.Duration(rows[j].Measured)
