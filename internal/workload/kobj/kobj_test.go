@@ -410,3 +410,31 @@ func TestWaitQueueModel(t *testing.T) {
 		t.Fatalf("the queue grew to %d waiters only; the index (from %d) was not tested", longest, indexFrom)
 	}
 }
+
+// A long queue that drains and fills again (a thundering herd: every
+// waiter woken, most queue again) reuses its index table and its
+// entries: after the first round a round allocates nothing.
+func TestWaitQueueHerdReusesIndex(t *testing.T) {
+	k := newKernel(t)
+	var ts []*sched.Task
+	for i := 0; i < 4*indexFrom; i++ {
+		ts = append(ts, fork(t, k, "t", i%8, func(k *sched.Kernel, t *sched.Task) sched.Op { return sched.Block() }))
+	}
+	k.Eng.RunUntil(engine.Millisecond)
+	var q WaitQueue
+	round := func() {
+		for _, p := range ts {
+			q.Add(p, false)
+		}
+		if q.index == nil || q.Len() != len(ts) {
+			t.Fatalf("%d waiters, index %v", q.Len(), q.index != nil)
+		}
+		for _, p := range ts {
+			q.Remove(p)
+		}
+	}
+	round()
+	if a := testing.AllocsPerRun(10, round); a != 0 {
+		t.Errorf("a round of %d waiters allocates %v times", len(ts), a)
+	}
+}
