@@ -119,6 +119,9 @@ const (
 // machine puts 10–15 timers in a slot, so buckets never reallocate then.
 const keepCap = 64
 
+// bigClasses is the number of size classes of spare arrays (Engine.big).
+const bigClasses = 32
+
 // slot is the wheel slot of time w: slots count 64 ns intervals from 0.
 func slot(w Time) int64 { return int64(w) >> slotShift }
 
@@ -140,6 +143,20 @@ type Engine struct {
 	occ    [nslot / 64]uint64
 	occSum uint64
 	heap   []ent
+	// big and small are empty arrays kept for reuse (grow, keep): a
+	// burst of timers in one slot (every busy CPU's tick on one jiffy,
+	// a thundering herd's wakeups over a few hundred slots) grows a
+	// bucket past keepCap into one of big, and when its slot has fired
+	// the array returns there, the bucket getting one of small, so that
+	// bursts after the first allocate nothing and no bucket keeps a
+	// burst's array. big holds bigCap entries, by size class so that
+	// a burst finds an array that fits, and takes no more once that is
+	// twice the most timers ever armed (nMax; or 1,024 entries); small
+	// one array per bucket.
+	big    [bigClasses][][]ent // by capacity: big[k] holds 2^k ≤ cap < 2^(k+1)
+	small  [][]ent
+	bigCap int
+	nMax   int // the most timers armed at a refill
 
 	nowQ  []*Timer // FIFO of timers due at now; nil slots were cancelled
 	nowHd int
@@ -218,6 +235,7 @@ func (e *Engine) Schedule(t *Timer, at Time) {
 	case s <= e.base:
 		e.runInsert(ent{at, e.seq, t})
 	case s < e.base+nslot:
+		e.roomIn(s)
 		e.wheelAdd(s, ent{at, e.seq, t})
 	default:
 		e.heapPush(ent{at, e.seq, t})
@@ -293,7 +311,7 @@ func (e *Engine) runInsert(x ent) {
 			e.run[j].t.index = j
 		}
 	}
-	e.run = append(e.run, x)
+	e.run = append(e.grow(e.run), x)
 	r := e.run
 	j := len(r) - 1
 	for j > e.runHd && r[j-1].when > x.when {
@@ -319,6 +337,97 @@ func (e *Engine) occClear(s int64) {
 	if e.occ[w] == 0 {
 		e.occSum &^= 1 << w
 	}
+}
+
+// grow returns a, or a with room for one more entry when it is full:
+// where doubling it would pass keepCap, its entries copied into the
+// empty run's array or a spare array when one is larger (from the
+// smallest size class that has one), else into a new array; a itself,
+// emptied, becomes the run's array or a spare (keep). So a burst reuses
+// an earlier burst's arrays. A timer's index (its position) is
+// unchanged by the copy.
+func (e *Engine) grow(a []ent) []ent {
+	if len(a) < cap(a) || 2*len(a) < keepCap {
+		return a // room left, or append's doubling stays small
+	}
+	return e.growFull(a)
+}
+
+// roomIn makes room for one more timer in slot s's bucket (grow). It is
+// apart from wheelAdd, which arming inlines and which a call would make
+// too large to inline.
+func (e *Engine) roomIn(s int64) {
+	if b := e.wheel[s&slotMask]; len(b) == cap(b) && 2*len(b) >= keepCap {
+		e.wheel[s&slotMask] = e.growFull(b)
+	}
+}
+
+// growFull is grow's work for a full array (kept apart so that grow's
+// test inlines into every arming).
+func (e *Engine) growFull(a []ent) []ent {
+	var b []ent
+	switch k := e.spareFor(len(a)); {
+	case len(e.run) == 0 && cap(e.run) > len(a):
+		// Between slots the run is empty, and its array, the last
+		// burst's when it is this large, is idle until the next
+		// refill: it takes the burst and a becomes the run's.
+		b = append(e.run, a...)
+		clear(a)
+		e.run = a[:0]
+		return b
+	case k >= 0:
+		n := len(e.big[k]) - 1
+		b = e.big[k][n]
+		e.big[k][n] = nil
+		e.big[k] = e.big[k][:n]
+		e.bigCap -= cap(b)
+		b = append(b, a...)
+	default:
+		b = append(a, ent{})[:len(a)]
+	}
+	clear(a)
+	e.keep(a[:0])
+	return b
+}
+
+// keep adds a, an empty array whose entries are zero, to the spares.
+func (e *Engine) keep(a []ent) {
+	if cap(a) <= keepCap {
+		if len(e.small) < nslot {
+			e.small = append(e.small, a)
+		}
+		return
+	}
+	if e.bigCap+cap(a) <= max(2*e.nMax, 1024) {
+		k := min(bits.Len(uint(cap(a)))-1, bigClasses-1)
+		e.big[k] = append(e.big[k], a)
+		e.bigCap += cap(a)
+	}
+}
+
+// spareFor is the smallest size class of e.big that holds an array of
+// more than n entries, or -1.
+func (e *Engine) spareFor(n int) int {
+	for k := bits.Len(uint(n)); k < bigClasses; k++ {
+		if len(e.big[k]) > 0 {
+			return k
+		}
+	}
+	return -1
+}
+
+// release keeps a, the used-up run's array, larger than keepCap and its
+// entries zero, among the spares and returns a small spare array, or nil,
+// for the bucket that would have had it.
+func (e *Engine) release(a []ent) []ent {
+	e.keep(a[:0])
+	if n := len(e.small); n > 0 {
+		b := e.small[n-1]
+		e.small[n-1] = nil
+		e.small = e.small[:n-1]
+		return b
+	}
+	return nil
 }
 
 // nextSlot is the first slot after base that holds a timer, in the wheel
@@ -362,17 +471,19 @@ func (e *Engine) wheelNext() int64 {
 // the current slot is inserted into the run.
 func (e *Engine) refill(s int64) {
 	e.base = s
+	e.nMax = max(e.nMax, e.n)
 	e.run, e.runHd = e.run[:0], 0
 	if len(e.wheel[s&slotMask]) > 0 {
 		// The bucket becomes the run and the empty run's array the
 		// bucket's, so nothing is copied. An array grown past
-		// keepCap by a burst (100,000 tasks woken at once) is let go
-		// instead: passed from bucket to bucket, such arrays would
-		// end up in every bucket and stay (358 MB at hackbench -g
-		// 2500, 3.6 KB a task).
+		// keepCap by a burst (100,000 tasks woken at once) goes back
+		// to the spares instead and the bucket gets a small one:
+		// passed from bucket to bucket, such arrays would end up in
+		// every bucket and stay (358 MB at hackbench -g 2500, 3.6 KB
+		// a task).
 		old := e.run
 		if cap(old) > keepCap {
-			old = nil
+			old = e.release(old)
 		}
 		e.run, e.wheel[s&slotMask] = e.wheel[s&slotMask], old
 		e.occClear(s & slotMask)
@@ -385,8 +496,9 @@ func (e *Engine) refill(s int64) {
 		}
 		e.heapRemove(0)
 		if xs == s {
-			e.run = append(e.run, x)
+			e.run = append(e.grow(e.run), x)
 		} else {
+			e.roomIn(xs)
 			e.wheelAdd(xs, x)
 		}
 	}

@@ -400,3 +400,52 @@ func TestBurstArraysLetGo(t *testing.T) {
 	e.RunUntil(2 * Second)
 	check("after the second wave")
 }
+
+// TestBurstReusesArrays: a burst that outgrows keepCap takes a spare
+// array of an earlier burst and gives it back once its slot has fired, so
+// that repeated bursts (every busy CPU's tick on each jiffy, a thundering
+// herd's wakeups in a few slots) allocate nothing once the spares exist,
+// and still fire in order.
+func TestBurstReusesArrays(t *testing.T) {
+	e := New(1)
+	var last Time
+	fired := 0
+	ts := make([]*Timer, 3000)
+	for i := range ts {
+		ts[i] = NewTimer("burst", func() {
+			if e.Now() < last {
+				t.Fatalf("fired at %v after %v", e.Now(), last)
+			}
+			last = e.Now()
+			fired++
+		})
+	}
+	// Each wave lasts the wheel's span, so it uses the same buckets:
+	// 1,000 timers in each of three slots, the last beyond the wheel
+	// when armed (it comes from the heap).
+	span := Time(nslot << slotShift)
+	wave := func() {
+		now := e.Now()
+		for i, tm := range ts {
+			e.Schedule(tm, now+Time(1000+(i%3)*35000))
+		}
+		e.RunUntil(now + 2*span)
+	}
+	for range 4 {
+		wave()
+	}
+	if fired != 4*len(ts) {
+		t.Fatalf("%d of %d fired", fired, 4*len(ts))
+	}
+	if a := testing.AllocsPerRun(5, wave); a != 0 {
+		t.Errorf("a burst after the first allocates %v times", a)
+	}
+	if e.bigCap == 0 || len(e.small) > nslot || e.bigCap > max(2*len(ts), 1024) {
+		t.Errorf("big spares of %d entries for %d timers, %d small", e.bigCap, len(ts), len(e.small))
+	}
+	for s := range e.wheel {
+		if c := cap(e.wheel[s]); c > keepCap {
+			t.Errorf("bucket %d keeps an array of %d entries", s, c)
+		}
+	}
+}
