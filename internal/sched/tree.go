@@ -70,12 +70,13 @@ func minVruntimeCbPropagate(se *SchedEntity) {
 	}
 }
 
-// propagateToRoot recomputes the augmented values from se to the root
-// without stopping early: after an erase the path may pass through a node
-// that moved, whose old values say nothing about its new subtree.
-func propagateToRoot(se *SchedEntity) {
-	for ; se != nil; se = se.rbParent {
-		minVruntimeUpdate(se)
+// minVruntimePropagateTo mirrors min_vruntime_cb_propagate(&se->run_node,
+// &stop->run_node): as minVruntimeCbPropagate, but stopping below stop.
+func minVruntimePropagateTo(se, stop *SchedEntity) {
+	for ; se != stop; se = se.rbParent {
+		if minVruntimeUpdate(se) {
+			break
+		}
 	}
 }
 
@@ -208,18 +209,20 @@ func timelineRemove(c *CfsRq, z *SchedEntity) {
 	}
 	// __rb_erase_augmented: splice z out, or its successor y into its
 	// place; x is the node that took the spliced node's place (maybe a nil
-	// leaf, under xParent).
+	// leaf, under xParent). The augmented values are recomputed upwards,
+	// stopping where a node's are unchanged: above it nothing changed but
+	// through it.
 	var x, xParent *SchedEntity
 	removedRed := z.rbRed
 	switch {
 	case z.rbLeft == nil:
 		x, xParent = z.rbRight, z.rbParent
 		c.rbTransplant(z, x)
-		propagateToRoot(xParent)
+		minVruntimeCbPropagate(xParent)
 	case z.rbRight == nil:
 		x, xParent = z.rbLeft, z.rbParent
 		c.rbTransplant(z, x)
-		propagateToRoot(xParent)
+		minVruntimeCbPropagate(xParent)
 	default:
 		y := z.rbRight
 		for y.rbLeft != nil {
@@ -227,6 +230,10 @@ func timelineRemove(c *CfsRq, z *SchedEntity) {
 		}
 		removedRed = y.rbRed
 		x = y.rbRight
+		// augment->copy(node, successor): y stands for z's subtree
+		// from now on, so the propagation above it stops where z's
+		// values still hold.
+		y.minVruntime, y.minSlice, y.maxSlice = z.minVruntime, z.minSlice, z.maxSlice
 		if y.rbParent == z {
 			xParent = y
 		} else {
@@ -239,7 +246,10 @@ func timelineRemove(c *CfsRq, z *SchedEntity) {
 		y.rbLeft = z.rbLeft
 		y.rbLeft.rbParent = y
 		y.rbRed = z.rbRed
-		propagateToRoot(xParent) // passes through y
+		// augment->propagate(parent, successor), then from the
+		// successor to the root.
+		minVruntimePropagateTo(xParent, y)
+		minVruntimeCbPropagate(y)
 	}
 	z.rbParent, z.rbLeft, z.rbRight, z.rbRed = nil, nil, nil, false
 	z.onTimeline = false
