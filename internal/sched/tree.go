@@ -8,8 +8,9 @@ package sched
 // cfs_rq_min_slice and cfs_rq_max_slice read at the root. schedlab keeps
 // the same red-black tree (lib/rbtree.c's rules, written out here with the
 // augmentation done as rbtree_augmented.h does: propagate up from a changed
-// node, copy on rotation), so every queue operation costs O(log n) however
-// many entities a queue holds.
+// node until the values hold, copy on a rotation and to an erased node's
+// successor), so every queue operation costs O(log n) however many
+// entities a queue holds.
 //
 // An entity whose key equals an existing one goes after it, as
 // rb_add_cached puts equal keys to the right; the tree's order is the only
