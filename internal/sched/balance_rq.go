@@ -821,7 +821,7 @@ outUnlock:
 	}
 	// The stopper sleeps again: the CPU picks what to run next (already
 	// done if the running task was the one pushed away).
-	if !switched && (!busiest.Curr.IsIdleTask() || busiest.NrRunning > 0) {
+	if !switched && (!busiest.currIsIdle() || busiest.NrRunning > 0) {
 		k.schedule(busiest, true)
 	}
 	k.BalanceStats.ActiveBalance.add(k.lbEnd(mark))

@@ -631,7 +631,7 @@ func (k *Kernel) migrateSEPeltLag(se *SchedEntity) {
 	}
 	c := cfsRqOf(se)
 	rq := rqOf(c)
-	if !rq.Curr.IsIdleTask() {
+	if !rq.currIsIdle() {
 		return
 	}
 	now := rq.ClockPeltIdle
@@ -716,7 +716,7 @@ func (k *Kernel) TimerWakeUp(cpu cpumask.CPU, p *Task) bool {
 // so that a deferrable timer due on it waits for the CPU to wake.
 func (k *Kernel) TickStopped(cpu cpumask.CPU) bool {
 	rq := k.Rqs[cpu]
-	return rq.NohzTickStopped && rq.Curr.IsIdleTask()
+	return rq.NohzTickStopped && rq.currIsIdle()
 }
 
 // ChargeCPU charges d of interrupt-context or higher-class work to the

@@ -943,7 +943,7 @@ func (k *Kernel) setPreemptBuddy(c *CfsRq, pse *SchedEntity) bool {
 // wakeupPreempt mirrors core.c:wakeup_preempt (v6.19) for a fair task p: the idle
 // class is always preempted.
 func (k *Kernel) wakeupPreempt(rq *Rq, p *Task, wakeFlags int) {
-	if rq.Curr.IsIdleTask() {
+	if rq.currIsIdle() {
 		k.reschedCurr(rq)
 		return
 	}

@@ -43,7 +43,7 @@ import "github.com/schedlab/schedlab/internal/engine"
 // exit again. The exit latency is counted in rq.Costs.IdleExitNs once per
 // exit.
 func (k *Kernel) idleWakeAt(rq *Rq, at engine.Time) engine.Time {
-	if !k.costsOn || !rq.Curr.IsIdleTask() || rq.idleState < 0 {
+	if !k.costsOn || !rq.currIsIdle() || rq.idleState < 0 {
 		return at
 	}
 	if rq.idleExiting && at <= rq.idleExitDone {

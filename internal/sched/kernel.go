@@ -378,7 +378,7 @@ func (k *Kernel) updateRqClock(rq *Rq) {
 
 // updateRqClockPelt mirrors pelt.h:update_rq_clock_pelt (v6.19).
 func (k *Kernel) updateRqClockPelt(rq *Rq, delta uint64) {
-	if rq.Curr.IsIdleTask() {
+	if rq.currIsIdle() {
 		updateIdleRqClockPeltSync(rq)
 		return
 	}

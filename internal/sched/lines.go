@@ -88,7 +88,7 @@ func (k *Kernel) lineAccess(l *sharedLine, store bool) {
 		return
 	case inPass:
 		k.lbCharge(d)
-	case rq.Curr.IsIdleTask():
+	case rq.currIsIdle():
 		return
 	default:
 		k.Charge(d)

@@ -457,6 +457,13 @@ type Rq struct {
 	reschedTimer *engine.Timer
 }
 
+// currIsIdle reports whether rq's CPU runs its idle task: the same as
+// rq.Curr.IsIdleTask() (an rq's current task is a real one or its own
+// idle task, as IdleCPU assumes too), without loading the current task's
+// line, which is another CPU's and cold where a wakeup or a sibling's
+// re-timing asks.
+func (rq *Rq) currIsIdle() bool { return rq.Curr == rq.Idle }
+
 // IdleCPU mirrors core.c:idle_cpu (v6.19): curr is idle, nothing queued, no pending
 // wakeups.
 func (rq *Rq) IdleCPU() bool {

@@ -101,7 +101,7 @@ func (k *Kernel) startSegment(rq *Rq) {
 
 // retime re-plans the running task after its speed changed.
 func (k *Kernel) retime(rq *Rq) {
-	if rq.Curr.IsIdleTask() || !rq.segTimer.Armed() || rq.Curr.workLeft == 0 {
+	if rq.currIsIdle() || !rq.segTimer.Armed() || rq.Curr.workLeft == 0 {
 		return
 	}
 	k.accountSegment(rq)
@@ -313,7 +313,7 @@ func (k *Kernel) findDstCost(rq *Rq, before WakeupCounters) engine.Time {
 // when woken: the hardware's wake time from the state it is in
 // (Settings.IdleWakeActual; the advertised exit latency when off).
 func (k *Kernel) idleExitLatency(rq *Rq) engine.Time {
-	if !k.costsOn || !rq.Curr.IsIdleTask() || rq.idleState < 0 {
+	if !k.costsOn || !rq.currIsIdle() || rq.idleState < 0 {
 		return 0
 	}
 	states := k.Topo.Spec.IdleStatesOf(rq.CPU)
@@ -340,7 +340,7 @@ func (k *Kernel) effectiveIdleState(rq *Rq, states []topology.IdleState) int {
 	cluster := k.Topo.Spec.CPUs[rq.CPU].Cluster
 	allIdle := true
 	for c, spec := range k.Topo.Spec.CPUs {
-		if spec.Cluster == cluster && !k.Rqs[c].Curr.IsIdleTask() {
+		if spec.Cluster == cluster && !k.Rqs[c].currIsIdle() {
 			allIdle = false
 			break
 		}
@@ -511,7 +511,7 @@ func (k *Kernel) initCores() {
 	k.coreBusy = make([]int32, len(ids))
 	for c, rq := range k.Rqs {
 		rq.coreBusy = &k.coreBusy[k.coreOf[c]]
-		if !rq.Curr.IsIdleTask() {
+		if !rq.currIsIdle() {
 			*rq.coreBusy++
 		}
 	}
