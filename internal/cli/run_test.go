@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -35,7 +36,9 @@ $`).MatchString(out1) {
 	if out1 != out2 {
 		t.Fatalf("same seed, different output:\n%s\n%s", out1, out2)
 	}
-	// The JSON documents are identical but for sim.wall_ns.
+	// The JSON documents are identical but for sim.wall_ns and
+	// sim.cpu_ns (the run's thread's CPU time, on Linux at most its
+	// wall time).
 	var d1, d2 map[string]any
 	for i, f := range []string{j1, j2} {
 		b, err := os.ReadFile(f)
@@ -55,7 +58,11 @@ $`).MatchString(out1) {
 		if sim["wall_ns"].(float64) <= 0 || sim["events"].(float64) <= 0 {
 			t.Fatalf("sim %v", sim)
 		}
+		if cpu, ok := sim["cpu_ns"].(float64); runtime.GOOS == "linux" && (!ok || cpu <= 0 || cpu > sim["wall_ns"].(float64)*1.01+1e6) {
+			t.Fatalf("sim %v: cpu_ns should be the run's CPU time, more than 0 and not more than its wall time", sim)
+		}
 		delete(sim, "wall_ns")
+		delete(sim, "cpu_ns")
 	}
 	b1, _ := json.Marshal(d1)
 	b2, _ := json.Marshal(d2)

@@ -57,10 +57,10 @@ workload and load for up to --estimate-probe of wall time, extrapolates each
 run's wall time from the progress made, and prints the expected core-hours
 and wall time on --jobs cores. With --out, the runs DIR already holds are
 left out, a machine, workload and load of which DIR holds runs costs their
-mean wall time instead of a probe, a probe cut short is scaled by how far
-such a probe misses the runs of the nearest load of the same workload that
-DIR holds (the scale column), and a stopping rule counts only the runs it
-still needs on those records. An estimate, not a promise: start-up phases
+mean CPU time (wall time for records without it) instead of a probe, a
+probe cut short is scaled by how far such a probe misses the runs of the
+nearest load of the same workload that DIR holds (the scale column), and a
+stopping rule counts only the runs it still needs on those records. An estimate, not a promise: start-up phases
 and tbench's stop at steady state make real runs differ from a probe.
 
 An experiment with a stopping rule (key sequential, e.g. the paper profile of
@@ -310,7 +310,7 @@ func printEstimate(env *Env, plan *experiment.Plan, dir string, probe time.Durat
 		return err
 	}
 	if measured > 0 {
-		fmt.Fprintf(env.Stdout, "per run: the mean wall time of the runs %s holds where it holds some (done), else a probe\n", dir)
+		fmt.Fprintf(env.Stdout, "per run: the mean CPU time (wall time where a record has none) of the runs %s holds where it holds some (done), else a probe\n", dir)
 	}
 	if scaled > 0 {
 		fmt.Fprintf(env.Stdout, "scale: a cut-short probe times the measured mean over the probe of the nearest class with runs (machine load); the further the load from it, the rougher\n")

@@ -27,8 +27,9 @@ type EstimateRow struct {
 	// records.
 	Runs, AtLeast int
 	// Measured is the number of the class's runs the results directory
-	// holds; when it is not 0, PerRun is their mean wall time and nothing
-	// was probed.
+	// holds; when it is not 0, PerRun is their mean cost (recordCost:
+	// CPU time, or wall time in records without it) and nothing was
+	// probed.
 	Measured int
 	// Progress is the fraction of the probe run simulated within the
 	// probe's budget (1: it finished), and ProbeWall the wall time it took.
@@ -54,8 +55,9 @@ func (r *EstimateRow) Least() time.Duration { return time.Duration(r.AtLeast) * 
 
 // Estimate is the expected cost of the runs of p that dir does not hold
 // yet, one row per machine, workload and load. A class of which dir holds
-// runs costs their mean wall time a run: what a sweep measured, start-up
-// phases and tbench's stop at steady state included. Every other class is
+// runs costs their mean CPU time a run (wall time where a record has no
+// CPU time): what a sweep measured, start-up phases and tbench's stop at
+// steady state included. Every other class is
 // probed: one run (run index 0's configuration, tip's kernel where tip is
 // in the plan) for at most budget of wall time (now is the clock), its
 // wall time extrapolated from the progress made. Workloads whose progress
@@ -144,7 +146,7 @@ func Estimate(p *Plan, dir string, budget time.Duration, now func() time.Time) (
 		r := &rows[i]
 		if rec := recs[pt.Index]; rec != nil {
 			r.Measured++
-			wall[i] += time.Duration(rec.Sim.WallNs)
+			wall[i] += recordCost(rec)
 			continue
 		}
 		switch need[pt.Index] {
@@ -220,6 +222,17 @@ func Estimate(p *Plan, dir string, budget time.Duration, now func() time.Time) (
 		out = append(out, *r)
 	}
 	return out, nil
+}
+
+// recordCost is what a run a directory holds cost: its CPU time where
+// the record has it (sim.cpu_ns), which unlike its wall time leaves out
+// what the run spent stopped (a suspended laptop, a SIGSTOP) or waiting
+// for a core, else its wall time.
+func recordCost(r *Record) time.Duration {
+	if r.Sim.CPUNs > 0 {
+		return time.Duration(r.Sim.CPUNs)
+	}
+	return time.Duration(r.Sim.WallNs)
 }
 
 // extrapolate is the wall time of a run of which a probe simulated

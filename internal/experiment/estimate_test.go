@@ -261,3 +261,39 @@ func TestEstimateReferences(t *testing.T) {
 		t.Errorf("a workload with no other class: %v", got)
 	}
 }
+
+// A run's cost is its CPU time where its record has one: a run stopped
+// for minutes (a suspended laptop) keeps its CPU time, not its wall time;
+// a record without one (an older schedlab) counts its wall time.
+func TestEstimateCostsCPUTime(t *testing.T) {
+	p := seqPlan(t, "short-task-v3", 10, 3)
+	full := *p
+	full.Sequential = nil
+	dir := t.TempDir()
+	if err := PrepareDir(dir, &full, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, rec := range fill(&full, func(v, r int) float64 { return 100 + float64(v+r) }) {
+		if rec.Run >= 3 {
+			continue
+		}
+		rec.SchemaVersion = RecordSchemaVersion
+		rec.Sim.WallNs = int64(time.Hour) // stopped for an hour
+		rec.Sim.CPUNs = int64(time.Duration(1+rec.Run) * time.Second)
+		if rec.Run == 2 {
+			rec.Sim.CPUNs = 0 // no CPU time: its wall time counts
+			rec.Sim.WallNs = int64(6 * time.Second)
+		}
+		if err := WriteRecord(dir, rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rows, err := Estimate(&full, dir, time.Hour, fakeClock(time.Millisecond))
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("%+v %v", rows, err)
+	}
+	// Two records each of 1 s and 2 s CPU time and 6 s wall time.
+	if r := rows[0]; r.Measured != 6 || r.PerRun != 3*time.Second {
+		t.Errorf("%+v: want 6 measured at 3s a run", r)
+	}
+}

@@ -15,7 +15,7 @@ const RecordSchemaVersion = sim.SchemaVersion
 // directory holds, one file per run (runs/KEY.json). It is the run
 // pipeline's Result (whose Machine is the plan's label and whose Variant
 // is the column, Tip or a variant) with the point it ran. Every field but
-// Sim.WallNs is a function of the plan and the point.
+// Sim.WallNs and Sim.CPUNs is a function of the plan and the point.
 type Record struct {
 	Key        string `json:"key"`
 	Experiment string `json:"experiment"`
@@ -29,11 +29,11 @@ type Record struct {
 	sim.Result
 }
 
-// Deterministic returns r's JSON without the wall time: equal for equal
-// plans and points, whatever ran them.
+// Deterministic returns r's JSON without the wall and CPU times: equal
+// for equal plans and points, whatever ran them.
 func (r *Record) Deterministic() []byte {
 	c := *r
-	c.Sim.WallNs = 0
+	c.Sim.WallNs, c.Sim.CPUNs = 0, 0
 	b, err := json.Marshal(&c)
 	if err != nil {
 		panic("experiment: " + err.Error())

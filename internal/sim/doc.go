@@ -32,5 +32,5 @@
 //     sum), the balance counters and the simulation's size.
 //
 // A run is deterministic: the same Config gives a byte-identical Result
-// apart from Sim.WallNs.
+// apart from Sim.WallNs and Sim.CPUNs.
 package sim

@@ -15,7 +15,7 @@ import (
 const SchemaVersion = 3
 
 // Result is one finished run: the one result schema of schedlab. Every
-// field but Sim.WallNs is a function of the Config.
+// field but Sim.WallNs and Sim.CPUNs is a function of the Config.
 type Result struct {
 	SchemaVersion int    `json:"schema_version"`
 	Machine       string `json:"machine"`
@@ -47,9 +47,14 @@ type Result struct {
 		SimulatedNs int64  `json:"simulated_ns"`
 		WarmupRuns  int    `json:"warmup_runs,omitempty"`
 		WarmupNs    int64  `json:"warmup_ns,omitempty"`
-		// WallNs is the one field that differs between identical runs; it
-		// includes a warm-up's wall time, as SimulatedNs does not.
+		// WallNs and CPUNs are the fields that differ between
+		// identical runs; both include a warm-up, as SimulatedNs does
+		// not. CPUNs is the CPU time of the thread that ran the
+		// simulation (Linux; 0 and left out elsewhere): unlike the wall
+		// time it does not count time the process was stopped, the
+		// machine slept or the run waited for a core.
 		WallNs int64 `json:"wall_ns"`
+		CPUNs  int64 `json:"cpu_ns,omitempty"`
 	} `json:"sim"`
 }
 
@@ -79,11 +84,11 @@ func optionsOf(c *Config) *RunOptions {
 // Metric returns the value of a metric.
 func (r *Result) Metric(name string) (float64, bool) { return r.Metrics.Get(name) }
 
-// Deterministic returns r's JSON without the wall time: equal for equal
-// Configs, whatever ran them.
+// Deterministic returns r's JSON without the wall and CPU times: equal
+// for equal Configs, whatever ran them.
 func (r *Result) Deterministic() []byte {
 	c := *r
-	c.Sim.WallNs = 0
+	c.Sim.WallNs, c.Sim.CPUNs = 0, 0
 	b, err := json.Marshal(&c)
 	if err != nil {
 		panic("sim: " + err.Error())

@@ -3,6 +3,7 @@ package sim
 import (
 	"bytes"
 	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/schedlab/schedlab/internal/costmodel"
@@ -185,7 +186,12 @@ func Run(cfg Config, opt Options) (*Result, error) {
 // the result: steps 5 to 7 of the package comment.
 func (b *Built) Run(opt Options) (*Result, error) {
 	k := b.Kernel
+	// The run's CPU time is its thread's: locked to it, the simulation
+	// is all that thread runs.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	start := time.Now()
+	cpu0, cpuOK := threadCPUTime()
 	warmups, err := b.warmUp()
 	if err != nil {
 		return nil, err
@@ -213,6 +219,10 @@ func (b *Built) Run(opt Options) (*Result, error) {
 		return nil, err
 	}
 	wall := time.Since(start)
+	var cpu time.Duration
+	if cpu1, ok := threadCPUTime(); ok && cpuOK {
+		cpu = max(cpu1-cpu0, 1)
+	}
 	for _, f := range finish {
 		if err := f(); err != nil {
 			return nil, err
@@ -244,6 +254,7 @@ func (b *Built) Run(opt Options) (*Result, error) {
 	}
 	r.Balance = balanceOf(k.BalanceStats)
 	r.Sim.Events, r.Sim.SimulatedNs, r.Sim.WallNs = k.Eng.Events()-events0, int64(k.Now()-now0), wall.Nanoseconds()
+	r.Sim.CPUNs = cpu.Nanoseconds()
 	if warmups > 0 {
 		r.Sim.WarmupRuns, r.Sim.WarmupNs = warmups, int64(now0)
 	}
