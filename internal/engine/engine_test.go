@@ -401,11 +401,13 @@ func TestBurstArraysLetGo(t *testing.T) {
 	check("after the second wave")
 }
 
-// TestBurstReusesArrays: a burst that outgrows keepCap takes a spare
-// array of an earlier burst and gives it back once its slot has fired, so
-// that repeated bursts (every busy CPU's tick on each jiffy, a thundering
-// herd's wakeups in a few slots) allocate nothing once the spares exist,
-// and still fire in order.
+// TestBurstReusesArrays: a burst of timers armed beyond the wheel and
+// due in one slot (every busy CPU's tick on one jiffy) outgrows keepCap
+// when the wheel reaches it; it takes a spare array of an earlier burst
+// and gives it back once its slot has fired, so that repeated bursts
+// allocate nothing once the spares exist, and still fire in order.
+// (Timers armed within the wheel's reach, a herd's wakeups, grow their
+// bucket by append: a test there would cost every arming.)
 func TestBurstReusesArrays(t *testing.T) {
 	e := New(1)
 	var last Time
@@ -420,14 +422,13 @@ func TestBurstReusesArrays(t *testing.T) {
 			fired++
 		})
 	}
-	// Each wave lasts the wheel's span, so it uses the same buckets:
-	// 1,000 timers in each of three slots, the last beyond the wheel
-	// when armed (it comes from the heap).
+	// Each wave lasts two of the wheel's spans, so it uses the same
+	// buckets: 1,000 timers in each of three slots beyond the wheel.
 	span := Time(nslot << slotShift)
 	wave := func() {
 		now := e.Now()
 		for i, tm := range ts {
-			e.Schedule(tm, now+Time(1000+(i%3)*35000))
+			e.Schedule(tm, now+span+Time(1000+(i%3)*640))
 		}
 		e.RunUntil(now + 2*span)
 	}
