@@ -159,10 +159,10 @@ type Engine struct {
 	// on one jiffy) grows a bucket past keepCap into one of big, and
 	// when a slot's run was such an array it returns there, the bucket
 	// getting one of small, so that such bursts after the first
-	// allocate nothing and no bucket keeps a burst's array. big holds bigCap entries, by size class so that
-	// a burst finds an array that fits, and takes no more once that is
-	// twice the most timers ever armed (nMax; or 1,024 entries); small
-	// one array per bucket.
+	// allocate nothing and no bucket keeps a burst's array. big holds
+	// bigCap entries, by size class so that a burst finds an array
+	// that fits, and takes no more once that is twice the most timers
+	// ever armed (nMax; or 1,024 entries); small one array per bucket.
 	big    [bigClasses][][]ent // by capacity: big[k] holds 2^k ≤ cap < 2^(k+1)
 	small  [][]ent
 	bigCap int
@@ -237,8 +237,6 @@ func (e *Engine) Schedule(t *Timer, at Time) {
 	case s <= e.base:
 		e.runInsert(ent{at, e.seq, t})
 	case s < e.base+nslot:
-		// grow's test, written out: a call here would cost every
-		// arming, and wheelAdd would no longer inline with it.
 		e.wheelAdd(s, ent{at, e.seq, t})
 	default:
 		e.heapPush(ent{at, e.seq, t})
@@ -496,9 +494,7 @@ func (e *Engine) refill(s int64) {
 		if xs == s {
 			e.run = append(e.grow(e.run), x)
 		} else {
-			if b := e.wheel[xs&slotMask]; len(b) == cap(b) && 2*len(b) >= keepCap {
-				e.wheel[xs&slotMask] = e.growFull(b)
-			}
+			e.wheel[xs&slotMask] = e.grow(e.wheel[xs&slotMask])
 			e.wheelAdd(xs, x)
 		}
 	}

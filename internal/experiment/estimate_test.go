@@ -13,6 +13,17 @@ func fakeClock(step time.Duration) func() time.Time {
 	return func() time.Time { t = t.Add(step); return t }
 }
 
+// cutShort is a probe budget of half the shortest of rows' finished
+// probes, in whole clock ticks (so that a cut-short probe's wall is the
+// budget): with it every probe is cut short.
+func cutShort(rows []EstimateRow) time.Duration {
+	budget := rows[0].ProbeWall
+	for _, r := range rows {
+		budget = min(budget, r.ProbeWall)
+	}
+	return (budget / 2).Truncate(time.Millisecond)
+}
+
 // An estimate has one row per machine, workload and load, counting every
 // kernel, variant and run index of it; a probe that finishes reports 100%
 // and its own wall time per run, one cut short by the budget extrapolates
@@ -35,14 +46,8 @@ func TestEstimate(t *testing.T) {
 			t.Errorf("total %v of %+v", r.Total(), r)
 		}
 	}
-	// Half the shortest finished probe's clock readings: every probe is
-	// cut short; the ones with progress extrapolate.
-	budget := rows[0].ProbeWall
-	for _, r := range rows {
-		budget = min(budget, r.ProbeWall)
-	}
-	// Whole clock ticks, so a cut-short probe's wall is the budget.
-	budget = (budget / 2).Truncate(time.Millisecond)
+	// Every probe is cut short; the ones with progress extrapolate.
+	budget := cutShort(rows)
 	short, err := Estimate(p, "", budget, fakeClock(time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
@@ -170,11 +175,7 @@ func TestEstimateScaledByRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	budget := full[0].ProbeWall
-	for _, r := range full {
-		budget = min(budget, r.ProbeWall)
-	}
-	budget = (budget / 2).Truncate(time.Millisecond)
+	budget := cutShort(full)
 	bare, err := Estimate(p, "", budget, fakeClock(time.Millisecond))
 	if err != nil {
 		t.Fatal(err)

@@ -72,7 +72,8 @@ func minVruntimeCbPropagate(se *SchedEntity) {
 }
 
 // minVruntimePropagateTo mirrors min_vruntime_cb_propagate(&se->run_node,
-// &stop->run_node): as minVruntimeCbPropagate, but stopping below stop.
+// &stop->run_node) (RB_DECLARE_CALLBACKS, v6.19): as minVruntimeCbPropagate,
+// but stopping below stop.
 func minVruntimePropagateTo(se, stop *SchedEntity) {
 	for ; se != stop; se = se.rbParent {
 		if minVruntimeUpdate(se) {
