@@ -111,8 +111,9 @@ format for benchstat (benchstat -col /variant FILE).`,
 				}
 				start := time.Now()
 				prog := newProgress(env)
-				prog.header("compare %s on %s, kernel %s, variants %s, seed %d, %d runs each",
-					args[0], plan.Machines[0].Label, strings.Join(plan.Kernels, ","), strings.Join(plan.Variants, ","), plan.Seed, plan.Runs)
+				prog.header("compare %s on %s, kernel %s, columns %s, master seed %d, %d runs each%s",
+					args[0], plan.Machines[0].Label, strings.Join(plan.Kernels, ","), strings.Join(plan.Variants, ", "), plan.Seed, plan.Runs,
+					kernelOrigin(plan.Kernels[0], rf.kernel, rf.variants))
 				recs, err := experiment.Sweep(plan, experiment.SweepOptions{Jobs: jobs, Progress: prog.sweep})
 				prog.clear()
 				if err != nil {
@@ -154,9 +155,14 @@ format for benchstat (benchstat -col /variant FILE).`,
 						return fmt.Errorf("--bench-out %s: %v", benchFile, unwrapPathError(err))
 					}
 				}
+				// One line names what ran (the table's header says it too,
+				// but not where the kernel came from).
+				fmt.Fprintf(env.Stderr, "schedlab: compare %s on %s (%d CPUs), kernel %s, columns %s, master seed %d, %d runs each",
+					args[0], plan.Machines[0].Label, plan.Machines[0].NrCPUs, strings.Join(plan.Kernels, ","), strings.Join(plan.Variants, ", "), plan.Seed, plan.Runs)
 				if prog.on() {
-					fmt.Fprintf(env.Stderr, "schedlab: %d runs in %.1fs on %d workers\n", len(recs), time.Since(start).Seconds(), jobs)
+					fmt.Fprintf(env.Stderr, ": %d runs in %.1fs on %d workers", len(recs), time.Since(start).Seconds(), jobs)
 				}
+				fmt.Fprintln(env.Stderr, kernelOrigin(plan.Kernels[0], rf.kernel, rf.variants))
 				return nil
 			},
 		}

@@ -220,3 +220,50 @@ func TestMetricDirections(t *testing.T) {
 		t.Errorf("collect's interpretations %v\n%s", got, out)
 	}
 }
+
+// compare names on stderr the kernel its variants brought, and
+// --variant base:NAME makes tip NAME's comparison kernel without NAME's
+// column (issue 40): here v6.0, which plain tip (v6.19) is not.
+func TestCompareNamesKernel(t *testing.T) {
+	common := []string{"--machine", "hikey", "--runs", "1", "--jobs", "1", "hackbench", "-l", "5", "-g", "1,2"}
+	out, errOut, code := runMain(t, append([]string{"compare", "--variant", "short-task-v3"}, common...)...)
+	if want := "schedlab: compare hackbench on hikey (8 CPUs), kernel v6.0, columns tip, short-task-v3, master seed 1, 1 runs each (v6.0 is short-task-v3's baseline; v6.19 without --variant)\n"; code != 0 || errOut != want {
+		t.Fatalf("exit %d, stderr\n%q, want\n%q", code, errOut, want)
+	}
+	tipV60 := tipColumn(t, out)
+	out, errOut, code = runMain(t, append([]string{"compare", "--variant", "base:short-task-v3"}, common...)...)
+	if code != 0 || !strings.Contains(out, "kernel v6.0") || !strings.Contains(errOut, "columns tip, master seed") {
+		t.Fatalf("base: exit %d, stderr %q\n%s", code, errOut, out)
+	}
+	if got := tipColumn(t, out); got != tipV60 {
+		t.Errorf("base:short-task-v3's tip %q, short-task-v3's tip %q: want the same kernel", got, tipV60)
+	}
+	out, errOut, code = runMain(t, append([]string{"compare"}, common...)...)
+	if code != 0 || !strings.Contains(out, "kernel v6.19") || strings.Contains(errOut, "baseline") {
+		t.Fatalf("plain: exit %d, stderr %q\n%s", code, errOut, out)
+	}
+	_, errOut, code = runMain(t, append([]string{"compare", "--variant", "base:nosuch"}, common...)...)
+	if code != 2 || !strings.Contains(errOut, `base:nosuch: unknown variant "nosuch"`) {
+		t.Errorf("base:nosuch: exit %d, %q", code, errOut)
+	}
+}
+
+// tipColumn is the tip values of a compare table, row by row.
+func tipColumn(t *testing.T, out string) string {
+	t.Helper()
+	var b strings.Builder
+	in := false
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "groups:") {
+			in = true
+			continue
+		}
+		if in && len(strings.Fields(l)) >= 2 {
+			b.WriteString(strings.Fields(l)[1] + " ")
+		}
+	}
+	if b.Len() == 0 {
+		t.Fatalf("no table in\n%s", out)
+	}
+	return b.String()
+}

@@ -12,6 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/schedlab/schedlab/internal/kernels"
+	"github.com/schedlab/schedlab/internal/sched"
 	"github.com/schedlab/schedlab/internal/sim"
 	"github.com/schedlab/schedlab/internal/workload"
 )
@@ -99,6 +101,7 @@ func runTool(env *Env, cmd *cobra.Command, rf *runFlags, tool string, toolArgs [
 	if err := cfg.Resolve(); err != nil {
 		return err
 	}
+	kernelNote := kernelOrigin(cfg.Kernel, rf.kernel, cfg.Variants)
 	// Every output is checked before the run starts.
 	if err := sim.CheckOutputFile("--json", o.json); err != nil {
 		return err
@@ -115,7 +118,7 @@ func runTool(env *Env, cmd *cobra.Command, rf *runFlags, tool string, toolArgs [
 		opt.Observers = append(opt.Observers, obs.attach)
 	}
 	prog := newProgress(env)
-	prog.header("%s on %s, kernel %s%s, seed %d", cfg.Tool, cfg.Machine, cfg.Kernel, variantSuffix(cfg.VariantLabel()), cfg.Seed)
+	prog.header("%s on %s, kernel %s%s, seed %d%s", cfg.Tool, cfg.Machine, cfg.Kernel, variantSuffix(cfg.VariantLabel()), cfg.Seed, kernelNote)
 	if prog.on() {
 		opt.Progress = prog.run
 	}
@@ -152,12 +155,35 @@ func runTool(env *Env, cmd *cobra.Command, rf *runFlags, tool string, toolArgs [
 			return fmt.Errorf("--json %s: %v", o.json, unwrapPathError(err))
 		}
 	}
+	// One line on stderr names what ran, so that the tool's own output
+	// (which says nothing of the kernel) cannot be read as another
+	// kernel's; stdout stays the tool's format.
+	fmt.Fprintf(env.Stderr, "schedlab: %s on %s (%d CPUs), kernel %s%s, seed %d",
+		res.Workload.Tool, res.Machine, res.NrCPUs, res.Kernel, variantSuffix(res.Variant), res.Seed)
 	if prog.on() {
-		fmt.Fprintf(env.Stderr, "schedlab: %s on %s (%d CPUs), kernel %s%s, seed %d: %d events, %v simulated in %.2fs\n",
-			res.Workload.Tool, res.Machine, res.NrCPUs, res.Kernel, variantSuffix(res.Variant), res.Seed,
+		fmt.Fprintf(env.Stderr, ": %d events, %v simulated in %.2fs",
 			res.Sim.Events, time.Duration(res.Sim.SimulatedNs), float64(res.Sim.WallNs)/1e9)
 	}
+	fmt.Fprintln(env.Stderr, kernelNote)
 	return nil
+}
+
+// kernelOrigin says, when no --kernel named the kernel and a variant
+// brought it, which variant did (" (v6.0 is short-task-v3's baseline;
+// v6.19 without --variant)"), and is "" otherwise. A variant runs on the
+// kernel its patch was written against, which need not be the default
+// baseline: a time read without that note looks like the patch's effect.
+func kernelOrigin(kernel, asked string, variants []string) string {
+	if asked != "" || kernel == kernels.Default {
+		return ""
+	}
+	for _, v := range variants {
+		name := strings.TrimPrefix(v, sim.BasePrefix)
+		if info, ok := sched.LookupVariant(name); ok && info.Baseline == kernel {
+			return fmt.Sprintf(" (%s is %s's baseline; %s without --variant)", kernel, name, kernels.Default)
+		}
+	}
+	return ""
 }
 
 func toolNames() []string {

@@ -22,8 +22,9 @@ func TestRunHackbench(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if stderr != "" {
-		t.Fatalf("stderr %q when not a terminal", stderr)
+	// Not a terminal: no progress, only the line naming what ran.
+	if want := "schedlab: hackbench on hikey (8 CPUs), kernel v6.19, seed 7\n"; stderr != want {
+		t.Fatalf("stderr %q when not a terminal, want %q", stderr, want)
 	}
 	if !regexp.MustCompile(`^Running in threaded mode with 2 groups using 40 file descriptors each \(== 80 tasks\)
 Each sender will pass 40 messages of 100 bytes
@@ -255,6 +256,30 @@ func TestRunToolHelp(t *testing.T) {
 	for _, tool := range sim.Tools() {
 		if out, _, code := run("run", tool.Name, "-h"); code != 0 || out != tool.Usage {
 			t.Errorf("%s -h: exit %d", tool.Name, code)
+		}
+	}
+}
+
+// A variant that brings its own baseline says so on stderr: the tool's
+// output names no kernel, and the default is another one (issue 40).
+func TestRunNamesVariantKernel(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--variant", "short-task-v3"}, "kernel v6.0 + short-task-v3, seed 1 (v6.0 is short-task-v3's baseline; v6.19 without --variant)\n"},
+		{[]string{"--kernel", "v6.0", "--variant", "short-task-v3"}, "kernel v6.0 + short-task-v3, seed 1\n"},
+		{[]string{"--variant", "no-tg-propagate"}, "kernel v6.19 + no-tg-propagate, seed 1\n"},
+		{[]string{"--kernel", "v5.12"}, "kernel v5.12, seed 1\n"},
+	} {
+		args := append([]string{"run", "--machine", "hikey"}, c.args...)
+		args = append(args, "hackbench", "-l", "5", "-g", "1")
+		out, stderr, code := run(args...)
+		if code != 0 || !strings.HasPrefix(out, "Running in process mode") {
+			t.Fatalf("%v: exit %d, %s%s", c.args, code, out, stderr)
+		}
+		if want := "schedlab: hackbench on hikey (8 CPUs), " + c.want; stderr != want {
+			t.Errorf("%v: stderr\n%q, want\n%q", c.args, stderr, want)
 		}
 	}
 }

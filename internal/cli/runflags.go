@@ -39,7 +39,7 @@ func (r *runFlags) add(f *pflag.FlagSet, multi bool) {
 	f.StringVar(&r.machine, "machine", "", "machine: a preset (see 'schedlab machines'), host, or a YAML file (default "+sim.DefaultMachine+")")
 	f.StringVar(&r.kernel, "kernel", "", "kernel baseline: "+strings.Join(kernels.Names(), " or ")+" (default v6.19, or the variants' baseline)")
 	if multi {
-		f.StringArrayVar(&r.variants, "variant", nil, "a kernel variant to compare with tip (repeatable; see 'schedlab variants'); base:NAME is the kernel NAME is compared with")
+		f.StringArrayVar(&r.variants, "variant", nil, "a kernel variant to compare with tip (repeatable; see 'schedlab variants'); base:NAME makes tip the kernel NAME is compared with, without a column of NAME's")
 	} else {
 		f.StringArrayVar(&r.variants, "variant", nil, "kernel variant (see 'schedlab variants'); base:NAME runs the kernel NAME is compared with")
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/schedlab/schedlab/internal/costmodel"
@@ -39,7 +40,11 @@ type Plan struct {
 	Variants []string `json:"variants"`
 	// TipBase lists the variants whose comparison kernel is not the plain
 	// baseline (sched.VariantInfo.Base): tip applies their base.
-	TipBase  []string `json:"tip_base,omitempty"`
+	TipBase []string `json:"tip_base,omitempty"`
+	// BaseOf lists the variants named as "base:NAME": tip is the kernel
+	// each is compared with (its baseline, and its base if it has one),
+	// and NAME has no column of its own unless listed too.
+	BaseOf   []string `json:"base_of,omitempty"`
 	Features []string `json:"features,omitempty"`
 	Sysctls  []string `json:"sysctls,omitempty"`
 	CPUs     string   `json:"cpus,omitempty"`
@@ -165,6 +170,23 @@ func Resolve(s *Spec, opt ResolveOptions) (*Plan, error) {
 		if v == Tip {
 			return nil, s.errAt("variants", "%q is the baseline and always the first column: do not list it", Tip)
 		}
+		// "base:NAME" makes tip the kernel NAME is compared with (its
+		// baseline, and its Base), as `schedlab run --variant base:NAME`
+		// runs it, without a column of NAME's own.
+		if name, ok := strings.CutPrefix(v, sim.BasePrefix); ok {
+			info, ok := infos[name]
+			if !ok {
+				return nil, s.errAt("variants", "%s: unknown variant %q (known: %s)", v, name, strings.Join(sched.VariantNames(), ", "))
+			}
+			if !info.AnyBaseline {
+				baselines[info.Baseline] = true
+			}
+			p.BaseOf = append(p.BaseOf, name)
+			if info.Base != "" && !slices.Contains(p.TipBase, name) {
+				p.TipBase = append(p.TipBase, name)
+			}
+			continue
+		}
 		info, ok := infos[v]
 		if !ok && opt.AllowMissing {
 			p.Skipped = append(p.Skipped, "variant "+v)
@@ -182,7 +204,7 @@ func Resolve(s *Spec, opt ResolveOptions) (*Plan, error) {
 		if !info.AnyBaseline {
 			baselines[info.Baseline] = true
 		}
-		if info.Base != "" {
+		if info.Base != "" && !slices.Contains(p.TipBase, v) {
 			p.TipBase = append(p.TipBase, v)
 		}
 	}
@@ -195,6 +217,8 @@ func Resolve(s *Spec, opt ResolveOptions) (*Plan, error) {
 			p.Kernels = []string{kernels.Default}
 			if len(p.Variants) > 1 {
 				p.Kernels = []string{infos[p.Variants[1]].Baseline}
+			} else if len(p.BaseOf) > 0 {
+				p.Kernels = []string{infos[p.BaseOf[0]].Baseline}
 			}
 		case 1:
 			for k := range baselines {
@@ -202,7 +226,7 @@ func Resolve(s *Spec, opt ResolveOptions) (*Plan, error) {
 			}
 		default:
 			var parts []string
-			for _, v := range p.Variants[1:] {
+			for _, v := range append(append([]string(nil), p.BaseOf...), p.Variants[1:]...) {
 				if !infos[v].AnyBaseline {
 					parts = append(parts, v+": "+infos[v].Baseline)
 				}
@@ -220,7 +244,7 @@ func Resolve(s *Spec, opt ResolveOptions) (*Plan, error) {
 				return nil, s.errAt("kernels", "kernel %s is listed twice", k)
 			}
 		}
-		for _, v := range p.Variants[1:] {
+		for _, v := range append(append([]string(nil), p.BaseOf...), p.Variants[1:]...) {
 			if !infos[v].AppliesTo(k) {
 				return nil, s.errAt("variants", "variant %s applies to kernel %s, not %s", v, infos[v].Baseline, k)
 			}

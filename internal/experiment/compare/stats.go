@@ -296,6 +296,11 @@ func (t *Table) summarize(row []Cell, warn map[string]bool) {
 			continue
 		}
 		c.Pct = pctChange(base.Center, c.Center, t.Metric.HigherBetter())
+		if len(samples[0].Values) < 2 || len(samples[i].Values) < 2 {
+			// One run says nothing of the spread: no test, no mark
+			// of significance (the table says why it has no interval).
+			continue
+		}
 		if constant(samples[0].Values) && constant(samples[i].Values) {
 			// No spread on either side: the simulation is exact here,
 			// so any difference is real (benchmath's AssumeExact).
