@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -32,8 +33,8 @@ func init() {
 			costsFile                      string
 			fullLength                     bool
 			warmupArg                      string
-			fitSpecs, sysctls              []string
-			jobs, seeds                    int
+			fitSpecs, sysctls, loads       []string
+			jobs, seeds, maxSeeds          int
 		)
 		c := &cobra.Command{
 			Use:   "fidelity [flags]",
@@ -47,7 +48,11 @@ same sign?, within 2x?), then the summary line. docs/fidelity.md defines every
 figure.
 
 --quick runs only each case's simulate.quick loads with ` + fmt.Sprint(fidelity.QuickSeeds) + ` seeds (CI runs it);
-otherwise every row runs with ` + fmt.Sprint(fidelity.DefaultSeeds) + ` seeds (--seeds N to change). Runs go in
+otherwise every row runs with ` + fmt.Sprint(fidelity.DefaultSeeds) + ` seeds, and a row with a delta (a patched
+column against tip) adds paired seeds until each of its deltas is settled by
+the sweep's stopping rule (its interval excludes zero or is within ±1%), at
+most ` + fmt.Sprint(fidelity.DefaultMaxSeeds) + ` (--seeds N sets the floor and no stopping rule; --max-seeds M a
+cap above it). Runs go in
 parallel (--jobs, default all cores) and the results do not depend on how
 many. With --dir RESULTS each run's record is kept there and a rerun skips
 the runs already done (after running the cheapest of each machine and benchmark
@@ -71,7 +76,7 @@ corpus", describes the procedure.`,
 			Args: cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, args []string) error {
 				if list {
-					for _, name := range []string{"json", "markdown", "dir", "jobs", "seeds"} {
+					for _, name := range []string{"json", "markdown", "dir", "jobs", "seeds", "max-seeds"} {
 						if cmd.Flags().Changed(name) {
 							return fmt.Errorf("fidelity: --list runs nothing, so --%s has no effect: drop one of them", name)
 						}
@@ -102,6 +107,9 @@ corpus", describes the procedure.`,
 				}
 				if cmd.Flags().Changed("seeds") && seeds < 1 {
 					return fmt.Errorf("--seeds %d: give at least 1 (2 or more for intervals)", seeds)
+				}
+				if cmd.Flags().Changed("max-seeds") && maxSeeds < 1 {
+					return fmt.Errorf("--max-seeds %d: give at least 1", maxSeeds)
 				}
 				var warmup engine.Time
 				if warmupArg != "" {
@@ -145,16 +153,16 @@ corpus", describes the procedure.`,
 				}
 				if list {
 					return score.WriteList(env.Stdout, cases, func(cs *fidelity.Case, row, col int) bool {
-						return !quick || cs.InQuick(row)
+						return (!quick || cs.InQuick(row)) && (loads == nil || slices.Contains(loads, cs.Rows[row].Load))
 					})
 				}
 				if jobs == 0 {
 					jobs = runtime.NumCPU()
 				}
 				if len(axes) > 0 {
-					return runFit(env, cp, cases, where, axes, fidelity.PlanOptions{Quick: quick, Seeds: seeds, FullLength: fullLength, Warmup: warmup, Sysctls: sysctls}, jobs, os.Args)
+					return runFit(env, cp, cases, where, axes, fidelity.PlanOptions{Quick: quick, Loads: loads, Seeds: seeds, FullLength: fullLength, Warmup: warmup, Sysctls: sysctls}, jobs, os.Args)
 				}
-				plan, err := fidelity.NewPlan(cp, cases, fidelity.PlanOptions{Quick: quick, Seeds: seeds, CostsFile: costsFile, FullLength: fullLength, Warmup: warmup, Sysctls: sysctls})
+				plan, err := fidelity.NewPlan(cp, cases, fidelity.PlanOptions{Quick: quick, Loads: loads, Seeds: seeds, MaxSeeds: maxSeeds, CostsFile: costsFile, FullLength: fullLength, Warmup: warmup, Sysctls: sysctls})
 				if err != nil {
 					return err
 				}
@@ -171,7 +179,7 @@ corpus", describes the procedure.`,
 				}
 				start := time.Now()
 				prog := newProgress(env)
-				prog.header("fidelity: %d cases, %d runs (%d seeds each) from %s", len(plan.Cases), len(plan.Runs), plan.Seeds, where)
+				prog.header("fidelity: %d cases, %d runs (%d seeds each, up to %d for a delta's row) from %s", len(plan.Cases), len(plan.Runs), plan.Seeds, plan.MaxSeeds, where)
 				out, err := fidelity.Execute(plan, fidelity.ExecOptions{Dir: dir, Jobs: jobs, Progress: prog.sweep})
 				prog.clear()
 				if err != nil {
@@ -219,12 +227,14 @@ corpus", describes the procedure.`,
 		f := c.Flags()
 		f.BoolVar(&quick, "quick", false, "run only each case's simulate.quick loads, with fewer seeds (the CI subset)")
 		f.StringVar(&glob, "case", "", "run only the cases whose id matches this glob (e.g. 'sis-util-*')")
+		f.StringSliceVar(&loads, "loads", nil, "run only the rows of these loads (e.g. 1,2: the rows a fit names)")
 		f.IntVarP(&jobs, "jobs", "j", 0, "runs at once (default: the number of CPUs)")
 		f.StringVar(&jsonFile, "json", "", "also write the report (every point, delta and the summary) as JSON to this file")
 		f.BoolVar(&markdown, "markdown", false, "print docs/fidelity.md (the full table and summary, with the commit) instead of the tables")
 		f.BoolVar(&list, "list", false, "print every point with its citation, and a count; run nothing")
 		f.StringVar(&dir, "dir", "", "keep each run's record in this results directory; a rerun skips the runs already there")
-		f.IntVar(&seeds, "seeds", 0, fmt.Sprintf("seeds per simulated value (default %d, or %d with --quick)", fidelity.DefaultSeeds, fidelity.QuickSeeds))
+		f.IntVar(&seeds, "seeds", 0, fmt.Sprintf("seeds per simulated value (default %d, or %d with --quick); given, no stopping rule unless --max-seeds", fidelity.DefaultSeeds, fidelity.QuickSeeds))
+		f.IntVar(&maxSeeds, "max-seeds", 0, fmt.Sprintf("most seeds a row with deltas gets by the stopping rule (default %d; --quick and --seeds: no rule)", fidelity.DefaultMaxSeeds))
 		f.StringVar(&corpusDir, "corpus", "", "read the cases from this directory instead of the corpus in the binary")
 		f.StringVar(&warmupArg, "warmup", "", "warm the kernel up before each hackbench run: run it back to back for this much simulated time (e.g. 1s); the other tools start as usual")
 		f.BoolVar(&fullLength, "full-length", false, "run every benchmark for its whole command line (tbench does not stop at steady state)")

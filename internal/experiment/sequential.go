@@ -159,8 +159,7 @@ func (p *Plan) settled(c, v, n int, rec func(index int) *Record) bool {
 		for i := range xs {
 			xs[i] = 100 * (xs[i] - tip[i]) / scale
 		}
-		mean, half := tInterval(xs, conf)
-		if !(math.Abs(mean) > half || half <= within) {
+		if !seq.Settled(xs, p.Runs) {
 			return false
 		}
 	}
@@ -181,6 +180,16 @@ func (q *Sequential) Confidence(runs int) float64 {
 func (q *Sequential) WithinResolution(d []float64, runs int) bool {
 	mean, half := tInterval(d, q.Confidence(runs))
 	return half <= q.WithinPct && !(math.Abs(mean) > half)
+}
+
+// Settled reports whether paired differences d (in percent of tip's
+// mean, as the rule takes them) settle a comparison after len(d) of at
+// most runs runs: their interval at the rule's confidence excludes 0, or
+// its half-width is at most WithinPct. The fidelity corpus's deltas stop
+// adding seeds by it too (fidelity.Plan.Extend).
+func (q *Sequential) Settled(d []float64, runs int) bool {
+	mean, half := tInterval(d, q.Confidence(runs))
+	return math.Abs(mean) > half || half <= q.WithinPct
 }
 
 // tInterval is the mean of xs and the half-width of its two-sided

@@ -24,7 +24,11 @@ type Case struct {
 	// Columns are the table's kernels, tip first.
 	Columns []Column
 	Rows    []Row
-	Notes   string
+	// Fitted names the cost parameters fitted on some of the case's
+	// rows (`schedlab fidelity --fit`): those rows' points and deltas
+	// are in-sample for the summary, the others out-of-sample.
+	Fitted []Fit
+	Notes  string
 
 	// lines are the lines of the case's keys by path ("machine.preset",
 	// "columns.1.variant", "rows.0.values.tip"), for Validate's errors.
@@ -130,6 +134,30 @@ type Row struct {
 	Load   string
 	Values map[string]float64
 	SD     map[string]float64
+	// Noise marks a patched column's published change that its source
+	// itself calls noise, run-to-run variation or the effect of an
+	// overloaded system: column name → what the source says, in the
+	// case author's words. Such a delta is scored but counted apart.
+	Noise map[string]string
+}
+
+// Fit is one calibration that used some of a case's rows: the cost
+// parameters fitted (docs/costs.md names each fit and its command) and
+// the loads of the rows whose points it was scored on.
+type Fit struct {
+	Params []string
+	Loads  []string
+}
+
+// InSample reports whether row i was used to fit a cost parameter, and
+// which parameters.
+func (c *Case) InSample(i int) (params []string, ok bool) {
+	for _, f := range c.Fitted {
+		if contains(f.Loads, c.Rows[i].Load) {
+			params = append(params, f.Params...)
+		}
+	}
+	return params, len(params) > 0
 }
 
 // Simulated reports whether column i is run: tip, or a column with a

@@ -61,19 +61,45 @@ type Outcome struct {
 // it: before reusing records, Execute runs again the cheapest reused run
 // of each machine and benchmark and fails if any now differs (the model
 // changed; use another directory).
+//
+// With a stopping rule (Plan.MaxSeeds above Plan.Seeds), Execute then
+// applies it: it extends the plan by the seeds the unsettled rows need
+// (Plan.Extend) and runs them, until every row is settled or at its most
+// seeds. The plan's runs grow; the records are by Run.Index.
 func Execute(p *Plan, opt ExecOptions) (*Outcome, error) {
-	jobs := opt.Jobs
-	if jobs < 1 {
-		jobs = 1
-	}
 	machineDir, cleanup, err := prepare(p, opt.Dir)
 	if err != nil {
 		return nil, err
 	}
 	defer cleanup()
-	out := &Outcome{Records: make([]*experiment.Record, len(p.Runs))}
+	out := &Outcome{}
+	if err := p.executeFrom(0, out, machineDir, opt); err != nil {
+		return nil, err
+	}
+	for {
+		start := len(out.Records)
+		if p.Extend(out.Records) == 0 {
+			return out, nil
+		}
+		if err := p.executeFrom(start, out, machineDir, opt); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// executeFrom runs (or reads from the results directory) the runs from
+// index start on, into out.Records. The first pass (start 0) checks the
+// reused records against the model (recheck); later passes read the same
+// directory and model.
+func (p *Plan) executeFrom(start int, out *Outcome, machineDir string, opt ExecOptions) error {
+	jobs := opt.Jobs
+	if jobs < 1 {
+		jobs = 1
+	}
+	out.Records = append(out.Records, make([]*experiment.Record, len(p.Runs)-start)...)
 	var todo []int
-	for i := range p.Runs {
+	reused := 0
+	for i := start; i < len(p.Runs); i++ {
 		r := &p.Runs[i]
 		if opt.Dir == "" {
 			todo = append(todo, i)
@@ -86,23 +112,25 @@ func Execute(p *Plan, opt ExecOptions) (*Outcome, error) {
 			continue
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if err := check(p, r, rec, machineDir); err != nil {
-			return nil, fmt.Errorf("%s: %v", path, err)
+			return fmt.Errorf("%s: %v", path, err)
 		}
 		out.Records[i] = rec
 		out.Reused++
+		reused++
 	}
-	if out.Reused > 0 {
+	if start == 0 && reused > 0 {
 		n, err := recheck(p, out.Records, machineDir, opt.Dir)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		out.Checked = n
 	}
-	start := time.Now()
-	err = experiment.Parallel(jobs, todo, func(i int) (*experiment.Record, error) {
+	begin := time.Now()
+	done := 0
+	return experiment.Parallel(jobs, todo, func(i int) (*experiment.Record, error) {
 		r := &p.Runs[i]
 		rec, err := execute(p, r, machineDir)
 		if err == nil && opt.Dir != "" {
@@ -121,14 +149,11 @@ func Execute(p *Plan, opt ExecOptions) (*Outcome, error) {
 	}, func(i int, rec *experiment.Record) {
 		out.Records[i] = rec
 		out.Executed++
+		done++
 		if opt.Progress != nil {
-			opt.Progress(experiment.Progress{Done: out.Executed, Todo: len(todo), Skipped: out.Reused, Elapsed: time.Since(start), Key: p.Runs[i].Key})
+			opt.Progress(experiment.Progress{Done: done, Todo: len(todo), Skipped: reused, Elapsed: time.Since(begin), Key: p.Runs[i].Key})
 		}
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // execute runs one run and makes its record.

@@ -89,9 +89,26 @@ func (c *Case) Marshal() []byte {
 		if r.SD != nil {
 			add(n, "sd", c.numbers(r.SD))
 		}
+		if r.Noise != nil {
+			nn := mapNode()
+			for _, k := range sortedKeys(r.Noise) {
+				add(nn, k, str(r.Noise[k]))
+			}
+			add(n, "noise", nn)
+		}
 		rows.Content = append(rows.Content, n)
 	}
 	add(root, "rows", rows)
+	if len(c.Fitted) > 0 {
+		fits := &yaml.Node{Kind: yaml.SequenceNode}
+		for _, f := range c.Fitted {
+			n := mapNode()
+			addList(n, "params", f.Params)
+			addList(n, "loads", f.Loads)
+			fits.Content = append(fits.Content, n)
+		}
+		add(root, "fitted", fits)
+	}
 	if c.Notes != "" {
 		add(root, "notes", str(c.Notes))
 	}

@@ -12,7 +12,7 @@ import (
 
 // The keys of a case file, in the order Marshal writes them.
 var (
-	topKeys         = []string{"id", "source", "machine", "kernel", "command", "aggregation", "metric", "simulate", "columns", "rows", "notes"}
+	topKeys         = []string{"id", "source", "machine", "kernel", "command", "aggregation", "metric", "simulate", "columns", "rows", "fitted", "notes"}
 	sourceKeys      = []string{"title", "message_id", "url", "date", "author"}
 	machineKeys     = []string{"preset", "file", "config"}
 	kernelKeys      = []string{"baseline", "published"}
@@ -20,7 +20,8 @@ var (
 	metricKeys      = []string{"name", "unit", "better"}
 	simulateKeys    = []string{"tool", "args", "scale", "why", "cpus", "quick", "features", "sysctls"}
 	columnKeys      = []string{"name", "variant", "kernel", "features", "sysctls"}
-	rowKeys         = []string{"load", "values", "sd"}
+	rowKeys         = []string{"load", "values", "sd", "noise"}
+	fitKeys         = []string{"params", "loads"}
 )
 
 // Parse reads a case file's contents and validates it (Validate); file
@@ -175,7 +176,46 @@ func (p *parser) top(root *yaml.Node) error {
 	if err := p.columns(vals["columns"]); err != nil {
 		return err
 	}
-	return p.rows(vals["rows"])
+	if err := p.rows(vals["rows"]); err != nil {
+		return err
+	}
+	if v := vals["fitted"]; v != nil {
+		return p.fitted(v)
+	}
+	return nil
+}
+
+// fitted reads the list of fits: [{params: [tcp_send_ns], loads: [1, 2]}].
+func (p *parser) fitted(n *yaml.Node) error {
+	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
+		return p.errf(n, "fitted must be a non-empty list: [{params: [tcp_send_ns, tcp_recv_ns], loads: [1, 2]}]")
+	}
+	for i, e := range n.Content {
+		path := join("fitted", strconv.Itoa(i))
+		p.c.lines[path] = e.Line
+		vals, err := p.mapping(e, path, "a fit", fitKeys, fitKeys)
+		if err != nil {
+			return err
+		}
+		var f Fit
+		if f.Params, err = p.settings(vals["params"], join(path, "params"), "[tcp_send_ns]"); err != nil {
+			return err
+		}
+		l := vals["loads"]
+		if l.Kind != yaml.SequenceNode || len(l.Content) == 0 {
+			return p.errf(l, "%s.loads must be a non-empty list of the rows' loads, e.g. [1, 2]", path)
+		}
+		for j, e := range l.Content {
+			load, err := p.load(e, "a fitted load")
+			if err != nil {
+				return err
+			}
+			p.c.lines[join(path, "loads."+strconv.Itoa(j))] = e.Line
+			f.Loads = append(f.Loads, load)
+		}
+		p.c.Fitted = append(p.c.Fitted, f)
+	}
+	return nil
 }
 
 func (p *parser) source(n *yaml.Node) error {
@@ -410,6 +450,11 @@ func (p *parser) rows(n *yaml.Node) error {
 				return err
 			}
 		}
+		if v := vals["noise"]; v != nil {
+			if r.Noise, err = p.remarks(v, join(path, "noise")); err != nil {
+				return err
+			}
+		}
 		p.c.Rows = append(p.c.Rows, r)
 	}
 	return nil
@@ -434,6 +479,31 @@ func (p *parser) numbers(n *yaml.Node, path, what string) (map[string]float64, e
 			return nil, err
 		}
 		out[k.Value] = x
+		p.c.lines[join(path, k.Value)] = k.Line
+	}
+	return out, nil
+}
+
+// remarks reads a mapping of column names to non-empty text (a row's
+// noise).
+func (p *parser) remarks(n *yaml.Node, path string) (map[string]string, error) {
+	if n.Kind != yaml.MappingNode || len(n.Content) == 0 {
+		return nil, p.errf(n, "noise must map patched column names to what the source says of them, e.g. {sis_node: \"the author calls it run-to-run variation\"}")
+	}
+	out := map[string]string{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if k.Kind != yaml.ScalarNode || k.ShortTag() == "!!null" {
+			return nil, p.errf(k, "noise: keys must be column names")
+		}
+		if _, dup := out[k.Value]; dup {
+			return nil, p.errf(k, "noise: column %q twice", k.Value)
+		}
+		s, err := p.text(v, "noise of "+k.Value)
+		if err != nil {
+			return nil, err
+		}
+		out[k.Value] = s
 		p.c.lines[join(path, k.Value)] = k.Line
 	}
 	return out, nil

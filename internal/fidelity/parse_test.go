@@ -234,7 +234,7 @@ func TestLoadErrors(t *testing.T) {
 		{"cpus beyond the machine file", map[string]string{"synthetic-box-schbench.yaml": strings.Replace(string(sch), `cpus: "0-3"`, `cpus: "0-5"`, 1), "synthetic-box.yaml": string(box)},
 			`cases/synthetic-box-schbench.yaml:27: simulate.cpus "0-5" on synthetic-box.yaml (4 CPUs)`},
 		{"stray machine file", map[string]string{"synthetic-box.yaml": string(box)},
-			`cases/synthetic-box.yaml:2: unknown key "name" in the case (known: id, source, machine, kernel, command, aggregation, metric, simulate, columns, rows, notes) (is this a machine file? no case names it as machine.file)`},
+			`cases/synthetic-box.yaml:2: unknown key "name" in the case (known: id, source, machine, kernel, command, aggregation, metric, simulate, columns, rows, fitted, notes) (is this a machine file? no case names it as machine.file)`},
 		{"same id twice", map[string]string{"synthetic-hikey-messaging.yaml": string(msg), "synthetic-hikey-messaging.yml": string(msg)},
 			`cases/synthetic-hikey-messaging.yml:4: id "synthetic-hikey-messaging" is also cases/synthetic-hikey-messaging.yaml's`},
 	} {

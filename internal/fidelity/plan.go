@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -19,6 +20,14 @@ const (
 	// DefaultSeeds is the runs behind each simulated value of a full
 	// run: enough for a 95% t-interval that means something.
 	DefaultSeeds = 5
+	// DefaultMaxSeeds is the most seeds a row with deltas gets in a full
+	// run: its deltas add seeds, paired, until each is settled by the
+	// sweep's stopping rule (Plan.Extend).
+	DefaultMaxSeeds = 20
+	// DeltaWithinPct is the stopping rule's resolution: a delta whose
+	// interval's half-width is at most this many percent of tip is
+	// settled even if it spans zero.
+	DeltaWithinPct = 1.0
 	// QuickSeeds is the runs per value of --quick, the CI subset.
 	QuickSeeds = 3
 	// MasterSeed is what every run's seed is derived from
@@ -33,9 +42,17 @@ type PlanOptions struct {
 	// Quick runs only each case's simulate.quick loads (cases without
 	// them are left out) with QuickSeeds seeds.
 	Quick bool
+	// Loads, if set, keeps only the rows whose load is one of them
+	// (`schedlab fidelity --loads 1,2`): a fit names the rows it used so.
+	Loads []string
 	// Seeds overrides the seeds per value (0: DefaultSeeds, or
 	// QuickSeeds with Quick).
 	Seeds int
+	// MaxSeeds is the most seeds a row with deltas may get by the
+	// stopping rule (Plan.Extend); 0 is DefaultMaxSeeds for a full run
+	// without Seeds, else Seeds (no stopping rule: every value gets
+	// Seeds).
+	MaxSeeds int
 	// CostsFile is a cost-model file applied over every run's machine
 	// costs (sim.Config.CostsFile; `schedlab fidelity --costs`, and each
 	// trial of --fit); its contents are part of every run's key.
@@ -60,8 +77,11 @@ type Plan struct {
 	Corpus *Corpus
 	Cases  []*Case // the cases with at least one run, in the corpus's order
 	Quick  bool
-	Seeds  int
-	Runs   []Run
+	// Seeds is what every simulated value gets; MaxSeeds what a row
+	// with deltas may get (Extend).
+	Seeds    int
+	MaxSeeds int
+	Runs     []Run
 	// CostsFile is PlanOptions.CostsFile, and costsHash its contents'
 	// SHA-256.
 	CostsFile  string
@@ -107,7 +127,17 @@ func NewPlan(c *Corpus, cases []*Case, opt PlanOptions) (*Plan, error) {
 	if seeds < 1 || seeds > 1000 {
 		return nil, fmt.Errorf("--seeds %d: give 1 to 1000 (2 or more for intervals)", seeds)
 	}
-	p := &Plan{Corpus: c, Quick: opt.Quick, Seeds: seeds, CostsFile: opt.CostsFile, FullLength: opt.FullLength, Warmup: opt.Warmup, Sysctls: opt.Sysctls}
+	maxSeeds := opt.MaxSeeds
+	if maxSeeds == 0 {
+		maxSeeds = seeds
+		if !opt.Quick && opt.Seeds == 0 {
+			maxSeeds = DefaultMaxSeeds
+		}
+	}
+	if maxSeeds < seeds || maxSeeds > 1000 {
+		return nil, fmt.Errorf("--max-seeds %d: give %d (--seeds) to 1000", maxSeeds, seeds)
+	}
+	p := &Plan{Corpus: c, Quick: opt.Quick, Seeds: seeds, MaxSeeds: maxSeeds, CostsFile: opt.CostsFile, FullLength: opt.FullLength, Warmup: opt.Warmup, Sysctls: opt.Sysctls}
 	if opt.CostsFile != "" {
 		data, err := os.ReadFile(opt.CostsFile)
 		if err != nil {
@@ -119,7 +149,7 @@ func NewPlan(c *Corpus, cases []*Case, opt PlanOptions) (*Plan, error) {
 	for _, cs := range cases {
 		n := len(p.Runs)
 		for ri, row := range cs.Rows {
-			if opt.Quick && !cs.InQuick(ri) {
+			if opt.Quick && !cs.InQuick(ri) || opt.Loads != nil && !contains(opt.Loads, cs.Rows[ri].Load) {
 				continue
 			}
 			for ci, col := range cs.Columns {
@@ -138,6 +168,89 @@ func NewPlan(c *Corpus, cases []*Case, opt PlanOptions) (*Plan, error) {
 		}
 	}
 	return p, nil
+}
+
+// Extend applies the stopping rule to the records of the runs so far
+// (recs[i] is p.Runs[i]'s): every row with a delta (a simulated patched
+// column and tip both published in it) whose deltas are not all settled
+// gets one more seed for each of its simulated columns, paired, up to
+// MaxSeeds. A delta is settled by the sweep's rule (experiment.Sequential
+// with DeltaWithinPct, its Bonferroni-corrected confidence over the looks
+// from Seeds to MaxSeeds): the interval of the per-seed differences from
+// tip, in percent of tip's mean, excludes zero or is at most
+// DeltaWithinPct wide on either side. It returns the runs added (0: every
+// row is settled or at MaxSeeds). Which seeds a row gets depends only on
+// that row's own records, so the runs do not depend on the number of
+// jobs or the order runs finish in.
+func (p *Plan) Extend(recs []*experiment.Record) int {
+	if p.MaxSeeds <= p.Seeds {
+		return 0
+	}
+	type rowKey struct {
+		cs  *Case
+		row int
+	}
+	// values[row][column] are the metric's values in seed order.
+	values := map[rowKey]map[int][]float64{}
+	var order []rowKey
+	for i := range p.Runs {
+		r := &p.Runs[i]
+		k := rowKey{r.Case, r.Row}
+		if values[k] == nil {
+			values[k] = map[int][]float64{}
+			order = append(order, k)
+		}
+		v := math.NaN()
+		if i < len(recs) && recs[i] != nil {
+			if x, ok := recs[i].Metric(r.Case.Metric.Name); ok {
+				v = x
+			}
+		}
+		values[k][r.Column] = append(values[k][r.Column], v)
+	}
+	rule := &experiment.Sequential{MinRuns: p.Seeds, WithinPct: DeltaWithinPct}
+	added := 0
+	for _, k := range order {
+		cols := values[k]
+		tip := cols[0]
+		n := len(tip)
+		if tip == nil || n >= p.MaxSeeds {
+			continue
+		}
+		settled := true
+		for ci, xs := range cols {
+			if ci == 0 || len(xs) != n {
+				continue
+			}
+			mean := 0.0
+			for _, t := range tip {
+				mean += t
+			}
+			mean = math.Abs(mean / float64(n))
+			d := make([]float64, n)
+			for i := range d {
+				d[i] = 100 * (xs[i] - tip[i]) / mean
+			}
+			if mean == 0 || math.IsNaN(mean) || !rule.Settled(d, p.MaxSeeds) {
+				settled = false
+				break
+			}
+		}
+		if settled || len(cols) < 2 {
+			continue
+		}
+		row := k.cs.Rows[k.row]
+		for ci, col := range k.cs.Columns {
+			if _, ok := row.Values[col.Name]; !ok || !k.cs.Simulated(ci) {
+				continue
+			}
+			r := Run{Index: len(p.Runs), Case: k.cs, Row: k.row, Column: ci, SeedIndex: n, Seed: experiment.DeriveSeed(MasterSeed, n)}
+			r.Key = p.key(&r)
+			p.Runs = append(p.Runs, r)
+			added++
+		}
+	}
+	return added
 }
 
 // Config is the run's configuration for the run pipeline; machine files

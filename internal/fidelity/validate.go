@@ -211,6 +211,26 @@ func (c *Case) validateRows() error {
 				return c.errAt(p+".sd."+name, "sd: %s is %v: a standard deviation is not negative", name, v)
 			}
 		}
+		for _, name := range sortedKeys(r.Noise) {
+			ci := c.Column(name)
+			switch {
+			case ci < 0:
+				return c.errAt(p+".noise."+name, "noise: column %q is not declared in columns (have %s)", name, strings.Join(c.columnNames(), ", "))
+			case ci == 0:
+				return c.errAt(p+".noise."+name, "noise: %s is tip; mark the patched column whose change the source calls noise", name)
+			}
+			if _, ok := r.Values[name]; !ok {
+				return c.errAt(p+".noise."+name, "noise: column %s has no value in this row", name)
+			}
+		}
+	}
+	for i, f := range c.Fitted {
+		p := "fitted." + strconv.Itoa(i)
+		for j, load := range f.Loads {
+			if c.row(load) < 0 {
+				return c.errAt(p+".loads."+strconv.Itoa(j), "fitted: no row has load %q", load)
+			}
+		}
 	}
 	return nil
 }
@@ -333,7 +353,7 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-func sortedKeys(m map[string]float64) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)

@@ -13,14 +13,24 @@ import (
 
 // Line is the summary in one line, as the text output ends and
 // docs/fidelity.md states it.
+//
+// The delta part counts significant deltas (those the source calls noise
+// apart): with the published sign (the 95% interval excludes zero on the
+// published side), no effect (the interval spans zero), opposite, and
+// within 2×.
 func (s Summary) Line() string {
-	return fmt.Sprintf("%s: %d within 2× (%s), %d within 25%% (%s), median |log ratio| %s; %s, %d significant: %d same sign (%s), %d within 2× (%s)",
+	line := fmt.Sprintf("%s: %d within 2× (%s), %d within 25%% (%s), median |log ratio| %s; %s, %d significant: %d published sign (%s), %d no effect (%s), %d opposite (%s), %d within 2× (%s)",
 		plural(s.Points, "point"), s.Within2x, share(s.Within2x, s.Points), s.Within25, share(s.Within25, s.Points), fmtLog(float64(s.MedianAbsLogRatio)),
-		plural(s.Deltas, "delta"), s.Significant, s.SameSign, share(s.SameSign, s.Significant), s.DeltaWithin2x, share(s.DeltaWithin2x, s.Significant))
+		plural(s.Deltas, "delta"), s.Significant, s.SameSign, share(s.SameSign, s.Significant), s.NoEffect, share(s.NoEffect, s.Significant),
+		s.Opposite, share(s.Opposite, s.Significant), s.DeltaWithin2x, share(s.DeltaWithin2x, s.Significant))
+	if s.Noise > 0 {
+		line += fmt.Sprintf("; %d called noise by their source, apart (%d of them with the published sign)", s.Noise, s.NoiseSameSign)
+	}
+	return line
 }
 
 // SummaryLineRE matches Summary.Line.
-const SummaryLineRE = `^(\d+) points?: (\d+) within 2× \((\d+%|-)\), (\d+) within 25% \((\d+%|-)\), median \|log ratio\| ([0-9.]+ \(×[0-9.]+\)|-); (\d+) deltas?, (\d+) significant: (\d+) same sign \((\d+%|-)\), (\d+) within 2× \((\d+%|-)\)$`
+const SummaryLineRE = `^(\d+) points?: (\d+) within 2× \((\d+%|-)\), (\d+) within 25% \((\d+%|-)\), median \|log ratio\| ([0-9.]+ \(×[0-9.]+\)|-); (\d+) deltas?, (\d+) significant: (\d+) published sign \((\d+%|-)\), (\d+) no effect \((\d+%|-)\), (\d+) opposite \((\d+%|-)\), (\d+) within 2× \((\d+%|-)\)(; \d+ called noise by their source, apart \(\d+ of them with the published sign\))?$`
 
 // plural writes n and the word, with an s unless n is 1.
 func plural(n int, word string) string {
@@ -115,24 +125,43 @@ func loadLabel(l string) string {
 	return l
 }
 
-// pointRows are a case's points as table cells.
+// pointRows are a case's points as table cells; "fit" marks a point a
+// cost parameter was fitted on (in-sample).
 func pointRows(c *Case) [][]string {
-	rows := [][]string{{"load", "column", "published", "simulated", "95% CI", "ratio", "2×", "25%"}}
+	rows := [][]string{{"load", "column", "published", "simulated", "95% CI", "seeds", "ratio", "2×", "25%", "fit"}}
 	for _, p := range c.Points {
 		rows = append(rows, []string{loadLabel(p.Load), p.Column, fmtPub(float64(p.Published)), fmtVal(float64(p.Simulated)),
-			fmtCI(p.Lo, p.Hi), fmtRatio(p.Ratio), yes(p.Within2x), yes(p.Within25)})
+			fmtCI(p.Lo, p.Hi), fmt.Sprint(len(p.Runs)), fmtRatio(p.Ratio), yes(p.Within2x), yes(p.Within25), fitMark(p.Fitted)})
 	}
 	return rows
 }
 
-// deltaRows are a case's deltas as table cells.
+// deltaRows are a case's deltas as table cells: the simulated sign is
+// the interval's (published, none, opposite); the note says when the
+// source calls the delta noise, and when its row was fitted on.
 func deltaRows(c *Case) [][]string {
-	rows := [][]string{{"load", "column", "published Δ", "significant", "simulated Δ", "95% CI", "same sign", "2×"}}
+	rows := [][]string{{"load", "column", "published Δ", "significant", "simulated Δ", "95% CI", "seeds", "sign", "2×", "note"}}
 	for _, d := range c.Deltas {
+		var note []string
+		if d.Noise != "" {
+			note = append(note, "noise: "+d.Noise)
+		}
+		if m := fitMark(d.Fitted); m != "" {
+			note = append(note, m)
+		}
 		rows = append(rows, []string{loadLabel(d.Load), d.Column, fmtPct(d.PublishedPct), yes(d.Significant), fmtPct(d.SimulatedPct),
-			fmtPctCI(d.Lo, d.Hi), yes(d.SameSign), yes(d.Within2x)})
+			fmtPctCI(d.Lo, d.Hi), fmt.Sprint(d.Seeds), d.Sign, yes(d.Within2x), strings.Join(note, "; ")})
 	}
 	return rows
+}
+
+// fitMark names the parameters fitted on a row ("fit: tcp_send_ns,
+// tcp_recv_ns"), or is empty.
+func fitMark(params []string) string {
+	if len(params) == 0 {
+		return ""
+	}
+	return "fit: " + strings.Join(params, ", ")
 }
 
 // unsimulatedWhy says why a column is shown but not run.
@@ -147,7 +176,7 @@ func showColumns(c *Case) bool {
 // sourceRows are the per-source summaries as table cells; markdown links
 // each source to its message.
 func sourceRows(srcs []Source, markdown bool) [][]string {
-	rows := [][]string{{"source", "cases", "points", "within 2×", "within 25%", "median |log ratio|", "deltas", "significant", "same sign", "Δ within 2×"}}
+	rows := [][]string{{"source", "cases", "points", "within 2×", "within 25%", "median |log ratio|", "deltas", "significant", "published sign", "Δ within 2×"}}
 	for _, src := range srcs {
 		label := src.Author + ", " + src.Date
 		if markdown {
@@ -172,8 +201,8 @@ func countShare(n, of int) string {
 
 // numeric columns are right-aligned.
 var (
-	pointRight  = []bool{false, false, true, true, false, true, false, false}
-	deltaRight  = []bool{false, false, true, false, true, false, false, false}
+	pointRight  = []bool{false, false, true, true, false, true, true, false, false, false}
+	deltaRight  = []bool{false, false, true, false, true, false, true, false, false, false}
 	sourceRight = []bool{false, true, true, true, true, true, true, true, true, true}
 )
 
@@ -215,7 +244,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(w, "  source:    %s\n", citation(c))
 		fmt.Fprintf(w, "  machine:   %s (%s); kernel %s (published: %s)\n", c.Machine, c.MachineConfig, c.Kernel, c.KernelPublished)
 		fmt.Fprintf(w, "  published: %s (%s)\n", c.Command, c.Aggregation)
-		fmt.Fprintf(w, "  simulated: %s, %d seeds\n", simulated(c), r.Seeds)
+		fmt.Fprintf(w, "  simulated: %s, %s\n", simulated(c), r.seedsText())
 		fmt.Fprintf(w, "  metric:    %s (%s, %s is better)\n", c.Metric, c.Unit, c.Better)
 		if showColumns(c) {
 			for i, col := range c.Columns {
@@ -248,8 +277,18 @@ func (r *Report) WriteText(w io.Writer) error {
 		what = "fidelity --quick"
 	}
 	fmt.Fprintf(w, "%s: %s\n", what, r.Counts.Line())
+	fmt.Fprintf(w, "in sample (rows a cost parameter was fitted on): %s\nout of sample: %s\n", r.InSample.Line(), r.OutOfSample.Line())
 	_, err := fmt.Fprintf(w, "summary: %s\n", r.Summary.Line())
 	return err
+}
+
+// seedsText says how many seeds the simulated values have: "5 seeds",
+// or "5 seeds, up to 20 for a delta's row (stopping rule)".
+func (r *Report) seedsText() string {
+	if r.MaxSeeds > r.Seeds {
+		return fmt.Sprintf("%d seeds, up to %d for a delta's row (stopping rule)", r.Seeds, r.MaxSeeds)
+	}
+	return plural(r.Seeds, "seed")
 }
 
 func citation(c *Case) string {

@@ -39,15 +39,25 @@ What the figures mean:
 - A **delta** is a patched column against tip in one row, as a change in
   percent, positive when the patch is better (faster, lower latency, more
   throughput). The simulated change is the mean over seeds of each seed's
-  change (tip and patch run with the same seeds), with its 95% t-interval.
-  It has the **same sign** when both changes are non-zero and of one sign
-  (a simulated change under 0.05%, printed ±0.0%, counts as zero),
-  and is **within 2×** when it also is between half and twice the published
-  change.
+  change (tip and patch run with the same seeds: a paired comparison), with
+  its 95% t-interval. A row with a delta gets seeds until every delta of it
+  is settled by the sweep's stopping rule (the interval of its paired
+  differences excludes zero, or is within ±1% of tip), at least 5 and at
+  most 20. The simulated sign is read from the interval: the delta has the
+  **published sign** when its interval excludes zero on the published
+  change's side, **no effect** when it spans zero, **opposite** when it
+  excludes zero on the other side. It is **within 2×** when it has the
+  published sign and is between half and twice the published change.
 - A published delta is **significant** when it exceeds the spread the source
   published: with a published sd for tip or the patch, when the difference
   is larger than √(sd_tip² + sd_patch²); without one, when it is at least 5%.
-  The summary's delta figures count significant deltas only.
+  The summary's delta figures count significant deltas only. A delta whose
+  source itself calls it noise, run-to-run variation or an overloaded
+  system is marked so in its case (` + "`noise`" + `) and counted apart.
+- A point or delta of a row that a cost parameter was **fitted** on (the
+  case's ` + "`fitted:`" + `; docs/costs.md names the fit) is **in-sample**; the
+  summary is also given for the in-sample and the out-of-sample ones
+  apart.
 
 To run it yourself: ` + "`schedlab fidelity`" + ` runs every case (` + "`--quick`" + ` the
 subset CI runs and holds at the floor in fidelity/floor.yaml, ` + "`--case GLOB`" + `
@@ -74,21 +84,38 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	if r.Quick {
 		subset = ", the --quick subset"
 	}
-	fmt.Fprintf(&b, "Made on commit `%s` from %s%s: %s; %d seeds per simulated value.\n\n", commit, r.Corpus, subset, r.Counts.Line(), r.Seeds)
+	fmt.Fprintf(&b, "Made on commit `%s` from %s%s: %s; %s per simulated value.\n\n", commit, r.Corpus, subset, r.Counts.Line(), r.seedsText())
 	b.WriteString("## Summary\n\n")
 	fmt.Fprintf(&b, "%s\n\n", r.Summary.Line())
-	s := r.Summary
-	mdTable(&b, [][]string{
-		{"figure", "count", "share"},
-		{"points", fmt.Sprint(s.Points), ""},
-		{"within 2×", fmt.Sprint(s.Within2x), share(s.Within2x, s.Points)},
-		{"within 25%", fmt.Sprint(s.Within25), share(s.Within25, s.Points)},
-		{"median |log ratio|", fmtLog(float64(s.MedianAbsLogRatio)), ""},
-		{"deltas", fmt.Sprint(s.Deltas), ""},
-		{"significant deltas", fmt.Sprint(s.Significant), share(s.Significant, s.Deltas)},
-		{"… with the published sign", fmt.Sprint(s.SameSign), share(s.SameSign, s.Significant)},
-		{"… within 2×", fmt.Sprint(s.DeltaWithin2x), share(s.DeltaWithin2x, s.Significant)},
-	}, []bool{false, true, true})
+	rows := [][]string{summaryHeader}
+	for _, f := range []struct {
+		name  string
+		count func(s Summary) (n, of int)
+	}{
+		{"points", func(s Summary) (int, int) { return s.Points, 0 }},
+		{"within 2×", func(s Summary) (int, int) { return s.Within2x, s.Points }},
+		{"within 25%", func(s Summary) (int, int) { return s.Within25, s.Points }},
+		{"deltas", func(s Summary) (int, int) { return s.Deltas, 0 }},
+		{"significant deltas (not called noise)", func(s Summary) (int, int) { return s.Significant, s.Deltas }},
+		{"… with the published sign", func(s Summary) (int, int) { return s.SameSign, s.Significant }},
+		{"… no effect", func(s Summary) (int, int) { return s.NoEffect, s.Significant }},
+		{"… opposite", func(s Summary) (int, int) { return s.Opposite, s.Significant }},
+		{"… within 2×", func(s Summary) (int, int) { return s.DeltaWithin2x, s.Significant }},
+		{"significant, called noise by their source", func(s Summary) (int, int) { return s.Noise, 0 }},
+	} {
+		row := []string{f.name}
+		for _, s := range []Summary{r.Summary, r.OutOfSample, r.InSample} {
+			n, of := f.count(s)
+			sh := ""
+			if of > 0 {
+				sh = share(n, of)
+			}
+			row = append(row, fmt.Sprint(n), sh)
+		}
+		rows = append(rows, row)
+	}
+	rows = append(rows, []string{"median |log ratio|", fmtLog(float64(r.Summary.MedianAbsLogRatio)), "", fmtLog(float64(r.OutOfSample.MedianAbsLogRatio)), "", fmtLog(float64(r.InSample.MedianAbsLogRatio)), ""})
+	mdTable(&b, rows, []bool{false, true, true, true, true, true, true})
 	if len(r.Sources) > 0 {
 		b.WriteString("\n## By source\n\n")
 		b.WriteString("The summary's figures for each source (a post or paper, by date): the summary counts every point and delta alike, so a source with many cases weighs as much as its points; these are its own figures.\n\n")
@@ -171,13 +198,17 @@ func (r *Report) offLines() []string {
 		}
 	}
 	if s := r.Summary; s.Significant > 0 && 2*s.SameSign < s.Significant {
-		out = append(out, fmt.Sprintf("Patches: only %d of %d significant published deltas come out with the published sign.", s.SameSign, s.Significant))
+		out = append(out, fmt.Sprintf("Patches: only %d of %d significant published deltas come out with the published sign (%d no effect, %d opposite).", s.SameSign, s.Significant, s.NoEffect, s.Opposite))
 	}
 	if len(out) == 0 {
 		out = append(out, "No machine and benchmark metric is off by more than 2× in median ratio.")
 	}
 	return out
 }
+
+// summaryHeader heads the summary table: every figure for all points and
+// deltas, the out-of-sample and the in-sample ones.
+var summaryHeader = []string{"figure", "all", "share", "out of sample", "share", "in sample", "share"}
 
 func mdSource(c *Case) string {
 	var parts []string
@@ -202,7 +233,7 @@ func mdEscape(s string) string {
 // writes (the docs test checks the committed file against them).
 func MarkdownTableHeaders() []string {
 	var out []string
-	for _, rows := range [][][]string{pointRows(&Case{}), deltaRows(&Case{}), {{"figure", "count", "share"}}, sourceRows(nil, true)} {
+	for _, rows := range [][][]string{pointRows(&Case{}), deltaRows(&Case{}), {summaryHeader}, sourceRows(nil, true)} {
 		var b strings.Builder
 		mdTable(&b, rows[:1], nil)
 		out = append(out, strings.SplitN(b.String(), "\n", 2)[0])

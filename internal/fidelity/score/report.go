@@ -49,11 +49,19 @@ type Report struct {
 	Commit string `json:"commit,omitempty"`
 	// Corpus is where the cases came from ("fidelity/cases", embedded,
 	// or --corpus DIR).
-	Corpus  string  `json:"corpus"`
-	Quick   bool    `json:"quick"`
-	Seeds   int     `json:"seeds"`
-	Cases   []*Case `json:"cases"`
-	Summary Summary `json:"summary"`
+	Corpus string `json:"corpus"`
+	Quick  bool   `json:"quick"`
+	// Seeds is the seeds every simulated value has at least; MaxSeeds
+	// the most a delta's row may get (the stopping rule; equal to Seeds
+	// without one).
+	Seeds    int     `json:"seeds"`
+	MaxSeeds int     `json:"max_seeds"`
+	Cases    []*Case `json:"cases"`
+	Summary  Summary `json:"summary"`
+	// InSample and OutOfSample are the summary of the points and deltas
+	// of rows a cost parameter was fitted on, and of the others.
+	InSample    Summary `json:"in_sample"`
+	OutOfSample Summary `json:"out_of_sample"`
 	// Sources are the summary per source, by date: three AMD reports
 	// carry most of the corpus's points, and a reader should see each
 	// source's figures beside the corpus's.
@@ -156,12 +164,13 @@ func Build(p *fidelity.Plan, recs []*experiment.Record, corpus, commit string) (
 		}
 		values[k] = append(values[k], v)
 	}
-	rep := &Report{SchemaVersion: SchemaVersion, Commit: commit, Corpus: corpus, Quick: p.Quick, Seeds: p.Seeds}
-	var all []Point
-	var allD []Delta
+	rep := &Report{SchemaVersion: SchemaVersion, Commit: commit, Corpus: corpus, Quick: p.Quick, Seeds: p.Seeds, MaxSeeds: p.MaxSeeds}
+	var all, in, out []Point
+	var allD, inD, outD []Delta
 	for _, cs := range p.Cases {
 		c := caseInfo(cs)
 		for ri, row := range cs.Rows {
+			fitted, _ := cs.InSample(ri)
 			tip, ok := values[cell{cs, ri, 0}]
 			for ci, col := range cs.Columns {
 				runs, ran := values[cell{cs, ri, ci}]
@@ -169,17 +178,27 @@ func Build(p *fidelity.Plan, recs []*experiment.Record, corpus, commit string) (
 					continue
 				}
 				pt := ScorePoint(row.Values[col.Name], cs.Simulate.Scale, runs)
-				pt.Load, pt.Column, pt.Variant = row.Load, col.Name, col.Variant
+				pt.Load, pt.Column, pt.Variant, pt.Fitted = row.Load, col.Name, col.Variant, fitted
 				if sd, ok := row.SD[col.Name]; ok {
 					pt.SD = Num(sd)
 				}
 				c.Points = append(c.Points, pt)
+				if fitted != nil {
+					in = append(in, pt)
+				} else {
+					out = append(out, pt)
+				}
 				if ci == 0 || !ok {
 					continue
 				}
 				d := ScoreDelta(row.Values[cs.Columns[0].Name], row.Values[col.Name], sdOf(row, cs.Columns[0].Name), sdOf(row, col.Name), tip, runs, cs.Metric.HigherBetter())
-				d.Load, d.Column, d.Variant = row.Load, col.Name, col.Variant
+				d.Load, d.Column, d.Variant, d.Fitted, d.Noise = row.Load, col.Name, col.Variant, fitted, row.Noise[col.Name]
 				c.Deltas = append(c.Deltas, d)
+				if fitted != nil {
+					inD = append(inD, d)
+				} else {
+					outD = append(outD, d)
+				}
 			}
 		}
 		c.Summary = Summarize(c.Points, c.Deltas)
@@ -188,6 +207,7 @@ func Build(p *fidelity.Plan, recs []*experiment.Record, corpus, commit string) (
 		rep.Cases = append(rep.Cases, c)
 	}
 	rep.Summary = Summarize(all, allD)
+	rep.InSample, rep.OutOfSample = Summarize(in, inD), Summarize(out, outD)
 	rep.Sources = bySource(rep.Cases)
 	rep.Counts = Count(p.Cases, func(cs *fidelity.Case, row, col int) bool {
 		_, ok := values[cell{cs, row, col}]

@@ -22,10 +22,25 @@
 // 100·(column − tip)/tip for higher-is-better ones. The simulated change
 // is the mean over seeds of each seed's change (tip and column run with
 // the same seeds, so the comparison is paired), with its 95% t-interval.
-// A delta has the same sign when both changes are non-zero and of one
-// sign — a simulated change below ZeroPct, which the tables print as
-// ±0.0%, counts as zero — and is within 2× when it has the same sign and
-// 1/2 ≤ simulated/published ≤ 2.
+// A delta's simulated sign is read from its interval, not its mean: it
+// has the published sign when its 95% interval excludes zero on the
+// published change's side, it is "no effect" when the interval spans zero
+// (or there is none: fewer than two seeds), and "opposite" when the
+// interval excludes zero on the other side. A delta is within 2× when it
+// has the published sign and 1/2 ≤ simulated/published ≤ 2. (Until
+// 2026-12 a simulated mean of either sign counted, however wide its
+// interval: 21 of the 27 "same sign" deltas of 8a744e8 had intervals that
+// spanned zero.)
+//
+// A delta whose source itself calls its published change noise,
+// run-to-run variation or the effect of an overloaded system (the case's
+// rows[].noise) is scored like the others but counted apart: the
+// summary's delta figures leave it out and count it in Noise.
+//
+// Points and deltas of rows that a cost parameter was fitted on (the
+// case's fitted:) are in-sample; the report gives the summary of the
+// in-sample and of the out-of-sample ones apart, since a fit's own points
+// say little about the model.
 //
 // A published delta is significant when it is beyond the spread the
 // source published: with a published sd for tip or the column (a missing
@@ -70,7 +85,21 @@ type Point struct {
 	Ratio     Num  `json:"ratio"`
 	Within2x  bool `json:"within_2x"`
 	Within25  bool `json:"within_25pct"`
+	// Fitted names the cost parameters fitted on this point's row (the
+	// point is in-sample), none when it is out-of-sample.
+	Fitted []string `json:"fitted,omitempty"`
 }
+
+// The simulated sign of a delta (Delta.Sign).
+const (
+	// SignPublished: the 95% interval excludes zero on the published
+	// change's side.
+	SignPublished = "published"
+	// SignNone: the interval spans zero, or there is none (no effect).
+	SignNone = "none"
+	// SignOpposite: the interval excludes zero on the other side.
+	SignOpposite = "opposite"
+)
 
 // Delta is one patched column against tip in one row.
 type Delta struct {
@@ -82,8 +111,18 @@ type Delta struct {
 	SimulatedPct Num    `json:"simulated_pct"`
 	Lo           Num    `json:"simulated_lo"`
 	Hi           Num    `json:"simulated_hi"`
-	SameSign     bool   `json:"same_sign"`
-	Within2x     bool   `json:"within_2x"`
+	// Seeds is the number of paired seeds behind the simulated change.
+	Seeds int `json:"seeds"`
+	// Sign is SignPublished, SignNone or SignOpposite; SameSign is
+	// Sign == SignPublished.
+	Sign     string `json:"sign"`
+	SameSign bool   `json:"same_sign"`
+	Within2x bool   `json:"within_2x"`
+	// Noise is what the source says to call its published change noise
+	// ("" for none): such a delta is counted apart.
+	Noise string `json:"noise,omitempty"`
+	// Fitted names the cost parameters fitted on this delta's row.
+	Fitted []string `json:"fitted,omitempty"`
 }
 
 // ScorePoint scores a published value against the simulated runs of its
@@ -120,14 +159,33 @@ func ScoreDelta(pubTip, pubCol, sdTip, sdCol float64, tip, col []float64, higher
 		pcts[i] = PctChange(tip[i], col[i], higherBetter)
 	}
 	mean, lo, hi := meanCI(pcts)
-	d.SimulatedPct, d.Lo, d.Hi = Num(mean), Num(lo), Num(hi)
-	pub, sim := float64(d.PublishedPct), mean
-	d.SameSign = pub != 0 && math.Abs(sim) >= ZeroPct && !math.IsNaN(sim) && (pub > 0) == (sim > 0)
+	d.SimulatedPct, d.Lo, d.Hi, d.Seeds = Num(mean), Num(lo), Num(hi), n
+	d.Sign = IntervalSign(float64(d.PublishedPct), lo, hi)
+	d.SameSign = d.Sign == SignPublished
 	if d.SameSign {
-		r := sim / pub
+		r := mean / float64(d.PublishedPct)
 		d.Within2x = r >= 0.5 && r <= 2
 	}
 	return d
+}
+
+// IntervalSign classifies a simulated change by its interval [lo, hi]
+// against a published change pub: SignPublished when the interval
+// excludes zero on pub's side, SignOpposite when on the other, SignNone
+// when it spans zero or there is no interval (NaN) or no published sign.
+// An interval whose ends are both within ZeroPct of zero (the tables
+// print them ±0.0%: exact runs that agree to the digit) is SignNone too.
+func IntervalSign(pub, lo, hi float64) string {
+	switch {
+	case pub == 0 || math.IsNaN(pub) || math.IsNaN(lo) || math.IsNaN(hi):
+		return SignNone
+	case lo > 0 && hi >= ZeroPct || hi < 0 && lo <= -ZeroPct:
+		if (lo > 0) == (pub > 0) {
+			return SignPublished
+		}
+		return SignOpposite
+	}
+	return SignNone
 }
 
 // PctChange is the change from base to v in percent, positive when v is
@@ -170,10 +228,19 @@ type Summary struct {
 	// MedianAbsLogRatio is the median of |ln ratio| over the points.
 	MedianAbsLogRatio Num `json:"median_abs_log_ratio"`
 	Deltas            int `json:"deltas"`
-	Significant       int `json:"significant_deltas"`
-	// SameSign and DeltaWithin2x count significant deltas only.
+	// Significant counts the significant deltas not marked noise;
+	// SameSign (the published sign), NoEffect, Opposite and
+	// DeltaWithin2x count among them.
+	Significant   int `json:"significant_deltas"`
 	SameSign      int `json:"significant_same_sign"`
+	NoEffect      int `json:"significant_no_effect"`
+	Opposite      int `json:"significant_opposite"`
 	DeltaWithin2x int `json:"significant_within_2x"`
+	// Noise counts the significant deltas whose source calls them noise
+	// (counted apart), NoiseSameSign those of them with the published
+	// sign.
+	Noise         int `json:"significant_noise"`
+	NoiseSameSign int `json:"significant_noise_same_sign"`
 }
 
 // Summarize computes the summary of points and deltas.
@@ -196,9 +263,21 @@ func Summarize(points []Point, deltas []Delta) Summary {
 		if !d.Significant {
 			continue
 		}
+		if d.Noise != "" {
+			s.Noise++
+			if d.SameSign {
+				s.NoiseSameSign++
+			}
+			continue
+		}
 		s.Significant++
-		if d.SameSign {
+		switch d.Sign {
+		case SignPublished:
 			s.SameSign++
+		case SignOpposite:
+			s.Opposite++
+		default:
+			s.NoEffect++
 		}
 		if d.Within2x {
 			s.DeltaWithin2x++

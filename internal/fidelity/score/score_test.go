@@ -59,36 +59,46 @@ func TestScorePoint(t *testing.T) {
 func TestScoreDelta(t *testing.T) {
 	nan := math.NaN()
 	for _, tc := range []struct {
-		name                  string
-		pubTip, pubCol        float64
-		sdTip, sdCol          float64
-		tip, col              []float64
-		higher                bool
-		pub, sim              float64
-		sig, sameSign, within bool
+		name           string
+		pubTip, pubCol float64
+		sdTip, sdCol   float64
+		tip, col       []float64
+		higher         bool
+		pub, sim       float64
+		sig            bool
+		sign           string
+		within         bool
 	}{
 		// Published 10 → 9 (lower is better): +10%, significant (≥ 5%);
-		// simulated 10 → 11 at both seeds: -10%, the other sign.
-		{"opposite", 10, 9, nan, nan, []float64{10, 10}, []float64{11, 11}, false, 10, -10, true, false, false},
+		// simulated 10 → 11 at every seed: -10% with no spread, an
+		// interval on the other side.
+		{"opposite", 10, 9, nan, nan, []float64{10, 10}, []float64{11, 11}, false, 10, -10, true, SignOpposite, false},
 		// +4% is not significant without an sd; the paired changes
-		// +10% and +5% average +7.5%: same sign, 1.875× the published.
-		{"small", 10, 9.6, nan, nan, []float64{10, 20}, []float64{9, 19}, false, 4, 7.5, false, true, true},
+		// +10% and +5% average +7.5%, but their interval spans zero: no
+		// effect, whatever the mean's sign.
+		{"wide", 10, 9.6, nan, nan, []float64{10, 20}, []float64{9, 19}, false, 4, 7.5, false, SignNone, false},
+		// The same mean with a narrow interval has the published sign,
+		// 1.875× the published change.
+		{"narrow", 10, 9.6, nan, nan, []float64{10, 20, 10}, []float64{9.25, 18.5, 9.25}, false, 4, 7.5, false, SignPublished, true},
 		// An sd makes a 1% change significant when it exceeds it…
-		{"beyond sd", 10, 9.9, 0.05, nan, []float64{10}, []float64{9.9}, false, 1, 1, true, true, true},
+		{"beyond sd", 10, 9.9, 0.05, nan, []float64{10, 10}, []float64{9.9, 9.9}, false, 1, 1, true, SignPublished, true},
 		// …and a 10% change not when √(1²+1²) is larger.
-		{"within sd", 10, 9, 1, 1, []float64{10}, []float64{9}, false, 10, 10, false, true, true},
+		{"within sd", 10, 9, 1, 1, []float64{10, 10}, []float64{9, 9}, false, 10, 10, false, SignPublished, true},
+		// One seed has no interval: no effect.
+		{"one seed", 10, 9, nan, nan, []float64{10}, []float64{9}, false, 10, 10, true, SignNone, false},
 		// Higher is better: 100 → 120 is +20%; simulated +30%.
-		{"higher", 100, 120, nan, nan, []float64{100, 100}, []float64{130, 130}, true, 20, 30, true, true, true},
-		// +50% simulated against +20% published is beyond 2×? No: 2.5×.
-		{"too big", 100, 120, nan, nan, []float64{100}, []float64{150}, true, 20, 50, true, true, false},
+		{"higher", 100, 120, nan, nan, []float64{100, 100}, []float64{130, 130}, true, 20, 30, true, SignPublished, true},
+		// +50% simulated against +20% published is beyond 2×: 2.5×.
+		{"too big", 100, 120, nan, nan, []float64{100, 100}, []float64{150, 150}, true, 20, 50, true, SignPublished, false},
 		// No simulated change has no sign, nor one that prints as 0.0%.
-		{"zero", 10, 9, nan, nan, []float64{10, 12}, []float64{10, 12}, false, 10, 0, true, false, false},
-		{"0.0%", 100, 110, nan, nan, []float64{100, 100}, []float64{100.04, 100.04}, true, 10, 0.04, true, false, false},
-		{"0.1%", 100, 110, nan, nan, []float64{100, 100}, []float64{100.1, 100.1}, true, 10, 0.1, true, true, false},
+		{"zero", 10, 9, nan, nan, []float64{10, 12}, []float64{10, 12}, false, 10, 0, true, SignNone, false},
+		{"0.0%", 100, 110, nan, nan, []float64{100, 100}, []float64{100.04, 100.04}, true, 10, 0.04, true, SignNone, false},
+		{"0.1%", 100, 110, nan, nan, []float64{100, 100}, []float64{100.1, 100.1}, true, 10, 0.1, true, SignPublished, false},
 	} {
 		d := ScoreDelta(tc.pubTip, tc.pubCol, tc.sdTip, tc.sdCol, tc.tip, tc.col, tc.higher)
-		if !near(float64(d.PublishedPct), tc.pub) || !near(float64(d.SimulatedPct), tc.sim) || d.Significant != tc.sig || d.SameSign != tc.sameSign || d.Within2x != tc.within {
-			t.Errorf("%s: %+v, want published %v simulated %v significant %v same sign %v within 2× %v", tc.name, d, tc.pub, tc.sim, tc.sig, tc.sameSign, tc.within)
+		if !near(float64(d.PublishedPct), tc.pub) || !near(float64(d.SimulatedPct), tc.sim) || d.Significant != tc.sig || d.Sign != tc.sign ||
+			d.SameSign != (tc.sign == SignPublished) || d.Within2x != tc.within || d.Seeds != len(tc.tip) {
+			t.Errorf("%s: %+v, want published %v simulated %v significant %v sign %s within 2× %v", tc.name, d, tc.pub, tc.sim, tc.sig, tc.sign, tc.within)
 		}
 	}
 	// The interval of the paired changes +10%, +5%: 7.5 ± t1·sd/√2,
@@ -100,24 +110,61 @@ func TestScoreDelta(t *testing.T) {
 	}
 }
 
+// IntervalSign reads the sign from the interval alone: an interval that
+// touches or spans zero is no effect; one that excludes it is on the
+// published side or the other; one within ±ZeroPct prints as ±0.0% and
+// has no sign either.
+func TestIntervalSign(t *testing.T) {
+	nan := math.NaN()
+	for _, tc := range []struct {
+		pub, lo, hi float64
+		want        string
+	}{
+		{5, 1, 3, SignPublished},
+		{5, -3, -1, SignOpposite},
+		{-5, -3, -1, SignPublished},
+		{-5, 1, 3, SignOpposite},
+		{5, -1, 3, SignNone},
+		{5, 0, 3, SignNone}, // touches zero: not excluded
+		{5, -3, 0, SignNone},
+		{5, 0.01, 0.04, SignNone}, // prints as +0.0%
+		{5, 0.01, 0.05, SignPublished},
+		{5, -0.05, -0.01, SignOpposite},
+		{0, 1, 3, SignNone}, // no published sign
+		{5, nan, nan, SignNone},
+		{nan, 1, 3, SignNone},
+	} {
+		if got := IntervalSign(tc.pub, tc.lo, tc.hi); got != tc.want {
+			t.Errorf("IntervalSign(%v, %v, %v) = %s, want %s", tc.pub, tc.lo, tc.hi, got, tc.want)
+		}
+	}
+}
+
 func TestSummarize(t *testing.T) {
 	points := []Point{ScorePoint(10, 1, []float64{20}), ScorePoint(8, 1, []float64{10}), ScorePoint(4, 1, []float64{1})}
 	nan := math.NaN()
+	noise := ScoreDelta(10, 8, nan, nan, []float64{10, 10}, []float64{9, 9}, false) // significant, right sign, but the source calls it noise
+	noise.Noise = "the author calls it run-to-run variation"
 	deltas := []Delta{
-		ScoreDelta(10, 9, nan, nan, []float64{10}, []float64{11}, false),     // significant, wrong sign
-		ScoreDelta(100, 120, nan, nan, []float64{100}, []float64{130}, true), // significant, right, within 2×
-		ScoreDelta(100, 120, nan, nan, []float64{100}, []float64{150}, true), // significant, right, beyond 2×
-		ScoreDelta(10, 9.9, nan, nan, []float64{10}, []float64{9.9}, false),  // not significant (1%)
+		ScoreDelta(10, 9, nan, nan, []float64{10, 10}, []float64{11, 11}, false),       // significant, opposite
+		ScoreDelta(100, 120, nan, nan, []float64{100, 100}, []float64{130, 130}, true), // significant, published sign, within 2×
+		ScoreDelta(100, 120, nan, nan, []float64{100, 100}, []float64{150, 150}, true), // significant, published sign, beyond 2×
+		ScoreDelta(100, 120, nan, nan, []float64{100, 100}, []float64{110, 130}, true), // significant, no effect (interval spans 0)
+		ScoreDelta(10, 9.9, nan, nan, []float64{10}, []float64{9.9}, false),            // not significant (1%)
+		noise,
 	}
 	s := Summarize(points, deltas)
 	// Ratios 2, 1.25, 0.25: |ln| = ln 2, ln 1.25, ln 4; the median is ln 2.
-	want := Summary{Points: 3, Within2x: 2, Within25: 1, MedianAbsLogRatio: Num(math.Ln2), Deltas: 4, Significant: 3, SameSign: 2, DeltaWithin2x: 1}
-	if s.Points != want.Points || s.Within2x != want.Within2x || s.Within25 != want.Within25 || !near(float64(s.MedianAbsLogRatio), math.Ln2) ||
-		s.Deltas != want.Deltas || s.Significant != want.Significant || s.SameSign != want.SameSign || s.DeltaWithin2x != want.DeltaWithin2x {
+	want := Summary{Points: 3, Within2x: 2, Within25: 1, MedianAbsLogRatio: Num(math.Ln2), Deltas: 6, Significant: 4, SameSign: 2, NoEffect: 1, Opposite: 1, DeltaWithin2x: 1, Noise: 1, NoiseSameSign: 1}
+	if !near(float64(s.MedianAbsLogRatio), math.Ln2) {
+		t.Errorf("median |log ratio| %v, want ln 2", s.MedianAbsLogRatio)
+	}
+	s.MedianAbsLogRatio = want.MedianAbsLogRatio
+	if s != want {
 		t.Errorf("summary %+v, want %+v", s, want)
 	}
 	line := s.Line()
-	if line != "3 points: 2 within 2× (67%), 1 within 25% (33%), median |log ratio| 0.69 (×2.00); 4 deltas, 3 significant: 2 same sign (67%), 1 within 2× (33%)" {
+	if line != "3 points: 2 within 2× (67%), 1 within 25% (33%), median |log ratio| 0.69 (×2.00); 6 deltas, 4 significant: 2 published sign (50%), 1 no effect (25%), 1 opposite (25%), 1 within 2× (25%); 1 called noise by their source, apart (1 of them with the published sign)" {
 		t.Errorf("line %q", line)
 	}
 	if !regexp.MustCompile(SummaryLineRE).MatchString(line) {
@@ -128,7 +175,7 @@ func TestSummarize(t *testing.T) {
 		t.Errorf("median %v", m)
 	}
 	empty := Summarize(nil, nil)
-	if l := empty.Line(); l != "0 points: 0 within 2× (-), 0 within 25% (-), median |log ratio| -; 0 deltas, 0 significant: 0 same sign (-), 0 within 2× (-)" || !regexp.MustCompile(SummaryLineRE).MatchString(l) {
+	if l := empty.Line(); l != "0 points: 0 within 2× (-), 0 within 25% (-), median |log ratio| -; 0 deltas, 0 significant: 0 published sign (-), 0 no effect (-), 0 opposite (-), 0 within 2× (-)" || !regexp.MustCompile(SummaryLineRE).MatchString(l) {
 		t.Errorf("empty line %q", l)
 	}
 }
