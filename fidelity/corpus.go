@@ -30,3 +30,17 @@ func Cases() fs.FS {
 	}
 	return sub
 }
+
+// TrustFile is the corpus's delta record per machine and benchmark, written
+// by `schedlab fidelity --trust fidelity/trust.json` beside
+// docs/fidelity.md from the same run, and embedded so that `schedlab
+// compare` and `schedlab report` can say beside a simulated delta how
+// often the corpus's published deltas on that machine and benchmark came
+// out right (package internal/fidelity/score reads it).
+const TrustFile = "fidelity/trust.json"
+
+//go:embed trust.json
+var trust []byte
+
+// Trust is the embedded trust.json.
+func Trust() []byte { return trust }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/schedlab/schedlab/internal/experiment"
 	"github.com/schedlab/schedlab/internal/experiment/compare"
+	"github.com/schedlab/schedlab/internal/fidelity/score"
 	"github.com/schedlab/schedlab/internal/sim"
 	"github.com/schedlab/schedlab/internal/workload"
 )
@@ -126,6 +127,11 @@ format for benchstat (benchstat -col /variant FILE).`,
 				if err := compare.FormatTables(env.Stdout, tables); err != nil {
 					return err
 				}
+				// How far to trust a delta: the corpus's record on this
+				// machine and benchmark, from the committed run.
+				if len(plan.Variants) > 1 {
+					fmt.Fprintf(env.Stdout, "\n%s\n", trustNote(plan))
+				}
 				if need := tst.MinRuns(); plan.Runs < need {
 					fmt.Fprintf(env.Stdout, "\nNo 95%% intervals: %d runs per cell, and the %s needs at least %d (--runs %d).\n", plan.Runs, tst, need, need)
 				}
@@ -211,4 +217,17 @@ func fmtDuration(d time.Duration) string {
 		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
 	}
 	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+}
+
+// trustNote is the fidelity corpus's record for the plan's machine and
+// benchmark (fidelity/trust.json): how often its published deltas there
+// came out with their sign. A machine file is looked up by its name.
+func trustNote(plan *experiment.Plan) string {
+	m := plan.Machines[0]
+	t := score.EmbeddedTrust()
+	tool := plan.Workloads[0].Tool
+	if m.File {
+		return t.Note(m.Name, tool)
+	}
+	return t.Note(m.Label, tool)
 }

@@ -258,6 +258,9 @@ func tipColumn(t *testing.T, out string) string {
 			in = true
 			continue
 		}
+		if in && strings.TrimSpace(l) == "" {
+			break
+		}
 		if in && len(strings.Fields(l)) >= 2 {
 			b.WriteString(strings.Fields(l)[1] + " ")
 		}

@@ -30,6 +30,7 @@ func init() {
 		var (
 			quick, markdown, list          bool
 			glob, jsonFile, dir, corpusDir string
+			trustFile                      string
 			costsFile                      string
 			fullLength                     bool
 			warmupArg                      string
@@ -76,14 +77,14 @@ corpus", describes the procedure.`,
 			Args: cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, args []string) error {
 				if list {
-					for _, name := range []string{"json", "markdown", "dir", "jobs", "seeds", "max-seeds"} {
+					for _, name := range []string{"json", "markdown", "dir", "jobs", "seeds", "max-seeds", "trust"} {
 						if cmd.Flags().Changed(name) {
 							return fmt.Errorf("fidelity: --list runs nothing, so --%s has no effect: drop one of them", name)
 						}
 					}
 				}
 				if len(fitSpecs) > 0 {
-					for _, name := range []string{"json", "markdown", "dir", "list", "costs"} {
+					for _, name := range []string{"json", "markdown", "dir", "list", "costs", "trust"} {
 						if cmd.Flags().Changed(name) {
 							return fmt.Errorf("fidelity: --fit runs its own trials and prints its own table: drop --%s", name)
 						}
@@ -129,6 +130,9 @@ corpus", describes the procedure.`,
 				// Outputs are checked before the corpus is read or
 				// anything runs.
 				if err := sim.CheckOutputFile("--json", jsonFile); err != nil {
+					return err
+				}
+				if err := sim.CheckOutputFile("--trust", trustFile); err != nil {
 					return err
 				}
 				if err := sim.CheckOutputDir("--dir", dir); err != nil {
@@ -186,7 +190,7 @@ corpus", describes the procedure.`,
 					return err
 				}
 				commit := ""
-				if jsonFile != "" || markdown {
+				if jsonFile != "" || markdown || trustFile != "" {
 					commit = fidelityCommit()
 				}
 				rep, err := score.Build(plan, out.Records, where, commit)
@@ -212,12 +216,24 @@ corpus", describes the procedure.`,
 						return fmt.Errorf("--json %s: %v", jsonFile, unwrapPathError(err))
 					}
 				}
+				if trustFile != "" {
+					var tb bytes.Buffer
+					if err := rep.Trust().Write(&tb); err != nil {
+						return err
+					}
+					if err := os.WriteFile(trustFile, tb.Bytes(), 0o644); err != nil {
+						return fmt.Errorf("--trust %s: %v", trustFile, unwrapPathError(err))
+					}
+				}
 				if _, err := env.Stdout.Write(text.Bytes()); err != nil {
 					return err
 				}
 				reused := ""
 				if dir != "" {
 					reused = fmt.Sprintf(", %d already in %s (%d rerun to check them)", out.Reused, dir, out.Checked)
+				}
+				if out.Shared > 0 {
+					reused += fmt.Sprintf(", %d the same simulation as another case's", out.Shared)
 				}
 				fmt.Fprintf(env.Stderr, "schedlab: fidelity: %d runs: %d new%s, in %s on %d workers\n",
 					len(plan.Runs), out.Executed, reused, fmtDuration(time.Since(start)), jobs)
@@ -230,6 +246,7 @@ corpus", describes the procedure.`,
 		f.StringSliceVar(&loads, "loads", nil, "run only the rows of these loads (e.g. 1,2: the rows a fit names)")
 		f.IntVarP(&jobs, "jobs", "j", 0, "runs at once (default: the number of CPUs)")
 		f.StringVar(&jsonFile, "json", "", "also write the report (every point, delta and the summary) as JSON to this file")
+		f.StringVar(&trustFile, "trust", "", "also write the deltas' record per machine and benchmark, which compare and report print beside a delta, to this file (commit it as "+corpus.TrustFile+" with docs/fidelity.md)")
 		f.BoolVar(&markdown, "markdown", false, "print docs/fidelity.md (the full table and summary, with the commit) instead of the tables")
 		f.BoolVar(&list, "list", false, "print every point with its citation, and a count; run nothing")
 		f.StringVar(&dir, "dir", "", "keep each run's record in this results directory; a rerun skips the runs already there")

@@ -50,7 +50,7 @@ func TestFidelityEndToEnd(t *testing.T) {
 	if !ok || !regexp.MustCompile(score.SummaryLineRE).MatchString(last) || !strings.HasPrefix(last, "3 points: ") || !strings.Contains(last, "; 1 delta, ") {
 		t.Errorf("summary line %q", lines[len(lines)-1])
 	}
-	if !strings.HasPrefix(errs, "schedlab: fidelity --quick: 1 of 3 cases have no simulate.quick loads and do not run: synthetic-hikey-tbench\nschedlab: fidelity: 6 runs: 6 new, in ") {
+	if !strings.HasPrefix(errs, "schedlab: fidelity --quick: 2 of 4 cases have no simulate.quick loads and do not run: synthetic-hikey-tbench, synthetic-mech-hikey-goidle\nschedlab: fidelity: 6 runs: 6 new, in ") {
 		t.Errorf("stderr %q", errs)
 	}
 }
@@ -104,7 +104,7 @@ func TestFidelityList(t *testing.T) {
 	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
 	// A header, one line per point (the unsimulated column is not a
 	// point; the tbench case's settings columns are), the count.
-	if len(lines) != 13 || lines[12] != "11 points from 3 sources (1 thread), 2 machines, 3 benchmarks (3 cases)" {
+	if len(lines) != 15 || lines[14] != "13 points from 4 sources (2 threads), 2 machines, 3 benchmarks (4 cases)" {
 		t.Fatalf("list:\n%s", out)
 	}
 	if !regexp.MustCompile(`^synthetic-hikey-messaging +schedlab tests, 2024-01-02, <synthetic-1@example\.invalid> +hikey +perf bench sched messaging -p -t -l 500 -g 2 +2 +outside +0\.33 s$`).MatchString(lines[6]) {

@@ -313,6 +313,11 @@ func Resolve(s *Spec, opt ResolveOptions) (*Plan, error) {
 		if len(metrics) == 0 {
 			metrics = PrimaryMetrics(tool)
 		}
+		for _, m := range w.Metrics {
+			if err := sim.CheckMetricName(m); err != nil {
+				return nil, s.errLine(w.Line, "%v", err)
+			}
+		}
 		p.Workloads = append(p.Workloads, PlanWorkload{Name: w.Name, Tool: tool, Args: args, Param: param, Metrics: metrics})
 	}
 	if len(p.Workloads) == 0 {

@@ -30,6 +30,10 @@ type Case struct {
 	Fitted []Fit
 	Notes  string
 
+	// mechanism is set by Validate when the metric is a counter or a
+	// ratio of the run's record rather than one of the tool's metrics.
+	mechanism bool
+
 	// lines are the lines of the case's keys by path ("machine.preset",
 	// "columns.1.variant", "rows.0.values.tip"), for Validate's errors.
 	lines map[string]int
@@ -159,6 +163,13 @@ func (c *Case) InSample(i int) (params []string, ok bool) {
 	}
 	return params, len(params) > 0
 }
+
+// Mechanism reports whether the case is one of the mechanism corpus: its
+// metric is a figure that says why a benchmark moved (a schedstat
+// counter or ratio, a balancer counter: a counter of `schedlab run
+// --json`'s record, or a ratio of two), not the benchmark's own result.
+// The summary scores mechanism cases apart.
+func (c *Case) Mechanism() bool { return c.mechanism }
 
 // Simulated reports whether column i is run: tip, or a column with a
 // variant, kernel, features or sysctls.

@@ -46,8 +46,10 @@ type Outcome struct {
 	Records []*experiment.Record
 	// Executed runs were simulated now; Reused were read from the
 	// results directory; Checked of those were run again to check that
-	// the model still gives what the directory holds.
-	Executed, Reused, Checked int
+	// the model still gives what the directory holds; Shared were the
+	// same simulation as a run executed now (another case's figure of
+	// one run), their records copied.
+	Executed, Reused, Checked, Shared int
 }
 
 // Execute runs the plan's runs through the run pipeline (sim.Run) on
@@ -128,9 +130,26 @@ func (p *Plan) executeFrom(start int, out *Outcome, machineDir string, opt ExecO
 		}
 		out.Checked = n
 	}
+	// Runs of different cases can be one simulation: the mechanism
+	// corpus reads several figures of one benchmark run, one case per
+	// figure. The key's last part hashes everything a run is made of, so
+	// runs that share it are simulated once and the record copied.
+	var unique []int
+	firstOf := map[string]int{}
+	var copies []int
+	for _, i := range todo {
+		h := configHash(p.Runs[i].Key)
+		if _, ok := firstOf[h]; ok {
+			copies = append(copies, i)
+			continue
+		}
+		firstOf[h] = i
+		unique = append(unique, i)
+	}
+	todo = unique
 	begin := time.Now()
 	done := 0
-	return experiment.Parallel(jobs, todo, func(i int) (*experiment.Record, error) {
+	err := experiment.Parallel(jobs, todo, func(i int) (*experiment.Record, error) {
 		r := &p.Runs[i]
 		rec, err := execute(p, r, machineDir)
 		if err == nil && opt.Dir != "" {
@@ -154,6 +173,35 @@ func (p *Plan) executeFrom(start int, out *Outcome, machineDir string, opt ExecO
 			opt.Progress(experiment.Progress{Done: done, Todo: len(todo), Skipped: reused, Elapsed: time.Since(begin), Key: p.Runs[i].Key})
 		}
 	})
+	if err != nil {
+		return err
+	}
+	for _, i := range copies {
+		r := &p.Runs[i]
+		rec := sharedRecord(out.Records[firstOf[configHash(r.Key)]], r)
+		if opt.Dir != "" {
+			if err := experiment.WriteRecord(opt.Dir, rec); err != nil {
+				return err
+			}
+		}
+		out.Records[i] = rec
+		out.Shared++
+	}
+	return nil
+}
+
+// configHash is the part of a run's key that hashes what the run is made
+// of (Plan.key): runs with equal hashes are the same simulation.
+func configHash(key string) string { return key[strings.LastIndex(key, "__")+2:] }
+
+// sharedRecord is the record of run r made from the record of another run
+// that is the same simulation: its own key, column, seed index and load.
+func sharedRecord(from *experiment.Record, r *Run) *experiment.Record {
+	rec := *from
+	rec.Key, rec.Run = r.Key, r.SeedIndex
+	rec.Param.Name, rec.Param.Value = "load", r.Load()
+	rec.Machine, rec.Variant = r.Case.MachineLabel(), r.ColumnName()
+	return &rec
 }
 
 // execute runs one run and makes its record.

@@ -42,8 +42,9 @@ func TestPlan(t *testing.T) {
 	}
 	// schbench 2 rows × tip; messaging 2 rows × (tip, outside), the
 	// unsimulated column not run; tbench 1 row × (tip, outside,
-	// no_sis_prop, migcost, eevdf): 11 points × 5 seeds.
-	if len(full.Runs) != 11*DefaultSeeds || full.Seeds != DefaultSeeds || len(full.Cases) != 3 {
+	// no_sis_prop, migcost, eevdf); the mechanism case 1 row × (tip,
+	// nowa): 13 points × 5 seeds.
+	if len(full.Runs) != 13*DefaultSeeds || full.Seeds != DefaultSeeds || len(full.Cases) != 4 {
 		t.Fatalf("%d runs, %d seeds, %d cases", len(full.Runs), full.Seeds, len(full.Cases))
 	}
 	q := quickPlan(t)
@@ -289,7 +290,7 @@ columns: [{name: tip}]
 rows: [{load: "", values: {tip: 1}}]
 `)
 	_, err := Parse("cases/synthetic-stream.yaml", data)
-	if err == nil || err.Error() != `cases/synthetic-stream.yaml:8: metric.name "copy_gb_s": stream reports copy_mb_s, scale_mb_s, add_mb_s, triad_mb_s` {
+	if err == nil || err.Error() != `cases/synthetic-stream.yaml:8: metric.name "copy_gb_s": stream reports copy_mb_s, scale_mb_s, add_mb_s, triad_mb_s, and counters by their path in 'schedlab run --json' (schedstat.…, balance.…, sim.…), or a ratio A/B of two` {
 		t.Errorf("got %v", err)
 	}
 }
@@ -338,4 +339,52 @@ func spoil(t *testing.T, p *Plan, dir string, which func(*Run) bool) int {
 		n++
 	}
 	return n
+}
+
+// Two cases whose runs are the same simulation (the mechanism corpus
+// reads several figures of one run, one case each) run it once: the
+// second case's records are copies with their own keys, equal to what a
+// run of their own gives.
+func TestSharedRuns(t *testing.T) {
+	c := loadTestCorpus(t)
+	var msg *Case
+	for _, cs := range c.Cases {
+		if cs.ID == "synthetic-hikey-messaging" {
+			msg = cs
+		}
+	}
+	twin := *msg
+	twin.ID = "synthetic-hikey-messaging-twin"
+	twin.Metric.Name = "messages"
+	p, err := NewPlan(c, []*Case{msg, &twin}, PlanOptions{Quick: true, Seeds: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	out, err := Execute(p, ExecOptions{Jobs: 2, Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Executed != 4 || out.Shared != 4 || len(out.Records) != 8 {
+		t.Fatalf("executed %d, shared %d, %d records; want 4, 4, 8", out.Executed, out.Shared, len(out.Records))
+	}
+	alone, err := NewPlan(c, []*Case{&twin}, PlanOptions{Quick: true, Seeds: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, err := Execute(alone, ExecOptions{Jobs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, rec := range own.Records {
+		shared := out.Records[4+i]
+		if shared.Key != rec.Key || shared.Key != p.Runs[4+i].Key || !bytes.Equal(shared.Deterministic(), rec.Deterministic()) || shared.Variant != rec.Variant {
+			t.Errorf("run %d: shared record %s differs from its own run's %s", i, shared.Key, rec.Key)
+		}
+	}
+	// A rerun reads them all back.
+	again, err := Execute(p, ExecOptions{Jobs: 1, Dir: dir})
+	if err != nil || again.Reused != 8 || again.Executed != 0 {
+		t.Fatalf("rerun: %+v, %v", again, err)
+	}
 }

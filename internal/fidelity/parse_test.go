@@ -201,7 +201,7 @@ func TestLoadCorpus(t *testing.T) {
 	for _, cs := range c.Cases {
 		ids = append(ids, cs.ID)
 	}
-	if strings.Join(ids, " ") != "synthetic-box-schbench synthetic-hikey-messaging synthetic-hikey-tbench" {
+	if strings.Join(ids, " ") != "synthetic-box-schbench synthetic-hikey-messaging synthetic-hikey-tbench synthetic-mech-hikey-goidle" {
 		t.Errorf("cases %v", ids)
 	}
 	mf := c.Machines["synthetic-box.yaml"]

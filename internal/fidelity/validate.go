@@ -294,9 +294,10 @@ func (c *Case) validateSimulate() error {
 			names = metricNames(inst)
 		}
 	}
-	if !contains(names, c.Metric.Name) {
-		return c.errAt("metric.name", "metric.name %q: %s reports %s", c.Metric.Name, s.Tool, strings.Join(names, ", "))
+	if !sim.MetricNameFits(names, c.Metric.Name) {
+		return c.errAt("metric.name", "metric.name %q: %s reports %s, and counters by their path in 'schedlab run --json' (schedstat.…, balance.…, sim.…), or a ratio A/B of two", c.Metric.Name, s.Tool, strings.Join(names, ", "))
 	}
+	c.mechanism = !contains(names, c.Metric.Name)
 	return nil
 }
 

@@ -81,9 +81,6 @@ func optionsOf(c *Config) *RunOptions {
 	return o
 }
 
-// Metric returns the value of a metric.
-func (r *Result) Metric(name string) (float64, bool) { return r.Metrics.Get(name) }
-
 // Deterministic returns r's JSON without the wall and CPU times: equal
 // for equal Configs, whatever ran them.
 func (r *Result) Deterministic() []byte {

@@ -25,6 +25,11 @@ const (
 	LowerIsBetter Better = iota + 1
 	// HigherIsBetter: rates, and counts of work done in a given time.
 	HigherIsBetter
+	// Counter: a count or ratio of the kernel's or the simulation's
+	// (schedstat, the balancer), neither better nor worse when it
+	// grows; tables show its change as more (+) or fewer (−). Workloads
+	// never give it; sim.Result.Lookup does, for counters.
+	Counter
 )
 
 // String is "lower" or "higher", as the Go benchmark format's
@@ -35,13 +40,15 @@ func (b Better) String() string {
 		return "lower"
 	case HigherIsBetter:
 		return "higher"
+	case Counter:
+		return "none"
 	}
 	return "unset"
 }
 
 // MarshalText writes "lower" or "higher"; an unset direction is an error.
 func (b Better) MarshalText() ([]byte, error) {
-	if b != LowerIsBetter && b != HigherIsBetter {
+	if b != LowerIsBetter && b != HigherIsBetter && b != Counter {
 		return nil, fmt.Errorf("metric direction %d is neither lower nor higher", int(b))
 	}
 	return []byte(b.String()), nil
@@ -54,6 +61,8 @@ func (b *Better) UnmarshalText(text []byte) error {
 		*b = LowerIsBetter
 	case "higher":
 		*b = HigherIsBetter
+	case "none":
+		*b = Counter
 	default:
 		return fmt.Errorf("better must be \"lower\" or \"higher\", not %q", text)
 	}

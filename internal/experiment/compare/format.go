@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"github.com/schedlab/schedlab/internal/workload"
 	"io"
 	"math"
 	"sort"
@@ -24,7 +25,10 @@ func FormatTable(w io.Writer, t *Table) error {
 	bw := bufio.NewWriter(w)
 	m := &t.Metric
 	direction := "Lower is better"
-	if m.HigherBetter() {
+	switch {
+	case m.Better == workload.Counter:
+		direction = "A count, neither better nor worse: + is more, - is fewer"
+	case m.HigherBetter():
 		direction = "Higher is better"
 	}
 	runs, fewest := 0, 0
@@ -257,7 +261,7 @@ func WriteBenchFormat(w io.Writer, p *experiment.Plan, recs []*experiment.Record
 			continue
 		}
 		for _, name := range benchMetrics(wl[r.Workload.Name], r) {
-			x, _ := r.Metrics.Lookup(name)
+			x, _ := r.Lookup(name)
 			m := Describe(x)
 			if units[m.BenchUnit] {
 				continue

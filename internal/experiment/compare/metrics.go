@@ -53,8 +53,11 @@ type MetricInfo struct {
 	LatencyGroup string
 }
 
-// HigherBetter reports whether the metric improves upwards.
-func (m MetricInfo) HigherBetter() bool { return m.Better == workload.HigherIsBetter }
+// HigherBetter reports whether the metric improves upwards; a counter's
+// change is shown as more (+) or fewer (−), so it reads upwards too.
+func (m MetricInfo) HigherBetter() bool {
+	return m.Better == workload.HigherIsBetter || m.Better == workload.Counter
+}
 
 // known are the metrics of the workloads of internal/workload (the names
 // `schedlab run --json` writes).

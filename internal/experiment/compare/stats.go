@@ -195,11 +195,7 @@ func Analyze(p *experiment.Plan, recs []*experiment.Record, opt AnalyzeOptions) 
 							for _, r := range byGroup[group{m.Label, k, w.Name, v, load}] {
 								val, ok := r.Metric(name)
 								if !ok {
-									var have []string
-									for _, x := range r.Metrics {
-										have = append(have, x.Name)
-									}
-									return nil, fmt.Errorf("workload %s has no metric %q (it has %s)", w.Name, name, strings.Join(have, ", "))
+									return nil, fmt.Errorf("workload %s: %v", w.Name, r.CheckMetric(name))
 								}
 								row[vi].Values = append(row[vi].Values, val)
 								row[vi].Runs = append(row[vi].Runs, r.Run)
@@ -234,7 +230,7 @@ func describeFromRecords(byGroup map[group][]*experiment.Record, machine, kernel
 			continue
 		}
 		for _, r := range rs {
-			if x, ok := r.Metrics.Lookup(name); ok {
+			if x, ok := r.Lookup(name); ok {
 				if k, seen := first[x.Better]; !seen || r.Key < k {
 					first[x.Better] = r.Key
 				}

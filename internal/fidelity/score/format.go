@@ -277,6 +277,9 @@ func (r *Report) WriteText(w io.Writer) error {
 		what = "fidelity --quick"
 	}
 	fmt.Fprintf(w, "%s: %s\n", what, r.Counts.Line())
+	if r.Mechanism.Points > 0 {
+		fmt.Fprintf(w, "mechanism corpus (schedstat and balancer figures, apart from the summary): %s\n", r.Mechanism.Line())
+	}
 	fmt.Fprintf(w, "in sample (rows a cost parameter was fitted on): %s\nout of sample: %s\n", r.InSample.Line(), r.OutOfSample.Line())
 	_, err := fmt.Fprintf(w, "summary: %s\n", r.Summary.Line())
 	return err

@@ -62,6 +62,10 @@ type Report struct {
 	// of rows a cost parameter was fitted on, and of the others.
 	InSample    Summary `json:"in_sample"`
 	OutOfSample Summary `json:"out_of_sample"`
+	// Mechanism is the summary of the mechanism corpus's cases (schedstat
+	// and balancer figures, fidelity.Case.Mechanism), which Summary,
+	// InSample and OutOfSample leave out: they are the benchmarks'.
+	Mechanism Summary `json:"mechanism"`
 	// Sources are the summary per source, by date: three AMD reports
 	// carry most of the corpus's points, and a reader should see each
 	// source's figures beside the corpus's.
@@ -102,8 +106,11 @@ type Case struct {
 	Why             string  `json:"why,omitempty"`
 	CPUs            string  `json:"cpus,omitempty"`
 	Metric          string  `json:"metric"`
-	Unit            string  `json:"unit"`
-	Better          string  `json:"better"`
+	// Mechanism marks a mechanism case (a counter or ratio of the run,
+	// scored in the report's Mechanism summary).
+	Mechanism bool   `json:"mechanism,omitempty"`
+	Unit      string `json:"unit"`
+	Better    string `json:"better"`
 	// Columns are the simulated columns' kernels, as `schedlab run`
 	// flags, tip first.
 	Columns []Column `json:"columns"`
@@ -165,8 +172,8 @@ func Build(p *fidelity.Plan, recs []*experiment.Record, corpus, commit string) (
 		values[k] = append(values[k], v)
 	}
 	rep := &Report{SchemaVersion: SchemaVersion, Commit: commit, Corpus: corpus, Quick: p.Quick, Seeds: p.Seeds, MaxSeeds: p.MaxSeeds}
-	var all, in, out []Point
-	var allD, inD, outD []Delta
+	var all, in, out, mech []Point
+	var allD, inD, outD, mechD []Delta
 	for _, cs := range p.Cases {
 		c := caseInfo(cs)
 		for ri, row := range cs.Rows {
@@ -183,9 +190,12 @@ func Build(p *fidelity.Plan, recs []*experiment.Record, corpus, commit string) (
 					pt.SD = Num(sd)
 				}
 				c.Points = append(c.Points, pt)
-				if fitted != nil {
+				switch {
+				case cs.Mechanism():
+					mech = append(mech, pt)
+				case fitted != nil:
 					in = append(in, pt)
-				} else {
+				default:
 					out = append(out, pt)
 				}
 				if ci == 0 || !ok {
@@ -194,20 +204,26 @@ func Build(p *fidelity.Plan, recs []*experiment.Record, corpus, commit string) (
 				d := ScoreDelta(row.Values[cs.Columns[0].Name], row.Values[col.Name], sdOf(row, cs.Columns[0].Name), sdOf(row, col.Name), tip, runs, cs.Metric.HigherBetter())
 				d.Load, d.Column, d.Variant, d.Fitted, d.Noise = row.Load, col.Name, col.Variant, fitted, row.Noise[col.Name]
 				c.Deltas = append(c.Deltas, d)
-				if fitted != nil {
+				switch {
+				case cs.Mechanism():
+					mechD = append(mechD, d)
+				case fitted != nil:
 					inD = append(inD, d)
-				} else {
+				default:
 					outD = append(outD, d)
 				}
 			}
 		}
 		c.Summary = Summarize(c.Points, c.Deltas)
-		all = append(all, c.Points...)
-		allD = append(allD, c.Deltas...)
+		if !cs.Mechanism() {
+			all = append(all, c.Points...)
+			allD = append(allD, c.Deltas...)
+		}
 		rep.Cases = append(rep.Cases, c)
 	}
 	rep.Summary = Summarize(all, allD)
 	rep.InSample, rep.OutOfSample = Summarize(in, inD), Summarize(out, outD)
+	rep.Mechanism = Summarize(mech, mechD)
 	rep.Sources = bySource(rep.Cases)
 	rep.Counts = Count(p.Cases, func(cs *fidelity.Case, row, col int) bool {
 		_, ok := values[cell{cs, row, col}]
@@ -227,6 +243,9 @@ func bySource(cases []*Case) []Source {
 	idx := map[string]*acc{}
 	var order []string
 	for _, c := range cases {
+		if c.Mechanism {
+			continue // the mechanism corpus has its own summary
+		}
 		key := c.MessageID
 		if key == "" {
 			key = c.URL
@@ -269,7 +288,7 @@ func caseInfo(cs *fidelity.Case) *Case {
 		MessageID: cs.Source.MessageID, URL: cs.Source.URL, Machine: cs.MachineLabel(), MachineConfig: cs.Machine.Config,
 		Kernel: cs.Kernel.Baseline, KernelPublished: cs.Kernel.Published, Command: cs.Command,
 		Aggregation: aggregation(cs.Aggregation), Tool: cs.Simulate.Tool, Args: cs.Simulate.Args, Scale: cs.Simulate.Scale,
-		Why: cs.Simulate.Why, CPUs: cs.Simulate.CPUs, Metric: cs.Metric.Name, Unit: cs.Metric.Unit, Better: cs.Metric.Better,
+		Why: cs.Simulate.Why, CPUs: cs.Simulate.CPUs, Metric: cs.Metric.Name, Mechanism: cs.Mechanism(), Unit: cs.Metric.Unit, Better: cs.Metric.Better,
 		Points: []Point{}, Deltas: []Delta{}}
 	for i, col := range cs.Columns {
 		if !cs.Simulated(i) {
