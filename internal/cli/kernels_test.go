@@ -125,7 +125,7 @@ func TestVariantsBaselines(t *testing.T) {
 		"short-task-rfc": "v6.0", "short-task-v1": "v6.0", "short-task-v2": "v6.0", "short-task-v3": "v6.0",
 		"short-task-v4": "v6.0", "short-task-rfc2": "v6.0", "idle-cores-nosmt": "v5.12",
 		"blocked-avg-ratelimit": "v5.12", "blocked-load-outside-newidle": "v5.12", "no-tg-propagate": "any (default v6.19)",
-		"sis-node": "v6.0", "sis-cluster": "v6.0",
+		"sis-node": "v6.0", "sis-cluster": "v6.0", "sis-node-limit": "v6.0", "sis-util-v1": "v6.0", "sis-util-v2": "v6.0",
 	}
 	seen := 0
 	for _, line := range strings.Split(runCLI(t, "variants"), "\n")[1:] {
