@@ -344,6 +344,9 @@ func (k *Kernel) updateSdLbStats(env *lbEnv, sds *sdLbStats) {
 		}
 	}
 	k.updateIdleCPUScan(env.dstCPU, env.sd, env.idle, sumUtil)
+	// The SIS_UTIL RFCs' hunks (variants sis-util-v1, sis-util-v2).
+	k.updateLLCOverloaded(env.dstCPU, env.sd, env.idle, sds.totalCapacity, sumUtil)
+	k.updateNrIdleScan(env.dstCPU, env.sd, env.idle, sds.totalCapacity, sumUtil)
 }
 
 // siblingImbalance mirrors fair.c:sibling_imbalance (v6.6+): how many tasks

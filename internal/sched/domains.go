@@ -70,6 +70,9 @@ type SchedDomainShared struct {
 	NrBusyCPUs   int
 	HasIdleCores bool
 	NrIdleScan   int
+	// Overloaded is the SIS_UTIL v1 RFC's "bool overloaded"
+	// (Settings.SISUtilV1, updateLLCOverloaded); no baseline has it.
+	Overloaded bool
 
 	// line is the structure's cache line (all its fields share one;
 	// Settings.LLCSharedLines).

@@ -349,6 +349,42 @@ type Settings struct {
 	// a cache-affine prev or recent CPU outside it is the fallback. The
 	// variant sis-cluster sets this on v6.0.
 	SISCluster bool
+	// SISNodeLimit is Peter Zijlstra's limit on SISNode's search, posted
+	// on top of tip sched/core on 2023-06-01
+	// (<20230601111326.GV4253@hirez.programming.kicks-ass.net>; never
+	// merged): select_idle_node starts with "int nr = 4" and gives up
+	// ("if (!--nr) return -1") after each fourth other LLC it scanned
+	// without finding a CPU (selectIdleNode). It acts only with SISNode
+	// (Validate). The hack has no sched_feat, and no baseline has it: the
+	// variant sis-node-limit sets it with SISNode. Off in every baseline.
+	SISNodeLimit bool
+	// SISUtilV1 is Chen Yu's "sched: Stop searching for idle cpu if the
+	// LLC domain is overloaded" (RFC on the v5.17-rc tip,
+	// <20220207034013.599214-1-yu.c.chen@intel.com>; SIS_UTIL's first
+	// form, never merged): periodic (not newly idle) balancing of the LLC
+	// domain stores in sd_llc_shared whether the LLC is overloaded,
+	// total_capacity × 100 < sum_util × imbalance_pct (85 % for pct 117;
+	// SchedDomainShared.Overloaded, updateLLCOverloaded), and
+	// select_idle_cpu returns -1 before any scan, the idle-core scan
+	// included, while target's LLC is marked overloaded. The RFC has no
+	// sched_feat: the variant sis-util-v1 sets this over v6.0 with
+	// SIS_PROP on and SIS_UTIL off, as its tip had them. Off in every
+	// baseline.
+	SISUtilV1 bool
+	// SISUtilV2 is Chen Yu's "[PATCH v2][RFC] sched/fair: Change SIS_PROP
+	// to search idle CPU based on sum of util_avg" (on the v5.17-rc tip,
+	// <20220310005228.11737-1-yu.c.chen@intel.com>; never merged):
+	// periodic balancing of the LLC domain stores max(4, llc_size −
+	// (llc_size − 4) × 2 × sum_util / total_capacity) in sd_llc_shared's
+	// nr_idle_scan (updateNrIdleScan), and SIS_PROP's budget in
+	// select_idle_cpu is that nr_idle_scan in place of the
+	// wake_avg_idle/avg_scan_cost estimate, whose bookkeeping after the
+	// scan is gone; the idle-core scan stays unbounded. SIS_UTIL, which
+	// came later and writes the same nr_idle_scan, must be off
+	// (Validate). The RFC has no sched_feat of its own: the variant
+	// sis-util-v2 sets this over v6.0 with SIS_PROP on and SIS_UTIL off,
+	// as its tip had them. Off in every baseline.
+	SISUtilV2 bool
 
 	// --- load balancing ---
 	// Differences between the baselines' load balancers, and
@@ -908,6 +944,12 @@ func (s *Settings) Validate() error {
 	case GovernorAuto, GovernorPerformance, GovernorSchedutil:
 	default:
 		return fmt.Errorf("model_cpufreq_governor must be performance or schedutil, not %q", s.CpufreqGovernor)
+	}
+	if s.SISNodeLimit && !s.SISNode {
+		return fmt.Errorf("SISNodeLimit limits SIS_NODE's search (select_idle_node), which is off")
+	}
+	if s.SISUtilV2 && s.SISUtil {
+		return fmt.Errorf("SIS_UTIL writes the nr_idle_scan that the SIS_UTIL v2 RFC (SISUtilV2) sets, and the RFC's kernel has no SIS_UTIL: turn it off (NO_SIS_UTIL)")
 	}
 	return nil
 }

@@ -98,7 +98,33 @@ var variants = []variant{
 			Description: "scan the target's cluster before the rest of the LLC (Yicong Yang, v9 Jul 2023, merged for v6.6): SD_CLUSTER and sd_share_id on the CLS level; prev and recent_used_cpu taken at once only inside target's cluster, else kept as the fallback"},
 		apply: func(s *Settings) { s.SISCluster = true },
 	},
+	{
+		info: VariantInfo{Name: "sis-node-limit", Baseline: kernels.V60, Touches: []string{"select_idle_sibling", "select_idle_node"},
+			Description: "SIS_NODE with Peter Zijlstra's limit (<20230601111326.GV4253@hirez.programming.kicks-ass.net>, Jun 2023, on the v6.4-rc tip; never merged): select_idle_node gives up after 4 other LLCs scanned without success"},
+		apply: func(s *Settings) { s.SISNode, s.SISNodeLimit = true, true },
+	},
+	{
+		info: VariantInfo{Name: "sis-util-v1", Baseline: kernels.V60, Touches: []string{"select_idle_cpu", "update_sd_lb_stats"},
+			Description: "SIS_UTIL RFC v1 (Chen Yu, <20220207034013.599214-1-yu.c.chen@intel.com>, Feb 2022, on v5.17-rc): periodic LLC balancing marks sd_llc_shared overloaded when total_capacity*100 < sum_util*imbalance_pct (85%), and select_idle_cpu then scans nothing",
+			Base:        sisPropTip},
+		base:  sisPropTipSettings,
+		apply: func(s *Settings) { s.SISUtilV1 = true },
+	},
+	{
+		info: VariantInfo{Name: "sis-util-v2", Baseline: kernels.V60, Touches: []string{"select_idle_cpu", "update_sd_lb_stats", "update_nr_idle_scan"},
+			Description: "SIS_UTIL RFC v2 (Chen Yu, <20220310005228.11737-1-yu.c.chen@intel.com>, Mar 2022, on v5.17-rc): SIS_PROP's budget becomes nr_idle_scan = max(4, llc_size - (llc_size-4)*2*sum_util/total_capacity) from periodic LLC balancing, without the wake_avg_idle/avg_scan_cost bookkeeping",
+			Base:        sisPropTip},
+		base:  sisPropTipSettings,
+		apply: func(s *Settings) { s.SISUtilV2 = true },
+	},
 }
+
+// sisPropTip is the comparison kernel of the SIS_UTIL RFCs: the v5.17-rc
+// tip they were written on scanned with SIS_PROP and had no SIS_UTIL
+// (added for v6.0), as the sis-util-v4 fidelity cases' tip does.
+const sisPropTip = "SIS_PROP on, SIS_UTIL off (the v5.17-rc tip)"
+
+func sisPropTipSettings(s *Settings) { s.SISProp, s.SISUtil = true, false }
 
 // Variants lists every variant in a fixed order.
 func Variants() []VariantInfo {

@@ -359,11 +359,22 @@ func (k *Kernel) selectIdleSibling(p *Task, prev, target cpumask.CPU) cpumask.CP
 // whose first CPU does not share target's cache run select_idle_cpu on
 // that CPU's sd_llc, with test_idle_cores of that CPU and that CPU as the
 // target (so SIS_UTIL's nr_idle_scan is the other LLC's own).
+//
+// With Settings.SISNodeLimit it also mirrors Peter Zijlstra's limit on it
+// (<20230601111326.GV4253@hirez.programming.kicks-ass.net>, posted on the
+// v6.4-rc tip on top of the patch; the variant sis-node-limit): "int nr =
+// 4;" and, after each other LLC whose select_idle_cpu found nothing,
+// "if (!--nr) return -1;", so at most four other LLCs are scanned, each
+// with its own budget. Groups sharing target's cache are skipped without
+// counting, as the patch's decrement sits inside the other-LLC branch.
+// Simplified (both forms): a group whose first CPU has no sd_llc is
+// skipped; every modelled machine gives each CPU one.
 func (k *Kernel) selectIdleNode(p *Task, sd *SchedDomain, target cpumask.CPU) cpumask.CPU {
 	parent := sd.Parent
 	if parent == nil || parent.T.Flags&topology.SDNuma != 0 {
 		return cpumask.None
 	}
+	nr := 4
 	for _, sg := range parent.T.Groups {
 		cpu := sg.Span.First()
 		if cpu == cpumask.None || k.cpusShareCache(cpu, target) {
@@ -376,6 +387,12 @@ func (k *Kernel) selectIdleNode(p *Task, sd *SchedDomain, target cpumask.CPU) cp
 		if i := k.selectIdleCPU(p, llc, k.testIdleCores(cpu), cpu); i != cpumask.None {
 			return i
 		}
+		if k.S.SISNodeLimit {
+			nr--
+			if nr == 0 {
+				return cpumask.None
+			}
+		}
 	}
 	return cpumask.None
 }
@@ -387,6 +404,28 @@ func (k *Kernel) selectIdleNode(p *Task, sd *SchedDomain, target cpumask.CPU) cp
 // Settings.SISScanCost per CPU examined (the kernel measures it with
 // cpu_clock), folded into the waker's LLC avg_scan_cost (and, v5.13+,
 // spent from wake_avg_idle). Returns cpumask.None if nothing is idle.
+//
+// It also mirrors the select_idle_cpu hunks of Chen Yu's two SIS_UTIL
+// RFCs, both on the v5.17-rc tip, whose select_idle_cpu is v6.0's with
+// SIS_PROP on and no SIS_UTIL:
+//   - "sched: Stop searching for idle cpu if the LLC domain is
+//     overloaded" (<20220207034013.599214-1-yu.c.chen@intel.com>,
+//     Settings.SISUtilV1): return -1 before the SIS_PROP budget and
+//     before any scan, the idle-core scan included, when
+//     sd_llc_shared(target)->overloaded is set (updateLLCOverloaded);
+//   - "[PATCH v2][RFC] sched/fair: Change SIS_PROP to search idle CPU
+//     based on sum of util_avg" (<20220310005228.11737-1-yu.c.chen@intel.com>,
+//     Settings.SISUtilV2): inside "if (sched_feat(SIS_PROP) &&
+//     !has_idle_core)", nr = READ_ONCE(sd_llc_shared(target)->nr_idle_scan)
+//     (updateNrIdleScan) replaces the wake_avg_idle/avg_scan_cost budget,
+//     and the bookkeeping after the scan is gone.
+//
+// Simplified for both: the 5.17-rc tip tests the waking CPU's sd_llc at
+// the top of select_idle_cpu, v6.0 (and this model) only under SIS_PROP;
+// they differ only for a waking CPU without an LLC domain, which no
+// modelled machine has. The v2 RFC's quoted diff does not show whether it
+// kept that test. Reading overloaded and nr_idle_scan is not charged as a
+// load of sd_llc_shared's line (nor is SIS_UTIL's nr_idle_scan read).
 func (k *Kernel) selectIdleCPU(p *Task, sd *SchedDomain, hasIdleCore bool, target cpumask.CPU) cpumask.CPU {
 	idleCPU := cpumask.None
 	nr := math.MaxInt
@@ -402,8 +441,28 @@ func (k *Kernel) selectIdleCPU(p *Task, sd *SchedDomain, hasIdleCore bool, targe
 		}
 	}
 
+	// SIS_UTIL v1 RFC: an LLC the last periodic balance found overloaded
+	// is not scanned at all.
+	if k.S.SISUtilV1 {
+		if sds := k.SdLLCShared(int(target)); sds != nil && sds.Overloaded {
+			return cpumask.None
+		}
+	}
+
 	var thisSD *SchedDomain
 	sisProp := k.S.SISProp && !hasIdleCore
+	if sisProp && k.S.SISUtilV2 {
+		// SIS_UTIL v2 RFC: the budget is the LLC's nr_idle_scan, without
+		// SIS_UTIL's +1: v5.17's loop ends on "if (!--nr) return -1", so
+		// nr_idle_scan − 1 CPUs are examined (the "<= 0" test below is
+		// the same for nr >= 1). From the boot value 0, "!--nr" never
+		// comes true and the whole LLC is scanned, as with no budget.
+		// Nothing is accounted after the scan.
+		sisProp = false
+		if sds := k.SdLLCShared(int(target)); sds != nil && sds.NrIdleScan > 0 {
+			nr = sds.NrIdleScan
+		}
+	}
 	if sisProp {
 		thisSD = k.sdLLC(k.thisCPU)
 		if thisSD == nil {
@@ -717,6 +776,80 @@ func (k *Kernel) updateIdleCPUScan(dstCPU cpumask.CPU, sd *SchedDomain, idle int
 			sds.line.store(k, dstCPU)
 		}
 	}
+}
+
+// updateLLCOverloaded mirrors the hunk that Chen Yu's "sched: Stop
+// searching for idle cpu if the LLC domain is overloaded" (RFC on v5.17-rc,
+// <20220207034013.599214-1-yu.c.chen@intel.com>; Settings.SISUtilV1) adds
+// at the end of update_sd_lb_stats, which has no function of its own
+// there. For a balance that is not newly idle, of the domain whose
+// span_weight equals dst_cpu's sd_llc_size, it writes
+//
+//	sd_llc_shared(dst_cpu)->overloaded = total_capacity × 100 < sum_util × imbalance_pct
+//
+// with sum_util the summed group_util (cpu_util_cfs) and total_capacity
+// the summed group_capacity of the domain's groups, in unsigned long
+// (here uint64) arithmetic: above 100/117 = 85 % of capacity for the LLC's
+// imbalance_pct of 117. WRITE_ONCE stores whether the value changed or
+// not, so with Settings.LLCSharedLines every such balance invalidates the
+// other CPUs' copies of the sd_llc_shared line, uncharged (as
+// updateIdleCPUScan's store is). Until the first such balance the flag is
+// false (the structure is zero-allocated).
+func (k *Kernel) updateLLCOverloaded(dstCPU cpumask.CPU, sd *SchedDomain, idle int, totalCapacity, sumUtil uint64) {
+	if !k.S.SISUtilV1 || idle == CPUNewlyIdle || sd.T.SpanWeight != k.Topo.SdLLCSize[dstCPU] {
+		return
+	}
+	sds := k.SdLLCShared(int(dstCPU))
+	if sds == nil {
+		return
+	}
+	sds.Overloaded = totalCapacity*100 < sumUtil*uint64(sd.T.ImbalancePct)
+	if k.S.LLCSharedLines {
+		sds.line.store(k, dstCPU)
+	}
+}
+
+// updateNrIdleScan mirrors update_nr_idle_scan of Chen Yu's "[PATCH
+// v2][RFC] sched/fair: Change SIS_PROP to search idle CPU based on sum of
+// util_avg" (on v5.17-rc, <20220310005228.11737-1-yu.c.chen@intel.com>;
+// Settings.SISUtilV2), called at the end of update_sd_lb_stats. For a
+// balance that is not newly idle, of the domain whose span_weight equals
+// dst_cpu's sd_llc_size, it writes to sd_llc_shared(dst_cpu)->nr_idle_scan
+//
+//	nr_scan = llc_size − (llc_size − 4) × 2 × sum_util / total_capacity;  if (nr_scan < 4) nr_scan = 4;
+//
+// a line from the whole LLC at no utilisation to 4 CPUs at half of the
+// capacity and above. The arithmetic is C's: (llc_size − 4) × 2 is an
+// int, converted to unsigned long for the product with sum_util, the
+// quotient is unsigned, llc_size minus it wraps when the quotient is
+// larger, and the int it is stored in takes the low 32 bits, a negative
+// number that the floor raises to 4. WRITE_ONCE stores whether the value
+// changed or not (with Settings.LLCSharedLines a store to the line,
+// uncharged). Until the first such balance nr_idle_scan is 0.
+func (k *Kernel) updateNrIdleScan(dstCPU cpumask.CPU, sd *SchedDomain, idle int, totalCapacity, sumUtil uint64) {
+	llcSize := k.Topo.SdLLCSize[dstCPU]
+	if !k.S.SISUtilV2 || idle == CPUNewlyIdle || sd.T.SpanWeight != llcSize {
+		return
+	}
+	sds := k.SdLLCShared(int(dstCPU))
+	if sds == nil {
+		return
+	}
+	sds.NrIdleScan = nrIdleScanV2(llcSize, sumUtil, totalCapacity)
+	if k.S.LLCSharedLines {
+		sds.line.store(k, dstCPU)
+	}
+}
+
+// nrIdleScanV2 is update_nr_idle_scan's formula in C's types (int
+// llc_size, unsigned long sum_util and total_capacity, int nr_scan).
+func nrIdleScanV2(llcSize int, sumUtil, totalCapacity uint64) int {
+	q := uint64(int64(int32((llcSize-4)*2))) * sumUtil / totalCapacity
+	nrScan := int32(uint64(int64(llcSize)) - q)
+	if nrScan < 4 {
+		nrScan = 4
+	}
+	return int(nrScan)
 }
 
 // wakeAvgIdleInit gives rq the wake_stamp and wake_avg_idle sched_init
