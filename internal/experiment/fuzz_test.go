@@ -29,7 +29,9 @@ func FuzzParseRecord(f *testing.F) {
 		f.Fatal(err)
 	}
 	pt := p.Points()[0]
-	p.Workloads[pt.Workload].Args = []string{"-p", "-T", "-l", "2", "-g", "1"}
+	// A short frames run: 0.3 s, the front app switching every 100 ms.
+	p.Workloads[pt.Workload].Args = []string{"-d", "0.3", "-s", "100"}
+	p.Workloads[pt.Workload].Param = Param{Index: -1}
 	pt.Trace = true
 	r, err := Execute(p, &pt, "", nil)
 	if err != nil {
