@@ -128,6 +128,13 @@ func (ch *channel) readCost(c *costmodel.Syscalls, n int) engine.Time {
 	return c.TCPRecvCost(n)
 }
 
+// sys is a system call's cost d, which it accounts as one
+// (sched.Kernel.Account, for schedlab explain).
+func sys(k *sched.Kernel, d engine.Time) engine.Time {
+	k.Account(sched.CostSyscall, d)
+	return d
+}
+
 // lock is the spin before the call of n bytes may commit: the object's
 // lock is held by another call (kobj.Pipe.Lock). A stream socket's sender
 // takes the peer's unix_state_lock and the receive queue's spinlock only
@@ -359,9 +366,9 @@ func (p *parent) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 			if !p.paid {
 				p.paid = true
 				if b.cfg.Threads {
-					return sched.Run(c.ThreadCreate)
+					return sched.Run(sys(k, c.ThreadCreate))
 				}
-				return sched.Run(c.Fork)
+				return sched.Run(sys(k, c.Fork))
 			}
 			p.paid = false
 			if err := p.forkChild(k); err != nil {
@@ -375,7 +382,7 @@ func (p *parent) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 			if !p.paid {
 				p.paid = true
 				p.io.Reset(1)
-				return sched.Run(b.ready.readCost(c, 1) + b.fget(k, b.ready, false))
+				return sched.Run(sys(k, b.ready.readCost(c, 1)) + b.fget(k, b.ready, false))
 			}
 			if !b.ready.read(k, t, &p.io) {
 				return sched.Block()
@@ -389,7 +396,7 @@ func (p *parent) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 				b.started = true
 				p.paid = true
 				p.io.Reset(1)
-				return sched.Run(c.Clock + b.wake.writeCost(c, 1) + b.fget(k, b.wake, true))
+				return sched.Run(sys(k, c.Clock+b.wake.writeCost(c, 1)) + b.fget(k, b.wake, true))
 			}
 			if !b.wake.write(k, t, &p.io) {
 				return sched.Block()
@@ -412,7 +419,7 @@ func (p *parent) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 			}
 			if !p.paid {
 				p.paid = true
-				return sched.Run(c.Reap)
+				return sched.Run(sys(k, c.Reap))
 			}
 			p.paid = false
 			p.reap++
@@ -509,7 +516,7 @@ func (ch *child) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 			if !ch.paid {
 				ch.paid = true
 				ch.io.Reset(1)
-				return sched.Run(b.ready.writeCost(c, 1) + b.fget(k, b.ready, true))
+				return sched.Run(sys(k, b.ready.writeCost(c, 1)) + b.fget(k, b.ready, true))
 			}
 			if !b.ready.write(k, t, &ch.io) {
 				return sched.Block()
@@ -519,7 +526,7 @@ func (ch *child) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 		case cPoll:
 			if !ch.paid {
 				ch.paid = true
-				return sched.Run(c.Poll + b.fget(k, b.wake, false))
+				return sched.Run(sys(k, c.Poll) + b.fget(k, b.wake, false))
 			}
 			if !b.wake.poll(t) {
 				return sched.Block()
@@ -540,9 +547,9 @@ func (ch *child) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 			if !ch.paid {
 				ch.paid = true
 				if b.cfg.Threads {
-					return sched.Run(c.ExitThread)
+					return sched.Run(sys(k, c.ExitThread))
 				}
-				return sched.Run(c.ExitProcess)
+				return sched.Run(sys(k, c.ExitProcess))
 			}
 			ch.exited = true
 			if ch.reaper != nil {
@@ -565,7 +572,7 @@ func (ch *child) send(k *sched.Kernel, t *sched.Task) (sched.Op, bool) {
 		if !ch.paid {
 			ch.paid = true
 			ch.io.Reset(ch.left)
-			return sched.Run(out.writeCost(&b.cfg.Costs, ch.left) + b.fget(k, out, true)), true
+			return sched.Run(sys(k, out.writeCost(&b.cfg.Costs, ch.left)) + b.fget(k, out, true)), true
 		}
 		if d := out.lock(k, &ch.io, &b.cfg.Costs, true, ch.left); d > 0 {
 			return sched.Run(d), true // mutex_optimistic_spin
@@ -597,7 +604,7 @@ func (ch *child) receive(k *sched.Kernel, t *sched.Task) (sched.Op, bool) {
 		if !ch.paid {
 			ch.paid = true
 			ch.io.Reset(ch.left)
-			return sched.Run(ch.in.readCost(&b.cfg.Costs, ch.left) + b.fget(k, ch.in, false)), true
+			return sched.Run(sys(k, ch.in.readCost(&b.cfg.Costs, ch.left)) + b.fget(k, ch.in, false)), true
 		}
 		if d := ch.in.lock(k, &ch.io, &b.cfg.Costs, false, ch.left); d > 0 {
 			return sched.Run(d), true // mutex_optimistic_spin

@@ -427,7 +427,7 @@ func (f *forker) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 	for f.i < f.n {
 		if !f.paid {
 			f.paid = true
-			return sched.Run(b.cfg.Costs.Fork)
+			return sched.Run(sys(k, b.cfg.Costs.Fork))
 		}
 		f.paid = false
 		if _, err := k.Fork(sched.TaskSpec{Comm: f.comm, CPU: k.ThisCPU(), Prog: f.mk(f.i)}); err != nil {
@@ -498,7 +498,7 @@ func (cl *client) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 				cl.paid = true
 				cl.opStart = k.Now()
 				cl.io.Reset(op.send)
-				return sched.Run(c.TCPSendCost(op.send))
+				return sched.Run(sys(k, c.TCPSendCost(op.send)))
 			}
 			if !cl.c.c2s.Send(k, t, &cl.io) {
 				return sched.Block()
@@ -510,7 +510,7 @@ func (cl *client) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 			if !cl.paid {
 				cl.paid = true
 				cl.io.Reset(op.recv)
-				return sched.Run(c.TCPRecvCost(op.recv))
+				return sched.Run(sys(k, c.TCPRecvCost(op.recv)))
 			}
 			if !cl.c.s2c.Recv(k, t, &cl.io, true) {
 				return sched.Block()
@@ -559,7 +559,7 @@ func (s *server) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 			if !s.paid {
 				s.paid = true
 				s.io.Reset(op.send)
-				return sched.Run(c.TCPRecvCost(op.send))
+				return sched.Run(sys(k, c.TCPRecvCost(op.send)))
 			}
 			if !s.c.c2s.Recv(k, t, &s.io, true) {
 				return sched.Block()
@@ -570,7 +570,7 @@ func (s *server) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 		if !s.paid {
 			s.paid = true
 			s.io.Reset(op.recv)
-			return sched.Run(c.TCPSendCost(op.recv))
+			return sched.Run(sys(k, c.TCPSendCost(op.recv)))
 		}
 		if !s.c.s2c.Send(k, t, &s.io) {
 			return sched.Block()
@@ -579,4 +579,11 @@ func (s *server) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 		s.state = 0
 		s.pos = (s.pos + 1) % len(sequence)
 	}
+}
+
+// sys is a system call's cost d, which it accounts as one
+// (sched.Kernel.Account, for schedlab explain).
+func sys(k *sched.Kernel, d engine.Time) engine.Time {
+	k.Account(sched.CostSyscall, d)
+	return d
 }
