@@ -172,6 +172,8 @@ type Bench struct {
 	// what they cost (tests).
 	fgets    uint64
 	fgetTime engine.Time
+	// mark is called at t0 and t1 (workload.Windowed).
+	mark func()
 }
 
 // New returns a hackbench run for cfg.
@@ -248,6 +250,19 @@ func (b *Bench) Progress() float64 {
 		return 1
 	}
 	return float64(b.received) / float64(b.total)
+}
+
+// WatchWindow installs the function called at t0 and t1
+// (workload.Windowed).
+func (b *Bench) WatchWindow(mark func()) { b.mark = mark }
+
+// MeasuredWindow is [t0, t1] and the messages passed in it: every
+// message is sent and received between the two (workload.Windowed).
+func (b *Bench) MeasuredWindow() (workload.Window, bool) {
+	if !b.done || b.t1 <= b.t0 {
+		return workload.Window{}, false
+	}
+	return workload.Window{From: b.t0, To: b.t1, Work: float64(b.total), Unit: "message"}, true
 }
 
 // Elapsed is t1 − t0.
@@ -394,6 +409,9 @@ func (p *parent) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 				// gettimeofday(&start), then write(wakefd).
 				b.t0 = k.Now()
 				b.started = true
+				if b.mark != nil {
+					b.mark()
+				}
 				p.paid = true
 				p.io.Reset(1)
 				return sched.Run(sys(k, c.Clock+b.wake.writeCost(c, 1)) + b.fget(k, b.wake, true))
@@ -408,6 +426,9 @@ func (p *parent) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 				// gettimeofday(&stop)
 				b.t1 = k.Now()
 				b.done = true
+				if b.mark != nil {
+					b.mark()
+				}
 				p.state = pDone
 				k.Eng.Stop()
 				return sched.Exit()
