@@ -223,7 +223,6 @@ func Attribute(m MetricSpec, tipLabel, otherLabel string, tip, other []*RunData,
 		return -pct / 100 * t.Metric
 	}
 	names, groups := partNames()
-	alphaO := o.ANs / o.Work
 	var sum float64
 	for i, name := range names {
 		tp, op := t.parts[i]/t.Work, o.parts[i]/o.Work
@@ -236,9 +235,16 @@ func Attribute(m MetricSpec, tipLabel, otherLabel string, tip, other []*RunData,
 		sum += p.Pct
 		a.Parts = append(a.Parts, p)
 	}
-	a.ConcurrencyTauNs = o.TauNs - alphaO/t.K
-	a.Concurrency = f * a.ConcurrencyTauNs
+	// The concurrency term, α_v·(1/k_v − 1/k_tip) = τ_v − α_v/k_tip, is
+	// what Δτ has beyond the parts; computed as that difference it is
+	// exactly 0 when nothing changed.
 	a.TauPct = f * (o.TauNs - t.TauNs)
+	var sumTau float64
+	for _, p := range a.Parts {
+		sumTau += p.TauNs
+	}
+	a.ConcurrencyTauNs = (o.TauNs - t.TauNs) - sumTau
+	a.Concurrency = a.TauPct - sum
 	a.Window = a.Simulated - a.TauPct
 	a.Remainder = a.Simulated - sum
 	for i := range a.Parts {
