@@ -291,3 +291,29 @@ func explainMetric(tool, asked string, r *sim.Result) (string, explain.MetricSpe
 	info := compare.Describe(m)
 	return name, explain.MetricSpec{Name: name, Unit: info.Unit, Better: m.Better.String(), Harmonic: info.Stat == compare.HMean, Decimals: info.Decimals}, nil
 }
+
+// compareExplain is compare --explain: explain's report for each variant
+// at each load of plan, over the plan's runs and seeds (so that its
+// simulated change is the table's, for a metric summarised by its mean).
+func compareExplain(env *Env, plan *experiment.Plan, jobs int) error {
+	for _, pt := range plan.Points() {
+		if pt.Run != 0 || pt.Variant == experiment.Tip {
+			continue
+		}
+		cfg := plan.RunConfig(&pt, "")
+		w := &plan.Workloads[pt.Workload]
+		metric := ""
+		if len(w.Metrics) > 0 {
+			metric = w.Metrics[0]
+		}
+		rep, err := explainRuns(cfg, explainOptions{Seed: plan.Seed, Runs: plan.Runs, Jobs: max(1, jobs/2), Metric: metric, Context: 5})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Stdout, "\n%s\n", strings.Repeat("=", 100))
+		if err := rep.Format(env.Stdout); err != nil {
+			return err
+		}
+	}
+	return nil
+}
