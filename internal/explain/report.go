@@ -406,7 +406,7 @@ func formatTables(b *strings.Builder, secs []Section, tip, other string) {
 			to += r.Variant
 		}
 		fmt.Fprintf(b, "  %s\n", s.Title)
-		fmt.Fprintf(b, "    %-*s %12d %8s %12d %8s\n", lw, "all", tt, "", to, "")
+		fmt.Fprintf(b, "    %-*s %12d %8s %12d\n", lw, "all", tt, "", to)
 		for _, r := range s.Rows {
 			fmt.Fprintf(b, "    %-*s %12d %7.1f%% %12d %7.1f%%\n", lw, clip(r.Label, lw), r.Tip, share(r.Tip, tt), r.Variant, share(r.Variant, to))
 		}
@@ -466,7 +466,7 @@ func formatAttribution(b *strings.Builder, a *Attribution) {
 			how = "the whole run (the workload marks no window of its metric)"
 		}
 		fmt.Fprintf(b, "  %-*s %s: T = %.6f s, W = %.6g %s%s; A = %.6f s of task-time (run + wait), k = A/T = %.2f active tasks, τ = T/W = %.4f µs per %s\n",
-			lw, s.Label, how, s.TNs/1e9, s.Work, s.Unit, plural(int(math.Ceil(s.Work))), s.ANs/1e9, s.K, s.TauNs/1e3, s.Unit)
+			lw, s.Label, how, s.TNs/1e9, s.Work, s.Unit, unitPlural(s.Unit, s.Work), s.ANs/1e9, s.K, s.TauNs/1e3, s.Unit)
 	}
 	if a.Note != "" {
 		fmt.Fprintf(b, "  %s\n", a.Note)
@@ -477,8 +477,8 @@ func formatAttribution(b *strings.Builder, a *Attribution) {
 	md := m.Decimals + 2
 	remPct, remMetric := partTable(b, a, a.Parts, md, unit)
 	rest := remPct - round(a.Concurrency, 2) - round(a.Window, 2)
-	fmt.Fprintf(b, "  The remainder, %s%%: concurrency %s%% (k = %.2f → %.2f active tasks: the same active task-time spread over %s tasks at once), metric vs window %s%% (%s), rounding %s%%.\n",
-		fixed(remPct, 2), fixed(round(a.Concurrency, 2), 2), t.K, o.K, moreFewer(o.K-t.K), fixed(round(a.Window, 2), 2), windowWhy(a), fixed(rest, 2))
+	fmt.Fprintf(b, "  The remainder, %s%%: concurrency %s%% (k = %.2f → %.2f active tasks: %s), metric vs window %s%% (%s), rounding %s%%.\n",
+		fixed(remPct, 2), fixed(round(a.Concurrency, 2), 2), t.K, o.K, concurrencyWords(t.K, o.K), fixed(round(a.Window, 2), 2), windowWhy(a), fixed(rest, 2))
 	_ = remMetric
 	if a.CPU == nil {
 		return
@@ -529,11 +529,24 @@ func sumFloat(parts []Part) float64 {
 	return s
 }
 
-func moreFewer(d float64) string {
-	if d >= 0 {
-		return "more"
+// concurrencyWords says how k changed.
+func concurrencyWords(t, o float64) string {
+	switch {
+	case math.Abs(o-t) < 0.0005*t:
+		return "unchanged"
+	case o > t:
+		return "the same active task-time spread over more tasks at once"
 	}
-	return "fewer"
+	return "the same active task-time spread over fewer tasks at once"
+}
+
+// unitPlural is "s" for a plural of a unit of work written in lower case
+// ("messages"), "" for one or for a symbol ("MB").
+func unitPlural(unit string, n float64) string {
+	if n == 1 || unit == "" || strings.ToLower(unit) != unit {
+		return ""
+	}
+	return "s"
 }
 
 // windowWhy says why the metric's change differs from τ's.
