@@ -10,6 +10,8 @@ import (
 // Rec is one decision as explain compares and prints it: a copy of a
 // sched.Decision with its time and the names it needs.
 type Rec struct {
+	// T is the time since the measured run started (after a warm-up,
+	// whose length differs between kernels).
 	T      engine.Time
 	PID    sched.PID
 	Comm   string
@@ -509,7 +511,7 @@ func (r *Recorder) mark() {
 }
 
 func (r *Recorder) decision(d *sched.Decision) {
-	rec := Rec{T: r.k.Now(), PID: d.Task.PID, Comm: d.Task.Comm, Kind: d.Kind, Reason: d.Reason, Affine: d.Affine,
+	rec := Rec{T: r.k.Now() - r.start, PID: d.Task.PID, Comm: d.Task.Comm, Kind: d.Kind, Reason: d.Reason, Affine: d.Affine,
 		Slow: d.Slow, CPU: d.CPU, Prev: d.Prev, Chosen: d.Chosen}
 	if d.Domain != nil {
 		rec.Domain = d.Domain.T.Name
