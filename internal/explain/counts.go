@@ -106,41 +106,141 @@ func (c *Counts) Total(kind sched.DecisionKind) uint64 {
 	return n
 }
 
-func (c *Counts) add(k *sched.Kernel, d *sched.Decision, rec *Rec) {
-	c.Paths[PathKey{d.Kind, d.Slow, d.Reason}]++
+// nSlots is the number of distances a tally tells apart: the same CPU,
+// the topology levels 0 to nSlots-3, none.
+const nSlots = 34
+
+// tally is a recorder's counts, in arrays: counting a decision costs a
+// few increments and a table lookup, not map operations. It is folded
+// into a Counts at the end (fold).
+type tally struct {
+	paths   [sched.NrDecisionKinds][2][sched.NrReasons]uint64
+	affine  [sched.NrAffines]uint64
+	move    [nSlots]uint64 // ttwu_move_affine by wake_affine's domain
+	waker   [nSlots]uint64
+	prev    [sched.NrDecisionKinds][nSlots]uint64
+	balance [sched.NrReasons][nSlots]uint64
+	names   [nSlots]string
+	// dist[a*n+b] is the slot of the distance from a to b, plus one (0:
+	// not looked up yet).
+	dist []uint8
+	n    int
+}
+
+func newTally(n int) *tally { return &tally{dist: make([]uint8, n*n), n: n} }
+
+func slotOf(l Level) int {
+	switch {
+	case l == LevelSame:
+		return 0
+	case l == LevelOther || l < 0 || int(l) > nSlots-3:
+		return nSlots - 1
+	}
+	return int(l) + 1
+}
+
+func levelOf(slot int) Level {
+	switch slot {
+	case 0:
+		return LevelSame
+	case nSlots - 1:
+		return LevelOther
+	}
+	return Level(slot - 1)
+}
+
+func (t *tally) add(k *sched.Kernel, d *sched.Decision) {
+	slow := 0
+	if d.Slow {
+		slow = 1
+	}
+	t.paths[d.Kind][slow][d.Reason]++
 	if d.Kind == sched.DecisionBalance {
-		l := Level(d.Domain.T.Level)
-		c.Names[l] = d.Domain.T.Name
-		c.Balance[BalanceKey{d.Reason, l}]++
+		s := t.domainSlot(d.Domain)
+		t.balance[d.Reason][s]++
 		return
 	}
-	c.Prev[KindLevel{d.Kind, c.distance(k, d.Prev, d.Chosen)}]++
+	t.prev[d.Kind][t.distance(k, d.Prev, d.Chosen)]++
 	if d.Kind != sched.DecisionWakeup {
 		return
 	}
-	c.Affine[d.Affine]++
+	t.affine[d.Affine]++
 	if d.Affine.MovedAffine() {
-		c.MoveAffine[rec.Domain]++
+		t.move[t.domainSlot(d.Domain)]++
 	}
-	c.Waker[c.distance(k, d.CPU, d.Chosen)]++
+	t.waker[t.distance(k, d.CPU, d.Chosen)]++
 }
 
-// distance is the level of the lowest domain of a that spans b, as
-// ttwu_stat finds it for ttwu_wake_remote.
-func (c *Counts) distance(k *sched.Kernel, a, b cpumask.CPU) Level {
-	if a == b {
-		return LevelSame
+func (t *tally) domainSlot(sd *sched.SchedDomain) int {
+	s := slotOf(Level(sd.T.Level))
+	if t.names[s] == "" {
+		t.names[s] = sd.T.Name
 	}
-	for _, sd := range k.Domains(int(a)) {
-		if sd.T.Span.Test(b) {
-			l := Level(sd.T.Level)
-			if _, ok := c.Names[l]; !ok {
-				c.Names[l] = sd.T.Name
+	return s
+}
+
+// distance is the slot of the level of the lowest domain of a that spans
+// b, as ttwu_stat finds it for ttwu_wake_remote.
+func (t *tally) distance(k *sched.Kernel, a, b cpumask.CPU) int {
+	i := int(a)*t.n + int(b)
+	if s := t.dist[i]; s != 0 {
+		return int(s) - 1
+	}
+	s := nSlots - 1
+	if a == b {
+		s = 0
+	} else {
+		for _, sd := range k.Domains(int(a)) {
+			if sd.T.Span.Test(b) {
+				s = t.domainSlot(sd)
+				break
 			}
-			return l
 		}
 	}
-	return LevelOther
+	t.dist[i] = uint8(s + 1)
+	return s
+}
+
+// fold is the tally as Counts.
+func (t *tally) fold() *Counts {
+	c := NewCounts()
+	for kind := range t.paths {
+		for slow := range t.paths[kind] {
+			for r, n := range t.paths[kind][slow] {
+				if n > 0 {
+					c.Paths[PathKey{sched.DecisionKind(kind), slow == 1, sched.Reason(r)}] = n
+				}
+			}
+		}
+	}
+	for a, n := range t.affine {
+		if n > 0 {
+			c.Affine[sched.Affine(a)] = n
+		}
+	}
+	for s := 0; s < nSlots; s++ {
+		l := levelOf(s)
+		if t.names[s] != "" {
+			c.Names[l] = t.names[s]
+		}
+		if n := t.move[s]; n > 0 {
+			c.MoveAffine[t.names[s]] += n
+		}
+		if n := t.waker[s]; n > 0 {
+			c.Waker[l] = n
+		}
+		for kind := range t.prev {
+			if n := t.prev[kind][s]; n > 0 {
+				c.Prev[KindLevel{sched.DecisionKind(kind), l}] = n
+			}
+		}
+		for r := range t.balance {
+			if n := t.balance[r][s]; n > 0 {
+				c.Balance[BalanceKey{sched.Reason(r), l}] = n
+			}
+		}
+	}
+	return c
 }
 
 // LevelName is a level as the tables print it.

@@ -107,11 +107,11 @@ func (c *Comparer) compare() {
 			c.d.Time = &Pair{Index: c.n, Tip: &tx, Other: &ty}
 		}
 		if c.context > 0 {
-			if len(c.ring) == c.context {
-				copy(c.ring, c.ring[1:])
-				c.ring = c.ring[:c.context-1]
+			if len(c.ring) < c.context {
+				c.ring = append(c.ring, pairVal{c.n, *x, *y}) // at c.n
+			} else {
+				c.ring[c.n%c.context] = pairVal{c.n, *x, *y}
 			}
-			c.ring = append(c.ring, pairVal{c.n, *x, *y})
 		}
 		c.n++
 	}
@@ -130,10 +130,16 @@ func (c *Comparer) compare() {
 
 func (c *Comparer) diverge(x, y *Rec) {
 	c.d.Decision = &Pair{Index: c.n, Tip: x, Other: y}
-	c.d.Before = make([]Pair, len(c.ring))
-	for i := range c.ring {
+	// The ring holds decision i at i mod context, so the oldest is at
+	// the slot the next would take.
+	c.d.Before = make([]Pair, 0, len(c.ring))
+	for j := range c.ring {
+		i := j
+		if len(c.ring) == c.context {
+			i = (c.n + j) % c.context
+		}
 		v := &c.ring[i]
-		c.d.Before[i] = Pair{Index: v.index, Tip: &v.tip, Other: &v.other}
+		c.d.Before = append(c.d.Before, Pair{Index: v.index, Tip: &v.tip, Other: &v.other})
 	}
 	c.stopped = true
 	c.buf[0], c.buf[1] = nil, nil

@@ -161,7 +161,7 @@ type Recorder struct {
 	nrCPUs  int
 	waiting int // workload tasks waiting for a CPU
 	delays  []cpuDelays
-	counts  *Counts
+	tally   *tally
 	batch   []Rec
 	win     workload.Windowed
 	start   engine.Time
@@ -193,7 +193,7 @@ func (r *Recorder) Attach(k *sched.Kernel) (func() error, error) {
 			r.nrCPUs++
 		}
 	}
-	r.counts = NewCounts()
+	r.tally = newTally(k.NrCPUs())
 	r.start = k.Now()
 	h := &k.Hooks
 	prevSwitch, prevWaking, prevWakeup, prevNew := h.Switch, h.Waking, h.Wakeup, h.WakeupNew
@@ -516,7 +516,7 @@ func (r *Recorder) decision(d *sched.Decision) {
 	if d.Domain != nil {
 		rec.Domain = d.Domain.T.Name
 	}
-	r.counts.add(r.k, d, &rec)
+	r.tally.add(r.k, d)
 	if r.Stream != nil {
 		if r.batch == nil {
 			r.batch = make([]Rec, 0, streamBatch)
@@ -560,7 +560,7 @@ func (r *Recorder) finish() error {
 		from, to = &snapshot{t: r.start}, &snapshot{t: end, tasks: r.snapshotNow()}
 		to.idle = r.cpuTimes()
 	}
-	data := &RunData{Counts: r.counts, Window: Window{From: w.From, To: w.To, Work: w.Work, Unit: w.Unit, Measured: ok}, CPUs: r.nrCPUs}
+	data := &RunData{Counts: r.tally.fold(), Window: Window{From: w.From, To: w.To, Work: w.Work, Unit: w.Unit, Measured: ok}, CPUs: r.nrCPUs}
 	for j := range data.Idle {
 		data.Idle[j] = to.idle[j] - from.idle[j]
 	}
