@@ -29,7 +29,7 @@ func init() {
 			jsonFile, benchFile, test string
 			metrics                   []string
 			runs, jobs                int
-			showSchedstat             bool
+			showSchedstat, explainTo  bool
 		)
 		c := &cobra.Command{
 			Use:   "compare [flags] WORKLOAD ARGS (one argument ranged: -g 1,2,4)",
@@ -143,6 +143,11 @@ format for benchstat (benchstat -col /variant FILE).`,
 						}
 					}
 				}
+				if explainTo {
+					if err := compareExplain(env, plan, jobs); err != nil {
+						return err
+					}
+				}
 				if jsonFile != "" {
 					var b bytes.Buffer
 					if err := writeCompareJSON(&b, plan, tables, recs); err != nil {
@@ -183,6 +188,7 @@ format for benchstat (benchstat -col /variant FILE).`,
 		f.StringVar(&test, "test", "welch", "significance test: welch (means, Welch t-test), utest (medians, Mann-Whitney U) or paired (means, paired t-test on the per-run differences: runs share seeds)")
 		f.StringArrayVar(&metrics, "metric", nil, "metric to tabulate (repeatable; default the benchmark's usual one, e.g. time_s, latency_us.p99)")
 		f.BoolVar(&showSchedstat, "schedstat", false, "also print the schedstat comparison of the variants at each load")
+		f.BoolVar(&explainTo, "explain", false, "also print schedlab explain's report for each variant at each load, over the same runs (run again with its recorders)")
 		return c
 	})
 }

@@ -212,6 +212,9 @@ type nohzState struct {
 // balanceState is the balancer's machine-wide state.
 type balanceState struct {
 	nohz nohzState
+	// nohzPass is set while a kicked idle load balancer balances for
+	// the idle CPUs (nohz_idle_balance), for Hooks.Decision.
+	nohzPass bool
 	// rdOverloaded mirrors rq->rd->overloaded (one root domain; v6.19,
 	// rd->overload in v6.0 and v5.12).
 	rdOverloaded bool
@@ -423,7 +426,9 @@ func (k *Kernel) delayCPU(rq *Rq, d engine.Time) {
 	if d <= 0 {
 		return
 	}
-	rq.LBBusyUntil = k.cpuFreeAt(rq) + d
+	from := k.cpuFreeAt(rq)
+	rq.LBBusyUntil = from + d
+	k.delay(rq.CPU, DelayBalance, from, rq.LBBusyUntil)
 	k.lbExtendSegment(rq, d)
 	if rq.reschedTimer.Armed() && rq.reschedTimer.When() < rq.LBBusyUntil {
 		k.Eng.Schedule(rq.reschedTimer, rq.LBBusyUntil)
@@ -440,7 +445,8 @@ func (k *Kernel) lbExtendSegment(rq *Rq, d engine.Time) {
 		return
 	}
 	if t.workLeft == 0 {
-		if rq.segTimer.When() < rq.LBBusyUntil {
+		if w := rq.segTimer.When(); w < rq.LBBusyUntil {
+			k.charge(t, CostBalance, rq.LBBusyUntil-w)
 			k.Eng.Schedule(rq.segTimer, rq.LBBusyUntil)
 		}
 		return
@@ -451,6 +457,7 @@ func (k *Kernel) lbExtendSegment(rq *Rq, d engine.Time) {
 		speed = baseSpeed(rq)
 	}
 	t.workLeft += workInTime(d, speed)
+	k.charge(t, CostBalance, d)
 	k.startSegment(rq)
 }
 
@@ -472,6 +479,7 @@ func (k *Kernel) holdRqLock(rq *Rq) {
 		return
 	}
 	if t := k.lbNow(); t > rq.LBBusyUntil {
+		k.delay(rq.CPU, DelayBalance, max(rq.LBBusyUntil, k.Eng.Now()), t)
 		rq.LBBusyUntil = t
 		if rq.reschedTimer.Armed() && rq.reschedTimer.When() < t {
 			k.BalanceStats.RqLockWaits.add(t - rq.reschedTimer.When())

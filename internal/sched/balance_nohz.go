@@ -230,7 +230,9 @@ func (k *Kernel) nohzIdleBalance(rq *Rq, idle int) bool {
 	if idle != CPUIdle {
 		return false
 	}
+	k.bal.nohzPass = true
 	k.nohzIdleBalanceRun(rq, flags, idle)
+	k.bal.nohzPass = false
 	return true
 }
 

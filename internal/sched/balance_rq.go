@@ -630,6 +630,7 @@ func (k *Kernel) detachTask(p *Task, env *lbEnv, hot bool) {
 	if env.srcRq.Curr == p {
 		panic("sched: detach_task of the running task")
 	}
+	k.decideBalance(env, p)
 	k.deactivateTask(env.srcRq, p, dequeueNoclock)
 	k.setTaskCPU(p, env.dstCPU)
 }
@@ -845,6 +846,7 @@ func (k *Kernel) detachOneTask(env *lbEnv) (p *Task, switched bool) {
 		if src.Curr == p {
 			// The stopper preempted p: dequeue it for the move and let
 			// the CPU switch away from it.
+			k.decideBalance(env, p)
 			k.deactivateTask(src, p, dequeueNoclock)
 			k.schedule(src, true)
 			k.setTaskCPU(p, env.dstCPU)

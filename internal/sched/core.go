@@ -123,14 +123,17 @@ func (k *Kernel) reschedCurr(rq *Rq) {
 		return
 	}
 	rq.needResched = true
-	at := k.Eng.Now()
+	now := k.Eng.Now()
+	at := now
 	if rq.CPU != k.thisCPU {
 		at += k.ipiLatency(k.thisCPU, rq.CPU)
+		k.delay(rq.CPU, DelayIPI, now, at)
 	}
 	at = k.idleWakeAt(rq, at) // an idle CPU acts once out of its idle state
 	// load balancing: balancing work on this CPU or its rq lock delays it.
 	if at < rq.LBBusyUntil {
 		k.BalanceStats.RqLockWaits.add(rq.LBBusyUntil - at)
+		k.delay(rq.CPU, DelayBalance, at, rq.LBBusyUntil)
 		at = rq.LBBusyUntil
 	}
 	if !rq.reschedTimer.Armed() || rq.reschedTimer.When() > at {
@@ -651,7 +654,9 @@ func (k *Kernel) wakeUpNewTask(p *Task) {
 	wakeFlags := WFFork
 	thisRq := k.Rqs[k.thisCPU]
 	before := thisRq.Wakeup
-	cpu := k.selectTaskRq(p, p.cpu, &wakeFlags)
+	prev := p.cpu
+	cpu := k.selectTaskRq(p, prev, &wakeFlags)
+	k.decide(DecisionFork, p, prev, cpu)
 	k.chargeFindDst(thisRq, before)
 	k.setTaskCPUNoMigrate(p, cpu)
 	rq := k.Rqs[cpu]
@@ -670,14 +675,17 @@ func (k *Kernel) wakeUpNewTask(p *Task) {
 
 // selectTaskRq mirrors core.c:select_task_rq (v6.19).
 func (k *Kernel) selectTaskRq(p *Task, cpu cpumask.CPU, wakeFlags *int) cpumask.CPU {
+	k.why, k.affine, k.affineSD = ReasonNone, AffineNotTried, nil
 	if p.NrCPUsAllowed > 1 {
 		cpu = k.SelectTaskRq(k, p, cpu, *wakeFlags)
 		*wakeFlags |= WFRqSelected
 	} else {
 		cpu = p.CPUsAllowed.First()
+		k.why = ReasonPinned
 	}
 	if !p.CPUsAllowed.Test(cpu) {
 		cpu = p.CPUsAllowed.First() // select_fallback_rq
+		k.why = ReasonFallbackRq
 	}
 	return cpu
 }
@@ -725,7 +733,7 @@ func (k *Kernel) TickStopped(cpu cpumask.CPU) bool {
 // an idle CPU.
 func (k *Kernel) ChargeCPU(cpu cpumask.CPU, d engine.Time) {
 	k.thisCPU = cpu
-	k.Charge(d)
+	k.Charge(CostIRQ, d)
 	k.afterEvent()
 }
 
@@ -749,6 +757,7 @@ func (k *Kernel) TryToWakeUp(p *Task, wakeFlags int) bool {
 		if k.Hooks.Wakeup != nil {
 			k.Hooks.Wakeup(p, p.cpu)
 		}
+		k.decideAs(ReasonRunning, p)
 		k.ttwuStat(p, p.cpu, wakeFlags) // wakeup path: core.c counts self-wakeups too
 		return true
 	}
@@ -773,6 +782,7 @@ func (k *Kernel) TryToWakeUp(p *Task, wakeFlags int) bool {
 		if k.Hooks.Wakeup != nil {
 			k.Hooks.Wakeup(p, p.cpu)
 		}
+		k.decideAs(ReasonQueued, p)
 		k.ttwuStat(p, p.cpu, wakeFlags)
 		return true
 	}
@@ -781,7 +791,9 @@ func (k *Kernel) TryToWakeUp(p *Task, wakeFlags int) bool {
 	p.State = TaskWaking
 	p.waking = true
 	before := thisRq.Wakeup
-	cpu := k.selectTaskRq(p, p.WakeCPU, &wakeFlags)
+	prev := p.WakeCPU
+	cpu := k.selectTaskRq(p, prev, &wakeFlags)
+	k.decide(DecisionWakeup, p, prev, cpu)
 	k.chargeWakeupPath(thisRq, before, cpu)
 	if cpu != p.cpu {
 		wakeFlags |= WFMigrated
@@ -821,7 +833,10 @@ func (k *Kernel) ttwuQueue(p *Task, cpu cpumask.CPU, wakeFlags int) {
 	if k.S.TTWUQueue && k.ttwuQueueCond(p, cpu) {
 		rq.TTWUPending++
 		p.pendingWakeFlags = wakeFlags
-		k.Eng.Schedule(p.wakeTimer, k.Eng.Now()+k.ipiLatency(k.thisCPU, cpu))
+		now := k.Eng.Now()
+		at := now + k.ipiLatency(k.thisCPU, cpu)
+		k.delay(cpu, DelayIPI, now, at)
+		k.Eng.Schedule(p.wakeTimer, at)
 		return
 	}
 	k.updateRqClock(rq)
@@ -952,7 +967,9 @@ func (k *Kernel) cpusShareCache(a, b cpumask.CPU) bool {
 func (k *Kernel) schedExec(rq *Rq, p *Task) {
 	flags := WFExec
 	before := rq.Wakeup
-	dest := k.selectTaskRq(p, p.cpu, &flags)
+	prev := p.cpu
+	dest := k.selectTaskRq(p, prev, &flags)
+	k.decide(DecisionExec, p, prev, dest)
 	k.chargeFindDst(rq, before)
 	if dest == k.thisCPU {
 		k.runProgram(rq, p)

@@ -45,6 +45,17 @@
 // and an older baseline's form of a function is a branch on its switch
 // (NewidleV512, SISPropV512, ...), documented in the function's comment.
 //
+// # Observers
+//
+// Hooks are the tracepoints (sched_switch, sched_wakeup ...) and three
+// hooks of the model's own (decision.go): Decision sees every placement
+// with the return point of the wakeup path that produced it (recorded
+// with one store per return point) or the balance type and domain,
+// Charge what each task's run time is made of by cost category, and Delay
+// the stretches a CPU cannot run a task waiting for it (an IPI, an idle
+// exit, balancing). None changes a decision, a cost or a random draw;
+// `schedlab explain` (internal/explain) is built on them.
+//
 // # What is not modelled
 //
 // Other scheduling classes (RT, deadline, the fair deadline server, sched_ext)

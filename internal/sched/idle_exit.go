@@ -51,6 +51,7 @@ func (k *Kernel) idleWakeAt(rq *Rq, at engine.Time) engine.Time {
 	}
 	d := k.idleExitLatency(rq)
 	rq.idleExiting, rq.idleExitDone = true, at+d
+	k.delay(rq.CPU, DelayIdleExit, at, at+d)
 	return at + d
 }
 

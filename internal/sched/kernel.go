@@ -153,6 +153,15 @@ type Kernel struct {
 	// "balance" section).
 	BalanceStats BalanceStats
 
+	// --- what the wakeup path decided (decision.go) ---
+	// why is the reason of the last select_task_rq_fair (one store per
+	// return point), affine and affineSD wake_affine's outcome and
+	// domain; dec is the Decision handed to Hooks.Decision.
+	why      Reason
+	affine   Affine
+	affineSD *SchedDomain
+	dec      Decision
+
 	invariantsChecked uint64
 }
 
@@ -166,6 +175,18 @@ type Hooks struct {
 	Fork       func(parent, child *Task)
 	Exit       func(p *Task)
 	AfterEvent func(k *Kernel)
+	// Decision sees every placement: each wakeup (also those that need
+	// no choice), fork and exec, and each task the balancer moves
+	// (decision.go). The Decision is the kernel's, reused.
+	Decision func(d *Decision)
+	// Charge sees what a task's run time is made of: the work of each
+	// operation its program returns (CostProgram), the parts of it the
+	// workload accounts (Kernel.Account), and each cost the kernel
+	// charges it, after jitter.
+	Charge func(p *Task, c Cost, d engine.Time)
+	// Delay sees the stretches of time a CPU cannot run a task waiting
+	// for it: an IPI on its way, an idle-state exit, balancing work.
+	Delay func(cpu cpumask.CPU, why Delay, from, to engine.Time)
 }
 
 // TopologyOptions are the topology.Build options a kernel with settings s

@@ -91,7 +91,7 @@ func (k *Kernel) lineAccess(l *sharedLine, store bool) {
 	case rq.currIsIdle():
 		return
 	default:
-		k.Charge(d)
+		k.Charge(CostSharedLines, d)
 	}
 	rq.Costs.LineTransfers++
 	rq.Costs.LineNs += uint64(d)

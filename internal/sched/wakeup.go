@@ -60,13 +60,19 @@ func (k *Kernel) selectTaskRqFair(p *Task, prevCPU cpumask.CPU, wakeFlags int) c
 	wantAffine := false
 	// SD_BALANCE_* and WF_* share the low nibble.
 	sdFlag := topology.Flags(wakeFlags & 0xF)
+	k.why, k.affine, k.affineSD = ReasonNone, AffineNotTried, nil
 
 	if wakeFlags&WFTTWU != 0 {
 		k.recordWakee(p)
 		if wakeFlags&WFCurrentCPU != 0 && p.CPUsAllowed.Test(cpu) {
+			k.why = ReasonCurrentCPU
 			return cpu
 		}
-		wantAffine = !k.wakeWide(p) && p.CPUsAllowed.Test(cpu)
+		wide := k.wakeWide(p)
+		wantAffine = !wide && p.CPUsAllowed.Test(cpu)
+		if wide {
+			k.affine = AffineWakeWide
+		}
 	}
 
 	var sd *SchedDomain
@@ -74,6 +80,7 @@ func (k *Kernel) selectTaskRqFair(p *Task, prevCPU cpumask.CPU, wakeFlags int) c
 		// Both cpu and prev_cpu in this domain: cpu is a valid
 		// SD_WAKE_AFFINE target.
 		if wantAffine && tmp.T.Flags&topology.SDWakeAffine != 0 && tmp.T.Span.Test(prevCPU) {
+			k.affineSD, k.affine = tmp, AffineSameCPU
 			if cpu != prevCPU {
 				newCPU = k.wakeAffine(tmp, p, cpu, prevCPU, sync)
 			}
@@ -88,8 +95,11 @@ func (k *Kernel) selectTaskRqFair(p *Task, prevCPU cpumask.CPU, wakeFlags int) c
 	}
 
 	if sd != nil {
-		return k.schedBalanceFindDstCPU(sd, p, cpu, prevCPU, sdFlag)
+		newCPU = k.schedBalanceFindDstCPU(sd, p, cpu, prevCPU, sdFlag)
+		k.why = ReasonFindDst
+		return newCPU
 	}
+	k.why = ReasonNoDomain
 	if wakeFlags&WFTTWU != 0 {
 		newCPU = k.selectIdleSibling(p, prevCPU, newCPU)
 		// v5.12: the waker's recent_used_cpu becomes the waking CPU.
@@ -141,8 +151,14 @@ func (k *Kernel) wakeAffine(sd *SchedDomain, p *Task, thisCPU, prevCPU cpumask.C
 	}
 	if k.S.WAWeight && target == cpumask.None {
 		target = k.wakeAffineWeight(sd, p, thisCPU, prevCPU, sync)
+		if target == thisCPU {
+			k.affine = AffineWeightThis
+		}
 	}
 	p.SE.Stats.NrWakeupsAffineAtt++
+	if target == cpumask.None {
+		k.affine = AffinePrev
+	}
 	if target != thisCPU {
 		return prevCPU
 	}
@@ -159,31 +175,38 @@ func (k *Kernel) wakeAffineIdle(thisCPU, prevCPU cpumask.CPU, sync bool) cpumask
 	// within the LLC, and prefer prev_cpu if it is idle too.
 	if k.availableIdleCPU(thisCPU) && k.cpusShareCache(thisCPU, prevCPU) {
 		if k.availableIdleCPU(prevCPU) {
+			k.affine = AffineIdlePrev
 			return prevCPU
 		}
+		k.affine = AffineIdleThis
 		return thisCPU
 	}
 	thisRq := k.Rqs[thisCPU]
 	if sync && nrRunningNotDelayed(thisRq) == 1 {
+		k.affine = AffineIdleThis
 		return thisCPU
 	}
 	// RFC hunk 1: "(sync && nr_running == 1) || is_short_task(curr)".
 	if k.S.ShortTaskAffine == ShortAffineSyncOr && k.isShortTask(thisRq.Curr) {
 		thisRq.Wakeup.ShortTaskHits[0]++
+		k.affine = AffineShortThis
 		return thisCPU
 	}
 	if k.availableIdleCPU(prevCPU) {
+		k.affine = AffineIdlePrev
 		return prevCPU
 	}
 	switch k.S.ShortTaskAffine {
 	case ShortAffineEnd: // short-task-v1, -v2
 		if k.isShortTask(thisRq.Curr) {
 			thisRq.Wakeup.ShortTaskHits[0]++
+			k.affine = AffineShortThis
 			return thisCPU
 		}
 	case ShortAffineEndSingle: // short-task-v3, -v4, -rfc2
 		if nrRunningNotDelayed(thisRq) == 1 && k.isShortTask(thisRq.Curr) {
 			thisRq.Wakeup.ShortTaskHits[0]++
+			k.affine = AffineShortThis
 			return thisCPU
 		}
 	}
@@ -265,6 +288,7 @@ func (k *Kernel) selectIdleSibling(p *Task, prev, target cpumask.CPU) cpumask.CP
 	}
 
 	if k.idleOrSchedIdle(target) && k.asymFitsCPU(taskUtil, target) {
+		k.why = ReasonTargetIdle
 		return target
 	}
 
@@ -273,6 +297,7 @@ func (k *Kernel) selectIdleSibling(p *Task, prev, target cpumask.CPU) cpumask.CP
 	if prev != target && k.cpusShareCache(prev, target) && k.idleOrSchedIdle(prev) &&
 		k.asymFitsCPU(taskUtil, prev) {
 		if !k.Topo.ClusterActive || k.Topo.CPUsShareResources(prev, target) {
+			k.why = ReasonPrevIdle
 			return prev
 		}
 		prevAff = prev
@@ -297,9 +322,11 @@ func (k *Kernel) selectIdleSibling(p *Task, prev, target cpumask.CPU) cpumask.CP
 		if k.S.RecentUsedCPU == 2 {
 			// v5.12 replaces it only when it is used.
 			p.RecentUsedCPU = prev
+			k.why = ReasonRecentUsed
 			return recentUsedCPU
 		}
 		if !k.Topo.ClusterActive || k.Topo.CPUsShareResources(recentUsedCPU, target) {
+			k.why = ReasonRecentUsed
 			return recentUsedCPU
 		}
 	} else {
@@ -310,14 +337,17 @@ func (k *Kernel) selectIdleSibling(p *Task, prev, target cpumask.CPU) cpumask.CP
 	if k.asymCPUCapacity() {
 		if sd := k.Topo.SdAsymCPUCapacity[target]; sd != nil {
 			if i := k.selectIdleCapacity(p, sd, target); i != cpumask.None {
+				k.why = ReasonCapacity
 				return i
 			}
+			k.why = ReasonFallback
 			return target
 		}
 	}
 
 	sd := k.sdLLC(target)
 	if sd == nil {
+		k.why = ReasonFallback
 		return target
 	}
 
@@ -327,27 +357,33 @@ func (k *Kernel) selectIdleSibling(p *Task, prev, target cpumask.CPU) cpumask.CP
 		hasIdleCore = k.testIdleCores(target)
 		if !hasIdleCore && k.cpusShareCache(prev, target) {
 			if i := k.selectIdleSMT(p, sd, prev); i != cpumask.None {
+				k.why = ReasonIdleSMT
 				return i
 			}
 		}
 	}
 
+	// select_idle_cpu records why it returned a CPU.
 	if i := k.selectIdleCPU(p, sd, hasIdleCore, target); i != cpumask.None {
 		return i
 	}
 	if k.S.SISNode {
 		if i := k.selectIdleNode(p, sd, target); i != cpumask.None {
+			k.why = ReasonNode
 			return i
 		}
 	}
 	// Clusters: the cache-affine prev or recent CPU outside target's
 	// cluster is still better than a busy target.
 	if prevAff != cpumask.None {
+		k.why = ReasonPrevCluster
 		return prevAff
 	}
 	if recentUsedCPU != cpumask.None {
+		k.why = ReasonRecentCluster
 		return recentUsedCPU
 	}
+	k.why = ReasonFallback
 	return target
 }
 
@@ -504,6 +540,7 @@ func (k *Kernel) selectIdleCPU(p *Task, sd *SchedDomain, hasIdleCore bool, targe
 			}
 			if k.shortTaskSkipScan(p, sd, nr, hasIdleCore, target) {
 				thisRq.Wakeup.ShortTaskHits[1]++
+				k.why = ReasonShortTask
 				return target
 			}
 		}
@@ -518,11 +555,13 @@ func (k *Kernel) selectIdleCPU(p *Task, sd *SchedDomain, hasIdleCore bool, targe
 	// marks the kernel's "return" from inside a loop (res is the answer),
 	// as opposed to a "break" that reaches the tail below.
 	res, decided := cpumask.None, false
+	// why is the reason a CPU found in the loop is returned for.
+	why := ReasonIdleCPU
 	step := func(cpu cpumask.CPU) bool {
 		if hasIdleCore {
 			scanned++
 			if i := k.selectIdleCore(p, cpu, cpus, &idleCPU); i != cpumask.None {
-				res, decided = i, true
+				res, decided, why = i, true, ReasonIdleCore
 				return false
 			}
 			return true
@@ -552,6 +591,7 @@ func (k *Kernel) selectIdleCPU(p *Task, sd *SchedDomain, hasIdleCore bool, targe
 				if !decided {
 					res, decided = idleCPU, true
 				}
+				why = ReasonCluster
 				return false
 			}
 			return true
@@ -569,6 +609,9 @@ func (k *Kernel) selectIdleCPU(p *Task, sd *SchedDomain, hasIdleCore bool, targe
 	}
 	thisRq.Wakeup.SISScanned += scanned
 	if decided {
+		if res != cpumask.None {
+			k.why = why
+		}
 		return res
 	}
 	if hasIdleCore {
@@ -581,6 +624,9 @@ func (k *Kernel) selectIdleCPU(p *Task, sd *SchedDomain, hasIdleCore bool, targe
 		}
 	}
 	k.accountSISProp(sisProp, thisRq, thisSD, scanned)
+	if idleCPU != cpumask.None {
+		k.why = ReasonIdleCPU
+	}
 	return idleCPU
 }
 

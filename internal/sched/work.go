@@ -144,6 +144,9 @@ func (k *Kernel) runProgram(rq *Rq, t *Task) {
 		k.progTask = t
 		op := t.Prog.Next(k, t)
 		k.progTask = prev
+		if op.Kind == OpRun && op.D > 0 {
+			k.charge(t, CostProgram, op.D)
+		}
 		if t.overhead > 0 && op.Kind == OpRun && op.D > 0 && op.BW == 0 {
 			// Kernel work the program caused, then a run that draws no
 			// memory bandwidth: nothing takes effect between the two,
@@ -214,10 +217,11 @@ func (k *Kernel) doOp(rq *Rq, t *Task, op Op) {
 	}
 }
 
-// Charge adds kernel time d to the task running on the current event's
-// CPU (a syscall, a scan of the wakeup path); it spends it before its next
-// operation takes effect. Nothing is charged when that CPU is idle.
-func (k *Kernel) Charge(d engine.Time) {
+// Charge adds kernel time d of category c to the task running on the
+// current event's CPU (a syscall, a line's transfer); it spends it before
+// its next operation takes effect. Nothing is charged when that CPU is
+// idle.
+func (k *Kernel) Charge(c Cost, d engine.Time) {
 	if d <= 0 {
 		return
 	}
@@ -225,7 +229,54 @@ func (k *Kernel) Charge(d engine.Time) {
 	if t.IsIdleTask() {
 		return
 	}
-	t.overhead += k.jitter(d)
+	j := k.jitter(d)
+	t.overhead += j
+	k.charge(t, c, j)
+}
+
+// chargeParts is Charge of the sum of parts, each part of category its
+// index, with one jitter for the whole: what the wakeup path charges at
+// once. Observers see the jittered sum shared out in proportion.
+func (k *Kernel) chargeParts(parts *[NrCosts]engine.Time) {
+	var d engine.Time
+	for _, x := range parts {
+		d += x
+	}
+	if d <= 0 {
+		return
+	}
+	t := k.Rqs[k.thisCPU].Curr
+	if t.IsIdleTask() {
+		return
+	}
+	j := k.jitter(d)
+	t.overhead += j
+	if k.Hooks.Charge != nil {
+		k.shareOut(t, parts, d, j)
+	}
+}
+
+// shareOut reports j, the jittered sum d of parts, to Hooks.Charge in
+// proportion to the parts (the last nonzero part takes the rounding).
+func (k *Kernel) shareOut(t *Task, parts *[NrCosts]engine.Time, d, j engine.Time) {
+	last := -1
+	for c, x := range parts {
+		if x != 0 {
+			last = c
+		}
+	}
+	left := j
+	for c, x := range parts {
+		if x == 0 {
+			continue
+		}
+		share := left
+		if c != last {
+			share = engine.Time(int64(j) * int64(x) / int64(d))
+		}
+		left -= share
+		k.charge(t, Cost(c), share)
+	}
 }
 
 // jitter spreads a cost (a system call, a context switch, a cache refill,
@@ -271,16 +322,18 @@ func (k *Kernel) chargeWakeupPath(rq *Rq, before WakeupCounters, target cpumask.
 		return
 	}
 	w := &rq.Wakeup
-	d := engine.Time(w.SISScanned-before.SISScanned) * k.Costs.SISScanCPU
+	var parts [NrCosts]engine.Time
+	parts[CostWakeupScan] = engine.Time(w.SISScanned-before.SISScanned) * k.Costs.SISScanCPU
 	if k.S.LLCSharedLines {
-		d += w.IdleCoresLineNs - before.IdleCoresLineNs
+		parts[CostLLCShared] = w.IdleCoresLineNs - before.IdleCoresLineNs
 	} else if reads := w.TestIdleCoresReads - before.TestIdleCoresReads; reads > 0 {
-		d += engine.Time(reads) * k.Costs.LLCLineRead(rq.CPU, target)
+		parts[CostLLCShared] = engine.Time(reads) * k.Costs.LLCLineRead(rq.CPU, target)
 	}
 	if target != rq.CPU {
-		d += k.Costs.RemoteEnqueue
+		parts[CostRemoteEnqueue] = k.Costs.RemoteEnqueue
 	}
-	k.Charge(d + k.findDstCost(rq, before))
+	parts[CostFindDst] = k.findDstCost(rq, before)
+	k.chargeParts(&parts)
 }
 
 // chargeFindDst charges the task running on rq for the slow path's reads
@@ -290,7 +343,7 @@ func (k *Kernel) chargeFindDst(rq *Rq, before WakeupCounters) {
 	if !k.costsOn {
 		return
 	}
-	k.Charge(k.findDstCost(rq, before))
+	k.Charge(CostFindDst, k.findDstCost(rq, before))
 }
 
 // findDstCost is the time the slow path of select_task_rq_fair
@@ -447,11 +500,13 @@ func (k *Kernel) switchCosts(rq *Rq, prev, next *Task) {
 	if prev.IsIdleTask() || prev.MM != next.MM {
 		extra += k.Costs.ContextSwitchMM
 	}
+	var refill engine.Time
 	if next.lastRanCPU != cpumask.None {
 		if next.lastRanCPU != rq.CPU {
 			rq.Costs.Migrations++
 		}
 		if r := k.refillCost(next, next.lastRanCPU, rq.CPU, k.Eng.Now()-next.lastStopped); r > 0 {
+			refill = r
 			extra += r
 			rq.Costs.RefillNs += uint64(r)
 		}
@@ -461,7 +516,13 @@ func (k *Kernel) switchCosts(rq *Rq, prev, next *Task) {
 	}
 	next.lastRanCPU = rq.CPU
 	if extra > 0 {
-		next.workLeft += k.jitter(extra)
+		j := k.jitter(extra)
+		next.workLeft += j
+		if k.Hooks.Charge != nil {
+			var parts [NrCosts]engine.Time
+			parts[CostContextSwitch], parts[CostRefill] = extra-refill, refill
+			k.shareOut(next, &parts, extra, j)
+		}
 	}
 	k.setRunBW(rq, next.opBW)
 	if prev.IsIdleTask() {

@@ -211,7 +211,7 @@ func TestChargeDelaysNextOperation(t *testing.T) {
 	p, _ := k.Fork(TaskSpec{Comm: "c", Allowed: cpumask.Of(8, 0), Prog: ProgramFunc(func(k *Kernel, t *Task) Op {
 		n++
 		if n == 1 {
-			k.Charge(3 * engine.Microsecond)
+			k.Charge(CostSyscall, 3*engine.Microsecond)
 			return Sleep(engine.Millisecond)
 		}
 		return Exit()
@@ -240,7 +240,7 @@ func TestChargeJoinsNextRun(t *testing.T) {
 			n++
 			switch n {
 			case 1:
-				k.Charge(3 * engine.Microsecond)
+				k.Charge(CostSyscall, 3*engine.Microsecond)
 				return next
 			case 2:
 				asked = k.Now()
@@ -310,7 +310,7 @@ func TestWakeupDuringChargedWorkNotLost(t *testing.T) {
 	a, _ = k.Fork(TaskSpec{Comm: "a", CPU: 0, Allowed: cpumask.Of(8, 0), Prog: ProgramFunc(func(k *Kernel, p *Task) Op {
 		stepA++
 		if stepA == 1 {
-			k.Charge(100 * engine.Microsecond) // e.g. a long syscall before waiting
+			k.Charge(CostSyscall, 100*engine.Microsecond) // e.g. a long syscall before waiting
 			return Block()
 		}
 		return Exit()

@@ -24,7 +24,8 @@
 //  5. Warm-up (Config.Warmup): the benchmark runs back to back on the same
 //     kernel, each time a new instance, until the warm-up's time has passed;
 //     the result counts only what follows. Then observers attach (traces,
-//     schedstat snapshots, occupancy).
+//     schedstat snapshots, occupancy, explain's decisions and time
+//     accounting) and Options.Watch sees the workload instance.
 //  6. Drive: the engine runs in slices of simulated time until the
 //     workload is done, reporting progress after each slice.
 //  7. Result: the tool's output, its metrics (workload.Metrics, the one

@@ -28,6 +28,10 @@ type Observer func(k *sched.Kernel) (finish func() error, err error)
 type Options struct {
 	// Observers attach to the kernel before the workload starts.
 	Observers []Observer
+	// Watch, when set, is called with the measured run's workload
+	// instance after the observers attached and before it starts (an
+	// observer hands a workload.Windowed its mark function).
+	Watch func(inst workload.Instance)
 	// Progress, when set, is called after every Slice of simulated time
 	// with the fraction of the benchmark done.
 	Progress func(frac float64)
@@ -213,6 +217,9 @@ func (b *Built) Run(opt Options) (*Result, error) {
 		if f != nil {
 			finish = append(finish, f)
 		}
+	}
+	if opt.Watch != nil {
+		opt.Watch(b.Instance)
 	}
 	jiffies0 := k.Jiffies()
 	if err := Drive(k, b.Instance, opt.Slice, opt.Progress); err != nil {

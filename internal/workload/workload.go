@@ -17,6 +17,7 @@ import (
 	"io"
 
 	"github.com/schedlab/schedlab/internal/costmodel"
+	"github.com/schedlab/schedlab/internal/engine"
 	"github.com/schedlab/schedlab/internal/sched"
 )
 
@@ -44,3 +45,29 @@ type CostAware interface {
 // ErrHelp is returned by a tool's parser when the arguments ask for its
 // usage text (-h): the caller prints the usage and exits 0.
 var ErrHelp = errors.New("help requested")
+
+// Window is the stretch of simulated time a benchmark's primary metric
+// measures and the work done in it: what `schedlab explain` attributes
+// the metric's change over (internal/explain).
+type Window struct {
+	From, To engine.Time
+	// Work is the number of units of work done in [From, To): messages,
+	// operations.
+	Work float64
+	// Unit names one unit ("message", "op").
+	Unit string
+}
+
+// Windowed is an Instance that says what its primary metric measures.
+type Windowed interface {
+	// WatchWindow installs mark, which the instance calls at every
+	// instant its measured window may start or end, before it knows
+	// which (hackbench's t0 and t1, each of tbench's batch boundaries
+	// and reports), so that an observer can take a snapshot there.
+	// Called before Start.
+	WatchWindow(mark func())
+	// MeasuredWindow is the window of the primary metric once the run is
+	// done, its ends among the marked instants; ok is false when the run
+	// measured nothing.
+	MeasuredWindow() (w Window, ok bool)
+}

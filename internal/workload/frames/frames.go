@@ -399,7 +399,7 @@ func (u *uiThread) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 				// Not in front: wait until the ActivityManager
 				// brings the app back.
 				u.last = -1
-				k.Charge(b.cfg.Costs.Futex)
+				k.Charge(sched.CostSyscall, b.cfg.Costs.Futex)
 				a.wake.Wait(t, a.wake.Val)
 				return sched.Block()
 			}
@@ -424,7 +424,7 @@ func (u *uiThread) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 			rt := a.rt
 			rt.queue = append(rt.queue, u.f)
 			if rt.futex.Waiters() > 0 {
-				k.Charge(b.cfg.Costs.Futex)
+				k.Charge(sched.CostSyscall, b.cfg.Costs.Futex)
 				rt.futex.Wake(k, 1)
 			}
 			u.state = uiTop
@@ -452,7 +452,7 @@ func (r *renderThread) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 		return sched.Block()
 	}
 	if len(r.queue) == 0 {
-		k.Charge(b.cfg.Costs.Futex)
+		k.Charge(sched.CostSyscall, b.cfg.Costs.Futex)
 		r.futex.Wait(t, r.futex.Val)
 		return sched.Block()
 	}

@@ -128,6 +128,13 @@ func (ch *channel) readCost(c *costmodel.Syscalls, n int) engine.Time {
 	return c.TCPRecvCost(n)
 }
 
+// sys is a system call's cost d, which it accounts as one
+// (sched.Kernel.Account, for schedlab explain).
+func sys(k *sched.Kernel, d engine.Time) engine.Time {
+	k.Account(sched.CostSyscall, d)
+	return d
+}
+
 // lock is the spin before the call of n bytes may commit: the object's
 // lock is held by another call (kobj.Pipe.Lock). A stream socket's sender
 // takes the peer's unix_state_lock and the receive queue's spinlock only
@@ -165,6 +172,8 @@ type Bench struct {
 	// what they cost (tests).
 	fgets    uint64
 	fgetTime engine.Time
+	// mark is called at t0 and t1 (workload.Windowed).
+	mark func()
 }
 
 // New returns a hackbench run for cfg.
@@ -241,6 +250,19 @@ func (b *Bench) Progress() float64 {
 		return 1
 	}
 	return float64(b.received) / float64(b.total)
+}
+
+// WatchWindow installs the function called at t0 and t1
+// (workload.Windowed).
+func (b *Bench) WatchWindow(mark func()) { b.mark = mark }
+
+// MeasuredWindow is [t0, t1] and the messages passed in it: every
+// message is sent and received between the two (workload.Windowed).
+func (b *Bench) MeasuredWindow() (workload.Window, bool) {
+	if !b.done || b.t1 <= b.t0 {
+		return workload.Window{}, false
+	}
+	return workload.Window{From: b.t0, To: b.t1, Work: float64(b.total), Unit: "message"}, true
 }
 
 // Elapsed is t1 − t0.
@@ -359,9 +381,9 @@ func (p *parent) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 			if !p.paid {
 				p.paid = true
 				if b.cfg.Threads {
-					return sched.Run(c.ThreadCreate)
+					return sched.Run(sys(k, c.ThreadCreate))
 				}
-				return sched.Run(c.Fork)
+				return sched.Run(sys(k, c.Fork))
 			}
 			p.paid = false
 			if err := p.forkChild(k); err != nil {
@@ -375,7 +397,7 @@ func (p *parent) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 			if !p.paid {
 				p.paid = true
 				p.io.Reset(1)
-				return sched.Run(b.ready.readCost(c, 1) + b.fget(k, b.ready, false))
+				return sched.Run(sys(k, b.ready.readCost(c, 1)) + b.fget(k, b.ready, false))
 			}
 			if !b.ready.read(k, t, &p.io) {
 				return sched.Block()
@@ -387,9 +409,12 @@ func (p *parent) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 				// gettimeofday(&start), then write(wakefd).
 				b.t0 = k.Now()
 				b.started = true
+				if b.mark != nil {
+					b.mark()
+				}
 				p.paid = true
 				p.io.Reset(1)
-				return sched.Run(c.Clock + b.wake.writeCost(c, 1) + b.fget(k, b.wake, true))
+				return sched.Run(sys(k, c.Clock+b.wake.writeCost(c, 1)) + b.fget(k, b.wake, true))
 			}
 			if !b.wake.write(k, t, &p.io) {
 				return sched.Block()
@@ -401,6 +426,9 @@ func (p *parent) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 				// gettimeofday(&stop)
 				b.t1 = k.Now()
 				b.done = true
+				if b.mark != nil {
+					b.mark()
+				}
 				p.state = pDone
 				k.Eng.Stop()
 				return sched.Exit()
@@ -412,7 +440,7 @@ func (p *parent) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 			}
 			if !p.paid {
 				p.paid = true
-				return sched.Run(c.Reap)
+				return sched.Run(sys(k, c.Reap))
 			}
 			p.paid = false
 			p.reap++
@@ -509,7 +537,7 @@ func (ch *child) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 			if !ch.paid {
 				ch.paid = true
 				ch.io.Reset(1)
-				return sched.Run(b.ready.writeCost(c, 1) + b.fget(k, b.ready, true))
+				return sched.Run(sys(k, b.ready.writeCost(c, 1)) + b.fget(k, b.ready, true))
 			}
 			if !b.ready.write(k, t, &ch.io) {
 				return sched.Block()
@@ -519,7 +547,7 @@ func (ch *child) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 		case cPoll:
 			if !ch.paid {
 				ch.paid = true
-				return sched.Run(c.Poll + b.fget(k, b.wake, false))
+				return sched.Run(sys(k, c.Poll) + b.fget(k, b.wake, false))
 			}
 			if !b.wake.poll(t) {
 				return sched.Block()
@@ -540,9 +568,9 @@ func (ch *child) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 			if !ch.paid {
 				ch.paid = true
 				if b.cfg.Threads {
-					return sched.Run(c.ExitThread)
+					return sched.Run(sys(k, c.ExitThread))
 				}
-				return sched.Run(c.ExitProcess)
+				return sched.Run(sys(k, c.ExitProcess))
 			}
 			ch.exited = true
 			if ch.reaper != nil {
@@ -565,7 +593,7 @@ func (ch *child) send(k *sched.Kernel, t *sched.Task) (sched.Op, bool) {
 		if !ch.paid {
 			ch.paid = true
 			ch.io.Reset(ch.left)
-			return sched.Run(out.writeCost(&b.cfg.Costs, ch.left) + b.fget(k, out, true)), true
+			return sched.Run(sys(k, out.writeCost(&b.cfg.Costs, ch.left)) + b.fget(k, out, true)), true
 		}
 		if d := out.lock(k, &ch.io, &b.cfg.Costs, true, ch.left); d > 0 {
 			return sched.Run(d), true // mutex_optimistic_spin
@@ -597,7 +625,7 @@ func (ch *child) receive(k *sched.Kernel, t *sched.Task) (sched.Op, bool) {
 		if !ch.paid {
 			ch.paid = true
 			ch.io.Reset(ch.left)
-			return sched.Run(ch.in.readCost(&b.cfg.Costs, ch.left) + b.fget(k, ch.in, false)), true
+			return sched.Run(sys(k, ch.in.readCost(&b.cfg.Costs, ch.left)) + b.fget(k, ch.in, false)), true
 		}
 		if d := ch.in.lock(k, &ch.io, &b.cfg.Costs, false, ch.left); d > 0 {
 			return sched.Run(d), true // mutex_optimistic_spin

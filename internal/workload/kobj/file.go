@@ -29,7 +29,9 @@ func (f *File) Get(k *sched.Kernel, fget engine.Time) engine.Time {
 		return 0
 	}
 	cpu := k.ThisCPU()
-	d := fget + f.ref.cost(k, cpu, 1, 0)
+	line := f.ref.cost(k, cpu, 1, 0)
 	f.ref.wrote(cpu, false)
-	return d
+	k.Account(sched.CostSyscall, fget)
+	k.Account(sched.CostKobjLines, line)
+	return fget + line
 }

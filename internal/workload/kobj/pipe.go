@@ -97,7 +97,9 @@ func (p *Pipe) Lock(k *sched.Kernel, io *IO, hold engine.Time) engine.Time {
 		return 0
 	}
 	io.locked = true
-	return p.Mutex.Enter(k.Eng.Now(), hold)
+	wait := p.Mutex.Enter(k.Eng.Now(), hold)
+	k.Account(sched.CostLockWait, wait)
+	return wait
 }
 
 // Write mirrors fs/pipe.c:pipe_write (v6.x) for task t: it copies as much of
@@ -161,7 +163,7 @@ func (p *Pipe) Write(k *sched.Kernel, t *sched.Task, io *IO) bool {
 // them.
 func (p *Pipe) touch(k *sched.Kernel, read int, write bool) {
 	if p.Lines {
-		k.Charge(p.lines.cost(k, k.ThisCPU(), PipeLines, read))
+		k.Charge(sched.CostKobjLines, p.lines.cost(k, k.ThisCPU(), PipeLines, read))
 	}
 	p.lines.wrote(k.ThisCPU(), write)
 }

@@ -108,7 +108,7 @@ func (s *UnixStream) Readable() bool { return s.qhead < len(s.queue) }
 // socket and must block and call Send again when woken.
 func (s *UnixStream) Send(k *sched.Kernel, t *sched.Task, io *IO) bool {
 	if s.Lines {
-		k.Charge(s.lines.cost(k, k.ThisCPU(), UnixSendLines, 0))
+		k.Charge(sched.CostKobjLines, s.lines.cost(k, k.ThisCPU(), UnixSendLines, 0))
 	}
 	s.lines.wrote(k.ThisCPU(), true)
 	for io.Done < io.N {
@@ -166,7 +166,7 @@ func (s *UnixStream) Recv(k *sched.Kernel, t *sched.Task, io *IO, waitAll bool) 
 	}
 	s.BytesRead += uint64(io.Done - start)
 	if s.Lines {
-		k.Charge(s.lines.cost(k, k.ThisCPU(), UnixRecvLines, io.Done-start))
+		k.Charge(sched.CostKobjLines, s.lines.cost(k, k.ThisCPU(), UnixRecvLines, io.Done-start))
 	}
 	s.lines.wrote(k.ThisCPU(), false)
 	if io.Done == io.N || (!waitAll && io.Done > 0) {

@@ -170,6 +170,53 @@ type Bench struct {
 	counting   bool   // the current batch is counted
 	early      bool   // stopped at steady state
 	relCI      float64
+
+	// The measured window (workload.Windowed): mark is called at each
+	// instant it may start or end; counted holds the start of the first
+	// counted batch and the end of each counted batch, execFrom and
+	// execTo the execute phase's start and its last report, each with
+	// the payload moved by then.
+	mark             func()
+	counted          []movedAt
+	execFrom, execTo movedAt
+}
+
+// movedAt is the payload bytes moved since the release (Bench.allBytes)
+// at a time.
+type movedAt struct {
+	t     engine.Time
+	bytes uint64
+}
+
+// WatchWindow installs the function called at every batch boundary and
+// report (workload.Windowed).
+func (b *Bench) WatchWindow(mark func()) { b.mark = mark }
+
+func (b *Bench) markNow() movedAt {
+	if b.mark != nil {
+		b.mark()
+	}
+	return movedAt{b.k.Now(), b.allBytes}
+}
+
+// MeasuredWindow is the stretch the throughput is the rate of, and the
+// payload moved in it, in MB as the throughput counts it
+// (workload.Windowed): stopped at steady state, the batches after the cut
+// (with a workload.SteadyState.Window the estimate also weighs the
+// batches before it, each by 1/window, which the window leaves out); run
+// full length, the execute phase up to its last report.
+func (b *Bench) MeasuredWindow() (workload.Window, bool) {
+	var from, to movedAt
+	switch {
+	case b.early && len(b.counted) >= 2:
+		to = b.counted[len(b.counted)-1]
+		from = b.counted[len(b.counted)-1-b.steady.Kept()]
+	case !b.early && b.execTo.t > b.execFrom.t:
+		from, to = b.execFrom, b.execTo
+	default:
+		return workload.Window{}, false
+	}
+	return workload.Window{From: from.t, To: to.t, Work: 1e-6 * float64(to.bytes-from.bytes), Unit: "MB"}, true
 }
 
 // Sequential estimation's batches: the first counted batch starts at least
@@ -293,6 +340,7 @@ func (b *Bench) Metrics() workload.Metrics {
 func (b *Bench) batch() {
 	now := b.k.Now()
 	if b.counting {
+		b.counted = append(b.counted, b.markNow())
 		b.steady.Add(1e-6 * float64(b.allBytes-b.batchMark) / (float64(steadyBatch) / 1e9))
 		if b.steady.Steady() {
 			b.stopSteady()
@@ -301,6 +349,9 @@ func (b *Bench) batch() {
 	}
 	b.batchMark = b.allBytes
 	b.counting = b.active == b.cfg.Clients && b.warmup == 0
+	if b.counting && len(b.counted) == 0 {
+		b.counted = append(b.counted, b.markNow())
+	}
 	b.k.Eng.Schedule(b.batcher, now+steadyBatch)
 }
 
@@ -339,6 +390,7 @@ func (b *Bench) report() {
 		// (The second's latency is not reset: it runs on into the
 		// first execute line, as in dbench.)
 		b.tStart = now
+		b.execFrom = b.markNow()
 		b.warmup = 0
 		b.bytes = 0
 		b.maxLat = 0
@@ -362,6 +414,7 @@ func (b *Bench) report() {
 		b.printf("%4d  %8d  %7.2f MB/sec  warmup %3.0f sec  latency %.03f ms\n", b.active, perClient, tput, t, float64(lat)/1e6)
 	} else {
 		b.lastTput = tput
+		b.execTo = b.markNow()
 		b.printf("%4d  %8d  %7.2f MB/sec  execute %3.0f sec  latency %.03f ms\n", c.Clients, perClient, tput, t, float64(lat)/1e6)
 	}
 	b.secMax = 0
@@ -427,7 +480,7 @@ func (f *forker) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 	for f.i < f.n {
 		if !f.paid {
 			f.paid = true
-			return sched.Run(b.cfg.Costs.Fork)
+			return sched.Run(sys(k, b.cfg.Costs.Fork))
 		}
 		f.paid = false
 		if _, err := k.Fork(sched.TaskSpec{Comm: f.comm, CPU: k.ThisCPU(), Prog: f.mk(f.i)}); err != nil {
@@ -447,6 +500,7 @@ func (f *forker) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 		b.printf("releasing clients\n")
 		b.t0 = k.Now()
 		b.tStart = b.t0
+		b.execFrom = b.markNow()
 		b.release.WakeAll(k, 0)
 		k.Eng.Schedule(b.reporter, b.t0+engine.Second)
 		if !b.fullLength {
@@ -498,7 +552,7 @@ func (cl *client) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 				cl.paid = true
 				cl.opStart = k.Now()
 				cl.io.Reset(op.send)
-				return sched.Run(c.TCPSendCost(op.send))
+				return sched.Run(sys(k, c.TCPSendCost(op.send)))
 			}
 			if !cl.c.c2s.Send(k, t, &cl.io) {
 				return sched.Block()
@@ -510,7 +564,7 @@ func (cl *client) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 			if !cl.paid {
 				cl.paid = true
 				cl.io.Reset(op.recv)
-				return sched.Run(c.TCPRecvCost(op.recv))
+				return sched.Run(sys(k, c.TCPRecvCost(op.recv)))
 			}
 			if !cl.c.s2c.Recv(k, t, &cl.io, true) {
 				return sched.Block()
@@ -559,7 +613,7 @@ func (s *server) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 			if !s.paid {
 				s.paid = true
 				s.io.Reset(op.send)
-				return sched.Run(c.TCPRecvCost(op.send))
+				return sched.Run(sys(k, c.TCPRecvCost(op.send)))
 			}
 			if !s.c.c2s.Recv(k, t, &s.io, true) {
 				return sched.Block()
@@ -570,7 +624,7 @@ func (s *server) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 		if !s.paid {
 			s.paid = true
 			s.io.Reset(op.recv)
-			return sched.Run(c.TCPSendCost(op.recv))
+			return sched.Run(sys(k, c.TCPSendCost(op.recv)))
 		}
 		if !s.c.s2c.Send(k, t, &s.io) {
 			return sched.Block()
@@ -579,4 +633,11 @@ func (s *server) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 		s.state = 0
 		s.pos = (s.pos + 1) % len(sequence)
 	}
+}
+
+// sys is a system call's cost d, which it accounts as one
+// (sched.Kernel.Account, for schedlab explain).
+func sys(k *sched.Kernel, d engine.Time) engine.Time {
+	k.Account(sched.CostSyscall, d)
+	return d
 }

@@ -1,0 +1,258 @@
+package explain
+
+import (
+	"github.com/schedlab/schedlab/internal/cpumask"
+	"github.com/schedlab/schedlab/internal/sched"
+)
+
+// Level is a distance between two CPUs: the same CPU, the lowest
+// sched-domain level (topology.Domain.Level) whose domain of the first
+// spans the second, or no domain at all.
+type Level int
+
+const (
+	// LevelSame: the same CPU.
+	LevelSame Level = -1
+	// LevelOther: no domain of the first CPU spans the second (another
+	// node or socket that no domain joins).
+	LevelOther Level = 1 << 20
+)
+
+// PathKey is a decision's path and reason.
+type PathKey struct {
+	Kind   sched.DecisionKind
+	Slow   bool
+	Reason sched.Reason
+}
+
+// KindLevel is a placement's kind and distance.
+type KindLevel struct {
+	Kind  sched.DecisionKind
+	Level Level
+}
+
+// BalanceKey is a balance migration's type and the level of the domain
+// balanced.
+type BalanceKey struct {
+	Type  sched.Reason
+	Level Level
+}
+
+// Counts are a run's decisions counted by path and reason, by distance,
+// and its balance migrations by type and level. Counts of several runs
+// add up (Add).
+type Counts struct {
+	// Paths counts every decision by path and reason.
+	Paths map[PathKey]uint64
+	// Affine counts the wakeups by wake_affine's outcome; MoveAffine
+	// those it pulled to the waking CPU by the name of the domain it ran
+	// at (schedstat's ttwu_move_affine).
+	Affine     map[sched.Affine]uint64
+	MoveAffine map[string]uint64
+	// Waker counts the wakeups by the distance from the waking CPU to
+	// the chosen one: schedstat's ttwu_local (LevelSame) and
+	// ttwu_wake_remote by domain.
+	Waker map[Level]uint64
+	// Prev counts the placements (wakeups, forks, execs) by the distance
+	// from prev to the chosen CPU: what a migration's cache refill pays
+	// for.
+	Prev map[KindLevel]uint64
+	// Balance counts the balancer's migrations by type and level.
+	Balance map[BalanceKey]uint64
+	// Names are the kernel's names of the levels seen (SMT, CLS, MC,
+	// PKG or DIE, NODE, NUMA ...).
+	Names map[Level]string
+}
+
+// NewCounts is an empty Counts.
+func NewCounts() *Counts {
+	return &Counts{Paths: map[PathKey]uint64{}, Affine: map[sched.Affine]uint64{}, MoveAffine: map[string]uint64{},
+		Waker: map[Level]uint64{}, Prev: map[KindLevel]uint64{}, Balance: map[BalanceKey]uint64{}, Names: map[Level]string{}}
+}
+
+// Add adds o's counts to c.
+func (c *Counts) Add(o *Counts) {
+	for k, v := range o.Paths {
+		c.Paths[k] += v
+	}
+	for k, v := range o.Affine {
+		c.Affine[k] += v
+	}
+	for k, v := range o.MoveAffine {
+		c.MoveAffine[k] += v
+	}
+	for k, v := range o.Waker {
+		c.Waker[k] += v
+	}
+	for k, v := range o.Prev {
+		c.Prev[k] += v
+	}
+	for k, v := range o.Balance {
+		c.Balance[k] += v
+	}
+	for k, v := range o.Names {
+		c.Names[k] = v
+	}
+}
+
+// Total is the number of decisions of kind.
+func (c *Counts) Total(kind sched.DecisionKind) uint64 {
+	var n uint64
+	for k, v := range c.Paths {
+		if k.Kind == kind {
+			n += v
+		}
+	}
+	return n
+}
+
+// nSlots is the number of distances a tally tells apart: the same CPU,
+// the topology levels 0 to nSlots-3, none.
+const nSlots = 34
+
+// tally is a recorder's counts, in arrays: counting a decision costs a
+// few increments and a table lookup, not map operations. It is folded
+// into a Counts at the end (fold).
+type tally struct {
+	paths   [sched.NrDecisionKinds][2][sched.NrReasons]uint64
+	affine  [sched.NrAffines]uint64
+	move    [nSlots]uint64 // ttwu_move_affine by wake_affine's domain
+	waker   [nSlots]uint64
+	prev    [sched.NrDecisionKinds][nSlots]uint64
+	balance [sched.NrReasons][nSlots]uint64
+	names   [nSlots]string
+	// dist[a*n+b] is the slot of the distance from a to b, plus one (0:
+	// not looked up yet).
+	dist []uint8
+	n    int
+}
+
+func newTally(n int) *tally { return &tally{dist: make([]uint8, n*n), n: n} }
+
+func slotOf(l Level) int {
+	switch {
+	case l == LevelSame:
+		return 0
+	case l == LevelOther || l < 0 || int(l) > nSlots-3:
+		return nSlots - 1
+	}
+	return int(l) + 1
+}
+
+func levelOf(slot int) Level {
+	switch slot {
+	case 0:
+		return LevelSame
+	case nSlots - 1:
+		return LevelOther
+	}
+	return Level(slot - 1)
+}
+
+func (t *tally) add(k *sched.Kernel, d *sched.Decision) {
+	slow := 0
+	if d.Slow {
+		slow = 1
+	}
+	t.paths[d.Kind][slow][d.Reason]++
+	if d.Kind == sched.DecisionBalance {
+		s := t.domainSlot(d.Domain)
+		t.balance[d.Reason][s]++
+		return
+	}
+	t.prev[d.Kind][t.distance(k, d.Prev, d.Chosen)]++
+	if d.Kind != sched.DecisionWakeup {
+		return
+	}
+	t.affine[d.Affine]++
+	if d.Affine.MovedAffine() {
+		t.move[t.domainSlot(d.Domain)]++
+	}
+	t.waker[t.distance(k, d.CPU, d.Chosen)]++
+}
+
+func (t *tally) domainSlot(sd *sched.SchedDomain) int {
+	s := slotOf(Level(sd.T.Level))
+	if t.names[s] == "" {
+		t.names[s] = sd.T.Name
+	}
+	return s
+}
+
+// distance is the slot of the level of the lowest domain of a that spans
+// b, as ttwu_stat finds it for ttwu_wake_remote.
+func (t *tally) distance(k *sched.Kernel, a, b cpumask.CPU) int {
+	i := int(a)*t.n + int(b)
+	if s := t.dist[i]; s != 0 {
+		return int(s) - 1
+	}
+	s := nSlots - 1
+	if a == b {
+		s = 0
+	} else {
+		for _, sd := range k.Domains(int(a)) {
+			if sd.T.Span.Test(b) {
+				s = t.domainSlot(sd)
+				break
+			}
+		}
+	}
+	t.dist[i] = uint8(s + 1)
+	return s
+}
+
+// fold is the tally as Counts.
+func (t *tally) fold() *Counts {
+	c := NewCounts()
+	for kind := range t.paths {
+		for slow := range t.paths[kind] {
+			for r, n := range t.paths[kind][slow] {
+				if n > 0 {
+					c.Paths[PathKey{sched.DecisionKind(kind), slow == 1, sched.Reason(r)}] = n
+				}
+			}
+		}
+	}
+	for a, n := range t.affine {
+		if n > 0 {
+			c.Affine[sched.Affine(a)] = n
+		}
+	}
+	for s := 0; s < nSlots; s++ {
+		l := levelOf(s)
+		if t.names[s] != "" {
+			c.Names[l] = t.names[s]
+		}
+		if n := t.move[s]; n > 0 {
+			c.MoveAffine[t.names[s]] += n
+		}
+		if n := t.waker[s]; n > 0 {
+			c.Waker[l] = n
+		}
+		for kind := range t.prev {
+			if n := t.prev[kind][s]; n > 0 {
+				c.Prev[KindLevel{sched.DecisionKind(kind), l}] = n
+			}
+		}
+		for r := range t.balance {
+			if n := t.balance[r][s]; n > 0 {
+				c.Balance[BalanceKey{sched.Reason(r), l}] = n
+			}
+		}
+	}
+	return c
+}
+
+// LevelName is a level as the tables print it.
+func (c *Counts) LevelName(l Level) string {
+	switch l {
+	case LevelSame:
+		return "same CPU"
+	case LevelOther:
+		return "other node/socket (no domain)"
+	}
+	if n, ok := c.Names[l]; ok {
+		return n
+	}
+	return "level ?"
+}
