@@ -165,7 +165,7 @@ func (t *tally) add(k *sched.Kernel, d *sched.Decision) {
 		return
 	}
 	t.affine[d.Affine]++
-	if d.Affine.MovedAffine() {
+	if d.Affine.TalliedAffine(&k.S) {
 		t.move[t.domainSlot(d.Domain)]++
 	}
 	t.waker[t.distance(k, d.CPU, d.Chosen)]++

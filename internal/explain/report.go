@@ -211,7 +211,7 @@ func Tables(tip, other *Counts) []Section {
 		out = append(out, sec)
 	}
 	if len(names.MoveAffine) > 0 {
-		sec := Section{Title: "wakeups wake_affine pulled to the waking CPU, by domain (ttwu_move_affine)"}
+		sec := Section{Title: "wakeups wake_affine counted as affine, by domain (ttwu_move_affine: pulled to the waking CPU; v6.0 and v5.12 also count a prev that wake_affine_idle chose)"}
 		for _, d := range sortedKeys(names.MoveAffine) {
 			sec.Rows = append(sec.Rows, Row{d, tip.MoveAffine[d], other.MoveAffine[d]})
 		}

@@ -312,6 +312,7 @@ var diffsAfterV60 = []Difference{
 
 // diffsV60 are v6.0's own: what it has that v6.19 and v5.12 lack.
 var diffsV60 = []Difference{
+	wakeAffineTally,
 	{
 		Name: "sis-prop",
 		What: "SIS_PROP exists, off by default: turned on, select_idle_cpu limits its scan to a budget from the aged wake_avg_idle and " +
@@ -336,7 +337,19 @@ var diffsV60 = []Difference{
 
 // diffsV512 are v5.12's own: what changed between v5.12 and v6.0, and
 // v5.12's forms of the changes after v6.0.
+// wakeAffineTally is v6.0's and v5.12's wake_affine schedstat tally.
+var wakeAffineTally = Difference{
+	Name: "wake-affine-tally",
+	What: "wake_affine returns prev_cpu only when neither wake_affine_idle nor wake_affine_weight had an opinion, so a prev_cpu that " +
+		"wake_affine_idle chose is counted in ttwu_move_affine and nr_wakeups_affine (and returned). v6.19 counts only a move to the " +
+		"waking CPU. The CPU chosen is the same; only the counters differ.",
+	Commits:  []Commit{{"39afe5d6fc59", "sched/fair: Fix inaccurate tally of ttwu_move_affine", "v6.1", true, ""}},
+	Settings: []string{"model_wake_affine_tally_prev"},
+	Tests:    []string{"sched.TestWakeAffineTally"},
+}
+
 var diffsV512 = []Difference{
+	wakeAffineTally,
 	{
 		Name: "sis-prop",
 		What: "SIS_PROP is on and SIS_UTIL absent: select_idle_cpu scans at most span_weight × (this_rq()->avg_idle / 512) / " +

@@ -106,10 +106,17 @@ var affineNames = []string{
 
 func (a Affine) String() string { return enumName(affineNames, int(a)) }
 
-// MovedAffine reports whether wake_affine chose the waking CPU (it
-// counted ttwu_move_affine on the domain).
+// MovedAffine reports whether wake_affine chose the waking CPU.
 func (a Affine) MovedAffine() bool {
 	return a == AffineIdleThis || a == AffineWeightThis || a == AffineShortThis
+}
+
+// TalliedAffine reports whether wake_affine counted ttwu_move_affine on
+// the domain: when it chose the waking CPU, and with
+// Settings.WakeAffineTallyPrev (v6.0, v5.12) also when wake_affine_idle
+// chose prev_cpu.
+func (a Affine) TalliedAffine(s *Settings) bool {
+	return a.MovedAffine() || s.WakeAffineTallyPrev && a == AffineIdlePrev
 }
 
 // Decision is one placement: what Hooks.Decision receives. The kernel

@@ -316,6 +316,15 @@ type Settings struct {
 	// becomes the waking CPU. The forms agree for tasks allowed
 	// everywhere except v5.12's.
 	RecentUsedCPU int `sysctl:"model_recent_used_cpu"`
+	// WakeAffineTallyPrev is wake_affine's schedstat tally before "Fix
+	// inaccurate tally of ttwu_move_affine" (39afe5d6fc59, v6.1): it
+	// returns prev_cpu only when wake_affine_idle and wake_affine_weight
+	// had no opinion (target == nr_cpumask_bits), so when
+	// wake_affine_idle chose prev_cpu it counts ttwu_move_affine and
+	// nr_wakeups_affine for a wakeup that stays on prev. The CPU it
+	// returns is the same either way: only the counters differ. v6.0 and
+	// v5.12: on; v6.19 counts only a move to the waking CPU.
+	WakeAffineTallyPrev bool `sysctl:"model_wake_affine_tally_prev"`
 	// TTWUQueueIdleTarget: ttwu_queue_cond also queues a wakeup on the
 	// wake list of an idle CPU of the waker's LLC, and never on a CPU
 	// outside p->cpus_ptr (v6.0: "sched: Remove the limitation of
@@ -640,6 +649,7 @@ func Baseline(kernel string) (Settings, error) {
 		s.TgLoadAvgRatelimit = true
 	case kernels.V60:
 		s.RecentUsedCPU = 1
+		s.WakeAffineTallyPrev = true
 		s.CFSIdlePlacement = true
 		s.UtilEstForm = 1
 		s.EEVDF = false
@@ -667,6 +677,7 @@ func Baseline(kernel string) (Settings, error) {
 		s.SISPropV512 = true
 		s.SISScanFromTarget = true
 		s.RecentUsedCPU = 2
+		s.WakeAffineTallyPrev = true
 		s.TTWUQueueIdleTarget = false
 		// load balancing
 		s.NewidleV512 = true

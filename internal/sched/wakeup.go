@@ -143,7 +143,9 @@ func (k *Kernel) wakeWide(p *Task) bool {
 
 // wakeAffine mirrors fair.c:wake_affine (v6.19): decide between the waker's
 // CPU and prev_cpu, counting ttwu_move_affine on sd when the waker's CPU
-// wins (even if select_idle_sibling then looks elsewhere).
+// wins (even if select_idle_sibling then looks elsewhere). v6.0 and v5.12
+// also count it when wake_affine_idle chose prev_cpu
+// (Settings.WakeAffineTallyPrev).
 func (k *Kernel) wakeAffine(sd *SchedDomain, p *Task, thisCPU, prevCPU cpumask.CPU, sync bool) cpumask.CPU {
 	target := cpumask.None
 	if k.S.WAIdle {
@@ -159,7 +161,14 @@ func (k *Kernel) wakeAffine(sd *SchedDomain, p *Task, thisCPU, prevCPU cpumask.C
 	if target == cpumask.None {
 		k.affine = AffinePrev
 	}
-	if target != thisCPU {
+	if k.S.WakeAffineTallyPrev {
+		// v6.0, v5.12: "if (target == nr_cpumask_bits) return
+		// prev_cpu;", so a prev_cpu from wake_affine_idle is counted
+		// as an affine move (and returned, as prev).
+		if target == cpumask.None {
+			return prevCPU
+		}
+	} else if target != thisCPU {
 		return prevCPU
 	}
 	sd.Stats.TTWUMoveAffine++

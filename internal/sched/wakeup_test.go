@@ -683,3 +683,47 @@ func TestIdleCoresLine(t *testing.T) {
 		}
 	}
 }
+
+// wake_affine's tally (Settings.WakeAffineTallyPrev): in v6.0 and v5.12
+// a prev_cpu from wake_affine_idle counts as an affine move, because the
+// return test is "target == nr_cpumask_bits"; since 39afe5d6fc59 (v6.1,
+// so v6.19) only a move to the waking CPU counts. The CPU returned is the
+// same. Reference: fair.c:wake_affine, v6.0 and v6.19.
+func TestWakeAffineTally(t *testing.T) {
+	for _, tc := range []struct {
+		kernel     string
+		hogs       []int
+		this, prev int
+		sync       bool
+		want       cpumask.CPU
+		counted    bool
+	}{
+		// wake_affine_idle: both idle, one LLC -> prev. v6.0 counts it.
+		{kernels.V60, nil, 1, 2, false, 2, true},
+		{kernels.V512, nil, 1, 2, false, 2, true},
+		{kernels.V619, nil, 1, 2, false, 2, false},
+		// wake_affine_idle: sync, one task on this -> this: counted in all.
+		{kernels.V60, []int{0}, 0, 2, true, 0, true},
+		{kernels.V619, []int{0}, 0, 2, true, 0, true},
+		// No opinion from either (both busy, no sync, weights favour
+		// prev: this runs two hogs) -> prev, counted in none.
+		{kernels.V60, []int{0, 0, 2}, 0, 2, false, 2, false},
+		{kernels.V619, []int{0, 0, 2}, 0, 2, false, 2, false},
+	} {
+		r := newRig(t, "zen3-2s-nps1", tc.kernel)
+		for _, c := range tc.hogs {
+			r.hog(c)
+		}
+		r.run(5 * engine.Millisecond)
+		p := r.sleeper(2, engine.Microsecond)
+		r.run(engine.Millisecond)
+		sd := r.llc(tc.this)
+		before, att := sd.Stats.TTWUMoveAffine, p.SE.Stats.NrWakeupsAffineAtt
+		got := r.on(tc.this).wakeAffine(sd, p, r.cpu(tc.this), r.cpu(tc.prev), tc.sync)
+		counted := sd.Stats.TTWUMoveAffine - before
+		if got != tc.want || (counted == 1) != tc.counted || counted > 1 || p.SE.Stats.NrWakeupsAffineAtt != att+1 {
+			t.Errorf("%s, hogs %v, this %d, prev %d, sync %v: wake_affine = %v, ttwu_move_affine +%d; want %v, counted %v",
+				tc.kernel, tc.hogs, tc.this, tc.prev, tc.sync, got, counted, tc.want, tc.counted)
+		}
+	}
+}
