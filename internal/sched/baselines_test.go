@@ -1495,3 +1495,74 @@ func TestExpireSleep(t *testing.T) {
 		t.Error("ExpireSleep on a blocked task (no timer) reported a timed sleep")
 	}
 }
+
+// TestCFSWakeupBuddyScale: check_preempt_wakeup's buddy scale reads the
+// entities of curr's own cfs_rq (task_cfs_rq(curr)), not the root's.
+//
+// Reference: fair.c:check_preempt_wakeup, v6.0 ("struct cfs_rq *cfs_rq =
+// task_cfs_rq(curr); int scale = cfs_rq->nr_running >= sched_nr_latency;"),
+// with LAST_BUDDY on: a preempted curr becomes the last buddy only when
+// scale holds (and the matched entity is a task, so the wakee is in
+// curr's group).
+//
+// HiKey CPU 0 (sched_nr_latency 8): curr runs in group g beside 7 root
+// tasks, so the root cfs_rq holds 8 entities (g's and the 7). A task of g
+// woken with a vruntime far behind curr's preempts it; g's cfs_rq then
+// holds curr and the wakee, 2, so curr is not the last buddy (the root's 8
+// would make it one). With 7 more tasks in g, g's cfs_rq holds 9 and it
+// is.
+func TestCFSWakeupBuddyScale(t *testing.T) {
+	for _, tc := range []struct {
+		inGroup int
+		last    bool
+	}{{0, false}, {7, true}} {
+		k := newTestKernel(t, "hikey", kernels.V60)
+		tg, err := k.CreateGroup(nil, "g", 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cpu0 := cpumask.Of(k.NrCPUs(), 0)
+		fork := func(comm string, g *TaskGroup, prog Program) *Task {
+			p, err := k.Fork(TaskSpec{Comm: comm, CPU: 0, Allowed: cpu0, Group: g, Prog: prog})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return p
+		}
+		curr := fork("curr", tg, loop(engine.Second, 0))
+		for i := 0; i < tc.inGroup; i++ {
+			fork("g", tg, loop(engine.Second, 0))
+		}
+		for i := 0; i < 7; i++ {
+			fork("root", nil, loop(engine.Second, 0))
+		}
+		wakee := fork("wakee", tg, runThenBlock(engine.Microsecond))
+		k.Eng.RunUntil(200 * engine.Millisecond)
+		rq := k.Rqs[0]
+		if wakee.State == TaskRunning {
+			t.Fatalf("inGroup %d: the wakee did not block", tc.inGroup)
+		}
+		for rq.Curr != curr {
+			k.Eng.RunUntil(k.Now() + engine.Millisecond)
+		}
+		if n := rq.CFS.NrQueued; n != 8 {
+			t.Fatalf("inGroup %d: the root cfs_rq holds %d entities, want 8", tc.inGroup, n)
+		}
+		for c := curr.SE.CfsRq; c != nil; c = parentCfsRq(c) {
+			c.Last = nil
+		}
+		// A wakeup far behind in vruntime: it preempts.
+		wakee.SE.Vruntime = 0
+		k.thisCPU = 0
+		k.WakeUp(wakee, 0)
+		if !rq.needResched {
+			t.Fatalf("inGroup %d: the wakeup did not preempt curr", tc.inGroup)
+		}
+		if n := curr.SE.CfsRq.NrQueued; n != tc.inGroup+2 {
+			t.Fatalf("g's cfs_rq holds %d entities, want %d", n, tc.inGroup+2)
+		}
+		if got := curr.SE.CfsRq.Last == &curr.SE; got != tc.last {
+			t.Errorf("inGroup %d: curr is the last buddy %v, want %v (g's cfs_rq has %d entities, the root %d)", tc.inGroup, got, tc.last, curr.SE.CfsRq.NrQueued, rq.CFS.NrQueued)
+		}
+	}
+}

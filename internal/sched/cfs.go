@@ -240,11 +240,14 @@ func (k *Kernel) checkPreemptTick(c *CfsRq, curr *SchedEntity) {
 	}
 }
 
-// checkPreemptWakeupCFS mirrors fair.c:check_preempt_wakeup (v6.0).
+// checkPreemptWakeupCFS mirrors fair.c:check_preempt_wakeup (v6.0). The
+// buddies' scale test reads the entities queued on curr's own cfs_rq
+// (task_cfs_rq(curr)): its task group's on this CPU, the root's only for
+// a task in the root group.
 func (k *Kernel) checkPreemptWakeupCFS(rq *Rq, p *Task, wakeFlags int) {
 	curr := rq.Curr
 	se, pse := &curr.SE, &p.SE
-	c := rq.CFS
+	c := curr.SE.CfsRq
 	scale := uint64(c.NrQueued) >= k.S.NrLatency
 	nextBuddyMarked := false
 	if se == pse {
