@@ -220,6 +220,14 @@ var diffsAfterV60 = []Difference{
 		Tests:    []string{"sched.TestMisfitFailCount"},
 	},
 	{
+		Name: "misfit-max-allowed",
+		What: "update_misfit_status marks a task misfit whenever it does not fit its CPU's capacity, even on the biggest CPU its affinity " +
+			"allows, so the balancer keeps trying to move it. v6.19 exempts a task already on a CPU of its max_allowed_capacity.",
+		Commits:  []Commit{{"", "sched/fair: Check if a task has a fitting CPU when updating misfit", "v6.10", false, "not in v6.0; in v6.19"}},
+		Settings: []string{"model_misfit_max_allowed"},
+		Tests:    []string{"sched.TestMisfitMaxAllowed"},
+	},
+	{
 		Name: "newidle-stop",
 		What: "newidle_balance stops walking up when a task was pulled or one arrived (nr_running, ttwu_pending). v6.19 stops when a task was " +
 			"pulled or should_we_balance cleared continue_balancing.",

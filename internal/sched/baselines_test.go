@@ -1566,3 +1566,39 @@ func TestCFSWakeupBuddyScale(t *testing.T) {
 		}
 	}
 }
+
+// TestMisfitMaxAllowed: a task too big for a little CPU, allowed only the
+// little CPUs, is misfit on v6.0 (the fit test alone) and not on v6.19 (it
+// is on a CPU of its max_allowed_capacity); allowed a big CPU too, it is
+// misfit on both.
+//
+// Reference: fair.c:update_misfit_status, v6.0 ("if
+// (task_fits_capacity(p, capacity_of(cpu_of(rq)))) misfit_task_load = 0")
+// and v6.19 (also "if (task_fits_cpu(p, cpu) || arch_scale_cpu_capacity
+// (cpu) == p->max_allowed_capacity)").
+func TestMisfitMaxAllowed(t *testing.T) {
+	for _, tc := range []struct {
+		kern    string
+		allowed []cpumask.CPU
+		misfit  bool
+	}{
+		{kernels.V60, []cpumask.CPU{0, 1, 2, 3}, true},
+		{kernels.V512, []cpumask.CPU{0, 1, 2, 3}, true},
+		{kernels.V619, []cpumask.CPU{0, 1, 2, 3}, false},
+		{kernels.V60, []cpumask.CPU{0, 4}, true},
+		{kernels.V619, []cpumask.CPU{0, 4}, true},
+	} {
+		k := lbKernel(t, "hikey960", MustBaseline(tc.kern), false)
+		n := k.NrCPUs()
+		m := lbFork(t, k, "m", 0, cpumask.Of(n, 0), loop(engine.Second, 0))
+		k.Eng.RunUntil(300 * engine.Millisecond)
+		if k.taskFitsCPU(m, 0) {
+			t.Fatalf("%s: the task (util_est %d) fits CPU 0", tc.kern, k.taskUtilEst(m))
+		}
+		m.CPUsAllowed, m.NrCPUsAllowed = cpumask.Of(n, tc.allowed...), len(tc.allowed)
+		k.updateMisfitStatus(m, k.Rqs[0])
+		if got := k.Rqs[0].MisfitTaskLoad != 0; got != tc.misfit {
+			t.Errorf("%s, allowed %v: misfit %v, want %v", tc.kern, tc.allowed, got, tc.misfit)
+		}
+	}
+}

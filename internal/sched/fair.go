@@ -974,8 +974,10 @@ func (k *Kernel) taskTickFair(rq *Rq, curr *Task) {
 	k.updateOverutilizedStatus(rq)
 }
 
-// updateMisfitStatus mirrors fair.c:update_misfit_status (v6.19) on machines with
-// asymmetric capacity; elsewhere misfit_task_load stays 0.
+// updateMisfitStatus mirrors fair.c:update_misfit_status (v6.19; v6.0's
+// and v5.12's without the max_allowed_capacity exemption,
+// Settings.MisfitMaxAllowed) on machines with asymmetric capacity;
+// elsewhere misfit_task_load stays 0.
 func (k *Kernel) updateMisfitStatus(p *Task, rq *Rq) {
 	if !k.asymCPUCapacity() {
 		return
@@ -985,8 +987,10 @@ func (k *Kernel) updateMisfitStatus(p *Task, rq *Rq) {
 		return
 	}
 	// load balancing: already on the biggest CPU it may use
-	// (p->max_allowed_capacity) is not misfit; the load is task_h_load.
-	if k.taskFitsCPU(p, rq.CPU) || k.archScaleCPUCapacity(rq.CPU) == k.maxAllowedCapacity(p) {
+	// (p->max_allowed_capacity) is not misfit (v6.10+); the load is
+	// task_h_load. v6.0 and v5.12 test the fit alone
+	// (task_fits_capacity(p, capacity_of(cpu))).
+	if k.taskFitsCPU(p, rq.CPU) || k.S.MisfitMaxAllowed && k.archScaleCPUCapacity(rq.CPU) == k.maxAllowedCapacity(p) {
 		rq.MisfitTaskLoad = 0
 		return
 	}

@@ -426,6 +426,13 @@ type Settings struct {
 	// LBMisfitNoFailCount: misfit migrations neither count balance
 	// failures nor back the interval off (after v6.9; v6.19: on).
 	LBMisfitNoFailCount bool `sysctl:"model_lb_misfit_no_fail_count"`
+	// MisfitMaxAllowed exempts a task already on the biggest CPU it may
+	// use (p->max_allowed_capacity) from update_misfit_status ("Check if
+	// a task has a fitting CPU when updating misfit", v6.10). Without it
+	// (v6.0, v5.12) a task too big for its CPU is misfit there whatever
+	// its affinity allows, and the balancer keeps trying to move it.
+	// v6.19: on.
+	MisfitMaxAllowed bool `sysctl:"model_misfit_max_allowed"`
 	// NewidleStopOnNoContinue: newidle balance stops walking up when
 	// should_we_balance cleared continue_balancing (v6.19: on; v6.0
 	// stopped only when a task was pulled or arrived).
@@ -642,6 +649,7 @@ func Baseline(kernel string) (Settings, error) {
 		s.LBLocalAboveAvg = true
 		s.LBUtilBoost = true
 		s.LBMisfitNoFailCount = true
+		s.MisfitMaxAllowed = true
 		s.NewidleStopOnNoContinue = true
 		s.LBUtilShrBound = true
 		s.LBHotInDetach = true
