@@ -228,7 +228,11 @@ func (k *Kernel) updateSdPickBusiest(env *lbEnv, sds *sdLbStats, sg *topology.Gr
 	case GroupAsymPacking:
 		return false // not modelled
 	case GroupMisfitTask:
-		return sgs.GroupMisfitTaskLoad > busiest.GroupMisfitTaskLoad
+		// "if (sgs->group_misfit_task_load < busiest->...) return
+		// false; break;": a tie goes to the later group.
+		if sgs.GroupMisfitTaskLoad < busiest.GroupMisfitTaskLoad {
+			return false
+		}
 	case GroupSMTBalance, GroupFullyBusy:
 		if sgs.GroupType == GroupSMTBalance && (sgs.IdleCPUs != 0 || busiest.IdleCPUs != 0) {
 			if !hasSpareIsBusier(sgs, busiest) {

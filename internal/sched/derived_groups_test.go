@@ -6,6 +6,7 @@ import (
 
 	"github.com/schedlab/schedlab/internal/cpumask"
 	"github.com/schedlab/schedlab/internal/engine"
+	"github.com/schedlab/schedlab/internal/topology"
 )
 
 // TestGroupSharesAcrossCPUs: cgroup /a (cpu.weight 100: tg->shares 1024)
@@ -101,5 +102,47 @@ func TestGroupSharesV1(t *testing.T) {
 	}
 	if err := k.SetGroupShares(k.RootTG, 52); err == nil {
 		t.Error("the root cgroup took cpu.shares")
+	}
+}
+
+// TestPickBusiestMisfitTie: between two misfit groups, the one with the
+// larger misfit load is the busiest, and on a tie the later one: the
+// switch leaves the case only when the new load is smaller ("if
+// (sgs->group_misfit_task_load < busiest->group_misfit_task_load) return
+// false; break;"), and a misfit group is past the asymmetric-capacity
+// test after it (that concerns groups up to fully_busy).
+//
+// Reference: fair.c:update_sd_pick_busiest (v5.12, v6.0, v6.19: the same
+// lines since the v5.5 load balance rework).
+func TestPickBusiestMisfitTie(t *testing.T) {
+	for _, kern := range kernels.Names() {
+		k := newTestKernel(t, "hikey960", kern)
+		sd := k.Domains(0)[1]
+		if len(sd.T.Groups) != 2 || sd.T.Flags&topology.SDAsymCPUCapacity == 0 {
+			t.Fatalf("%s: domain %s has %d groups, flags %v", kern, sd.T.Name, len(sd.T.Groups), sd.T.Flags)
+		}
+		env := &lbEnv{sd: sd, dstCPU: 4, dstRq: k.Rqs[4], idle: CPUIdle, cpus: sd.T.Span.Clone()}
+		for _, c := range []struct {
+			name          string
+			first, second uint64
+			want          bool
+		}{
+			{"equal misfit load", 500, 500, true},
+			{"second larger", 500, 501, true},
+			{"second smaller", 500, 499, false},
+		} {
+			var sds sdLbStats
+			initSdLbStats(&sds)
+			sds.local = sd.T.Groups[1]
+			sds.localStat.GroupType = GroupHasSpare
+			g := sd.T.Groups[0]
+			first := SgLbStats{SumNrRunning: 1, SumHNrRunning: 1, GroupWeight: 4, GroupType: GroupMisfitTask, GroupMisfitTaskLoad: c.first}
+			second := first
+			second.GroupMisfitTaskLoad = c.second
+			sds.busiest, sds.busiestStat = g, first
+			if got := k.updateSdPickBusiest(env, &sds, g, &second); got != c.want {
+				t.Errorf("%s: %s: misfit load %d then %d: second taken %v, want %v", kern, c.name, c.first, c.second, got, c.want)
+			}
+		}
 	}
 }
