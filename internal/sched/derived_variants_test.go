@@ -215,13 +215,12 @@ func shortScanEdges(t *testing.T, kern, machine string, weight int, variant stri
 // equality at dur_avg = G/8.
 //
 // A task that never ran nor switched is short in the lifetime form
-// (0 <= 0, patches.md §1: "that includes freshly forked tasks"), and so
-// in the dur_avg forms (0 <= G). A task that ran without ever sleeping
-// (nvcsw 0, dur_avg 0) is not short in the lifetime form (sum > 0) and is
-// short in the dur_avg forms as the model states them. (The later
-// postings' is_short_task also required dur_avg != 0; with that term the
-// two dur_avg rows marked "never slept" would want false — the model does
-// not have it, see the review.)
+// (0 <= 0, patches.md §1: "that includes freshly forked tasks") and the
+// RFC v2 form (0 <= G). The dur_avg × 8 form requires a dur_avg
+// ("p->se.dur_avg &&"): a task that ran without ever sleeping (nvcsw 0,
+// dur_avg 0) is short only in the RFC v2 form (the lifetime form: sum >
+// 0; the × 8 form: no dur_avg), and dur_avg = 1 ns is the smallest that
+// counts there.
 //
 // Reference: the short-task postings (patches.md §1); core.c:sched_init's
 // sysctl scaling (get_update_sysctl_factor, SCHED_TUNABLESCALING_LOG),
@@ -256,7 +255,8 @@ func TestIsShortTaskEdges(t *testing.T) {
 			{"dur_avg: 8·dur = G", ShortDurAvg, 0, 0, g / 8, true},
 			{"dur_avg: dur = G/8 + 1", ShortDurAvg, 0, 0, g/8 + 1, false},
 			{"dur_avg: dur = G/8 − 1", ShortDurAvg, 0, 0, g/8 - 1, true},
-			{"dur_avg: never slept", ShortDurAvg, 10 * g, 0, 0, true},
+			{"dur_avg: never slept", ShortDurAvg, 10 * g, 0, 0, false},
+			{"dur_avg: dur = 1", ShortDurAvg, 0, 0, 1, true},
 			{"rfc2 dur_avg: dur = G", ShortDurAvgRFC2, 0, 0, g, true},
 			{"rfc2 dur_avg: dur = G + 1", ShortDurAvgRFC2, 0, 0, g + 1, false},
 			{"rfc2 dur_avg: dur = G − 1", ShortDurAvgRFC2, 0, 0, g - 1, true},
@@ -279,9 +279,10 @@ func TestIsShortTaskEdges(t *testing.T) {
 // (update_curr_idle does nothing), and the idle task's switches come from
 // schedule_idle with its state TASK_RUNNING, so they count in nivcsw, never
 // nvcsw; its dur_avg is never sampled (it never sleeps). So
-// sum_exec_runtime = nvcsw = dur_avg = 0, and every form says short (0 <= 0,
-// 0 × 8 <= G, 0 <= G). A task forked and not yet run has the same zeros
-// (__sched_fork), so it is short too (patches.md §1).
+// sum_exec_runtime = nvcsw = dur_avg = 0: the lifetime and RFC v2 forms
+// say short (0 <= 0, 0 <= G), the × 8 form not (no dur_avg). A task forked
+// and not yet run has the same zeros (__sched_fork), so the same answers
+// (patches.md §1 for the lifetime form).
 //
 // Reference: core.c:__schedule, schedule_idle, __sched_fork,
 // idle.c:update_curr_idle (v6.0); patches.md §1.
@@ -299,11 +300,12 @@ func TestIsShortTaskIdleAndNew(t *testing.T) {
 		t.Fatalf("forked task: sum_exec_runtime %d, nvcsw %d, dur_avg %d", fresh.SE.SumExecRuntime, fresh.Nvcsw, fresh.SE.DurAvg)
 	}
 	for _, m := range []ShortTaskMetric{ShortLifetime, ShortDurAvg, ShortDurAvgRFC2} {
-		if !r.k.isShortTaskAs(idle, m) {
-			t.Errorf("%s: the idle task is not short", m)
+		want := m != ShortDurAvg
+		if got := r.k.isShortTaskAs(idle, m); got != want {
+			t.Errorf("%s: the idle task is short %v, want %v", m, got, want)
 		}
-		if !r.k.isShortTaskAs(fresh, m) {
-			t.Errorf("%s: a task that never ran is not short", m)
+		if got := r.k.isShortTaskAs(fresh, m); got != want {
+			t.Errorf("%s: a task that never ran is short %v, want %v", m, got, want)
 		}
 	}
 }

@@ -102,12 +102,20 @@ func (k *Kernel) shortTaskGranularity() uint64 {
 }
 
 // isShortTask mirrors the patches' is_short_task(p) (each posting's, on
-// v6.0; Settings.ShortTaskMetric picks the posting's form).
+// v6.0; Settings.ShortTaskMetric picks the posting's form). The dur_avg ×
+// 8 form (RFC v3 on) requires a dur_avg ("p->se.dur_avg &&"): a task that
+// never slept has none and is not short, nor is a task just forked or the
+// idle task. The RFC's lifetime form has no such term: 0 <= 0 makes a task
+// that never ran short (patches.md §1). Nor has the RFC v2 form here: its
+// dur_avg starts at 0 and takes only samples that differ from it by a
+// min_granularity (updateDurAvgRFC2), so with the term no task whose runs
+// are shorter than that would ever be short, and the posting's hunks would
+// never act.
 func (k *Kernel) isShortTask(p *Task) bool {
 	gran := k.shortTaskGranularity()
 	switch k.S.ShortTaskMetric {
 	case ShortDurAvg:
-		return p.SE.DurAvg*k.S.ShortTaskDurAvgFactor <= gran
+		return p.SE.DurAvg != 0 && p.SE.DurAvg*k.S.ShortTaskDurAvgFactor <= gran
 	case ShortDurAvgRFC2:
 		return p.SE.durAvgRFC2 <= gran
 	}
