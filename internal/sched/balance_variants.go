@@ -35,7 +35,9 @@ var tgVariants = []variant{
 	{
 		info: VariantInfo{Name: "no-tg-propagate", Baseline: kernels.V619, AnyBaseline: true,
 			Touches:     []string{"add_tg_cfs_propagate", "propagate_entity_load_avg", "update_tg_cfs_util", "update_tg_cfs_runnable", "update_tg_cfs_load"},
-			Description: "turns off the propagation of an entity's attach/detach into its task group's entity (Vincent Guittot's v4.10 series, reverted): the root cfs_rq follows a migration only through PELT"},
+			Description: "turns off the propagation of an entity's attach/detach into its task group's entity (Vincent Guittot's v4.10 series, reverted): the root cfs_rq follows a migration only through PELT",
+			Base:        "group shares from the queue's load.weight (calc_cfs_shares of v4.9–v4.14), on both sides"},
+		base:  func(s *Settings) { s.GroupSharesWeight = true },
 		apply: func(s *Settings) { s.TgPropagate = false },
 	},
 }

@@ -63,7 +63,7 @@ func TestGroupSharesAcrossCPUs(t *testing.T) {
 		}
 		load := max(tc.queueW, c.Avg.LoadAvg)
 		want := 1024 * load / (tc.otherSum + load) // the formula with this state
-		got := scaleLoadDown(calcGroupShares(c))
+		got := scaleLoadDown(calcGroupShares(c, false))
 		if got != want {
 			t.Errorf("cpu%d: calc_group_shares = %d, the formula gives 1024·%d/(%d + %d) = %d", tc.cpu, got, load, tc.otherSum, load, want)
 		}
@@ -145,4 +145,53 @@ func TestPickBusiestMisfitTie(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestGroupSharesWeightOnly: calc_cfs_shares (v4.9–v4.14;
+// Settings.GroupSharesWeight, the base of no-tg-propagate) takes a queue's
+// load.weight where calc_group_shares (v4.15+) takes max(load.weight,
+// load_avg). Group /a has a hog on CPU 0 and, on CPU 1, a task that ran
+// and then blocked: CPU 1's queue has weight 0 and a load_avg still
+// decaying. The newer form gives CPU 1's entity 1024·la/(c0 + la); the
+// older gives MIN_SHARES (2), the queue holding no weight.
+//
+// Reference: fair.c:calc_cfs_shares and calc_tg_weight (v4.9),
+// calc_group_shares (v6.19).
+func TestGroupSharesWeightOnly(t *testing.T) {
+	k := newTestKernel(t, "hikey", kernels.V619)
+	tg, err := k.CreateGroup(nil, "a", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := k.Fork(TaskSpec{Comm: "hog", CPU: 0, Allowed: cpumask.Of(8, 0), Group: tg, Prog: loop(engine.Second, 0)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := k.Fork(TaskSpec{Comm: "brief", CPU: 1, Allowed: cpumask.Of(8, 1), Group: tg, Prog: runThenBlockOnce(50 * engine.Millisecond)}); err != nil {
+		t.Fatal(err)
+	}
+	k.Eng.RunUntil(60 * engine.Millisecond)
+	c := tg.CfsRq[1]
+	la := c.Avg.LoadAvg
+	if c.Load.Weight != 0 || la == 0 {
+		t.Fatalf("CPU 1's queue: weight %d, load_avg %d; want 0 and some", c.Load.Weight, la)
+	}
+	other := uint64(tg.LoadAvg) - c.TgLoadAvgContrib
+	if got, want := scaleLoadDown(calcGroupShares(c, false)), 1024*la/(other+la); got != want {
+		t.Errorf("calc_group_shares = %d, want 1024·%d/(%d + %d) = %d", got, la, other, la, want)
+	}
+	if got := scaleLoadDown(calcGroupShares(c, true)); got != 2 {
+		t.Errorf("calc_cfs_shares = %d, want MIN_SHARES 2", got)
+	}
+}
+
+// runThenBlockOnce runs d, then blocks for good.
+func runThenBlockOnce(d engine.Time) Program {
+	ran := false
+	return ProgramFunc(func(k *Kernel, t *Task) Op {
+		if !ran {
+			ran = true
+			return Run(d)
+		}
+		return Block()
+	})
 }

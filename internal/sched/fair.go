@@ -1034,18 +1034,20 @@ func (k *Kernel) updateCfsGroup(se *SchedEntity) {
 	if gcfs == nil || gcfs.Load.Weight == 0 {
 		return
 	}
-	shares := calcGroupShares(gcfs)
+	shares := calcGroupShares(gcfs, k.S.GroupSharesWeight)
 	if se.Load.Weight != shares {
 		k.reweightEntity(cfsRqOf(se), se, shares)
 	}
 }
 
-// calcGroupShares mirrors fair.c:calc_group_shares (v6.19).
-func calcGroupShares(c *CfsRq) uint64 {
+// calcGroupShares mirrors fair.c:calc_group_shares (v6.19), or with
+// weightOnly calc_cfs_shares (v4.9–v4.14: the queue's load.weight, not
+// max(load.weight, load_avg); Settings.GroupSharesWeight).
+func calcGroupShares(c *CfsRq, weightOnly bool) uint64 {
 	tg := c.tg
 	tgShares := int64(tg.Shares)
 	load := int64(scaleLoadDown(c.Load.Weight))
-	if la := int64(c.Avg.LoadAvg); la > load {
+	if la := int64(c.Avg.LoadAvg); la > load && !weightOnly {
 		load = la
 	}
 	tgWeight := tg.LoadAvg

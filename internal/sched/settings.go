@@ -88,6 +88,16 @@ type Settings struct {
 	// Always on in real kernels since v4.10; the variant no-tg-propagate turns
 	// it off.
 	TgPropagate bool `feature:"TG_PROPAGATE"`
+	// GroupSharesWeight computes a group entity's shares from its
+	// queue's load.weight alone, as calc_cfs_shares did until v4.14
+	// (load = cfs_rq->load.weight, tg_weight = tg->load_avg − this
+	// queue's contribution + load.weight); v4.15's calc_group_shares
+	// ("sched/fair: Rewrite PELT migration propagation" era) takes
+	// max(load.weight, load_avg). The kernels of the v4.10 propagation
+	// series (patches.md §4) had the old form, so no-tg-propagate and
+	// the kernel it is compared with set it (the variant's base).
+	// Every baseline: off.
+	GroupSharesWeight bool `sysctl:"model_group_shares_weight"`
 
 	// --- Model constants (documented simplifications) ----------------------
 
