@@ -30,7 +30,12 @@ var balanceVariants = []variant{
 // tgVariants is patches.md §4: before v4.10 a sched_entity's attach or
 // detach reached its task group's entity (and the root cfs_rq) only
 // through PELT convergence. Every baseline has the propagation, so the
-// variant applies to any of them (v6.19 by default).
+// variant applies to any of them (v6.19 by default). Its base, on both
+// sides of a comparison, takes group shares from the queue's load.weight
+// as the v4.9–v4.14 kernels did (Settings.GroupSharesWeight).
+// Simplified: v4.9's reweight_entity set the entity's weight only, its
+// PELT sums carrying the weight of each past period; the model's PELT is
+// the v5.x form, whose reweight rescales load_avg at once.
 var tgVariants = []variant{
 	{
 		info: VariantInfo{Name: "no-tg-propagate", Baseline: kernels.V619, AnyBaseline: true,
