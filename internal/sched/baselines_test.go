@@ -1602,3 +1602,59 @@ func TestMisfitMaxAllowed(t *testing.T) {
 		}
 	}
 }
+
+// TestCFSIdleSliceFloor: BASE_SLICE's floor for a SCHED_IDLE entity is
+// idle_min_granularity unless everything queued on its own cfs_rq is idle
+// (sched_idle_cfs_rq), when it is min_granularity like any other's.
+//
+// Reference: fair.c:sched_slice and sched_idle_cfs_rq, v6.0 ("if
+// (se_is_idle(init_se) && !sched_idle_cfs_rq(cfs_rq)) min_gran =
+// sysctl_sched_idle_min_granularity; else min_gran =
+// sysctl_sched_min_granularity"; the loop walks qcfs_rq, so cfs_rq stays
+// the entity's own; cfs_rq->idle_nr_running counts its idle entities).
+//
+// HiKey CPU 0: group g holds 16 SCHED_IDLE tasks, the root a SCHED_NORMAL
+// task beside g. An idle task's share of the period is small (the period
+// of 17 tasks, 51 ms, × 3/48 in g × g's half of the root): 1.6 ms. g's
+// cfs_rq is all idle, so the floor is min_granularity, 3 ms (0.75 ms ×
+// 4), and the slice 3 ms. With a SCHED_NORMAL task in g too, g is not all
+// idle: the floor is idle_min_granularity (0.75 ms, not scaled), below
+// the share, which stays.
+func TestCFSIdleSliceFloor(t *testing.T) {
+	for _, normalInGroup := range []bool{false, true} {
+		k := newTestKernel(t, "hikey", kernels.V60)
+		tg, err := k.CreateGroup(nil, "g", 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cpu0 := cpumask.Of(k.NrCPUs(), 0)
+		fork := func(comm string, pol Policy, g *TaskGroup) *Task {
+			p, err := k.Fork(TaskSpec{Comm: comm, CPU: 0, Allowed: cpu0, Policy: pol, Group: g, Prog: loop(engine.Second, 0)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return p
+		}
+		var idle *Task
+		for i := 0; i < 16; i++ {
+			idle = fork("idle", SchedIdle, tg)
+		}
+		fork("normal", SchedNormal, nil)
+		if normalInGroup {
+			fork("normal-g", SchedNormal, tg)
+		}
+		k.Eng.RunUntil(20 * engine.Millisecond)
+		c := idle.SE.CfsRq
+		if want := 16 + btoi(normalInGroup); c.NrQueued != want || c.IdleNrQueued != 16 {
+			t.Fatalf("normal in g %v: g holds %d, %d idle; want %d and 16", normalInGroup, c.NrQueued, c.IdleNrQueued, want)
+		}
+		got := k.schedSlice(c, &idle.SE)
+		if normalInGroup {
+			if got < k.S.IdleMinGranularity || got >= k.minGranularity {
+				t.Errorf("normal in g: slice %d, want the share, above the idle floor %d and below min_granularity %d", got, k.S.IdleMinGranularity, k.minGranularity)
+			}
+		} else if got != k.minGranularity {
+			t.Errorf("g all idle: slice %d, want min_granularity %d", got, k.minGranularity)
+		}
+	}
+}

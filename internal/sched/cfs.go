@@ -63,7 +63,10 @@ func (k *Kernel) schedSlice(c *CfsRq, se *SchedEntity) uint64 {
 		slice = calcDelta(slice, s.Load.Weight, load)
 	}
 	if k.S.BaseSliceFeat {
-		if seIsIdle(se) && !cfsRqIsIdle(c) {
+		// An idle entity's floor is idle_min_granularity unless
+		// everything queued on its cfs_rq is idle too (the loop walks
+		// qcfs_rq and leaves cfs_rq the entity's own).
+		if seIsIdle(se) && !schedIdleCfsRq(c) {
 			minGran = k.S.IdleMinGranularity
 		} else {
 			minGran = k.minGranularity
@@ -75,8 +78,9 @@ func (k *Kernel) schedSlice(c *CfsRq, se *SchedEntity) uint64 {
 	return slice
 }
 
-// cfsRqIsIdle mirrors fair.c:cfs_rq_is_idle (v6.0; idle groups are not modelled).
-func cfsRqIsIdle(c *CfsRq) bool { return false }
+// schedIdleCfsRq mirrors fair.c:sched_idle_cfs_rq (v6.0): everything
+// queued on c is idle (idle groups are not modelled: SCHED_IDLE tasks).
+func schedIdleCfsRq(c *CfsRq) bool { return c.NrQueued != 0 && c.NrQueued == int(c.IdleNrQueued) }
 
 // schedVslice mirrors fair.c:sched_vslice (v6.0).
 func (k *Kernel) schedVslice(c *CfsRq, se *SchedEntity) uint64 {

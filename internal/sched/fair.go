@@ -264,6 +264,9 @@ func (k *Kernel) accountEntityEnqueue(c *CfsRq, se *SchedEntity) {
 		c.rq.cfsTasksAdd(se)
 	}
 	c.NrQueued++
+	if seIsIdle(se) {
+		c.IdleNrQueued++
+	}
 }
 
 // accountEntityDequeue mirrors fair.c:account_entity_dequeue (v6.19).
@@ -273,6 +276,9 @@ func (k *Kernel) accountEntityDequeue(c *CfsRq, se *SchedEntity) {
 		c.rq.cfsTasksDel(se)
 	}
 	c.NrQueued--
+	if seIsIdle(se) {
+		c.IdleNrQueued--
+	}
 }
 
 // seUpdateRunnable mirrors fair.c:se_update_runnable (v6.19).

@@ -80,9 +80,13 @@ func (k *Kernel) checkCfsRq(c *CfsRq) {
 		sumWeight += seWeight(se)
 	}
 	ents := c.Entities()
+	idleQueued := 0
 	for _, se := range ents {
 		weight += se.Load.Weight
 		queued++
+		if seIsIdle(se) {
+			idleQueued++
+		}
 		if se.IsTask() {
 			hQueued++
 			if !se.SchedDelayed {
@@ -99,6 +103,9 @@ func (k *Kernel) checkCfsRq(c *CfsRq) {
 	}
 	if queued != c.NrQueued {
 		panic(fmt.Sprintf("sched: invariant: %s nr_queued %d, %d entities", where, c.NrQueued, queued))
+	}
+	if idleQueued != int(c.IdleNrQueued) {
+		panic(fmt.Sprintf("sched: invariant: %s idle_nr_running %d, %d idle entities", where, c.IdleNrQueued, idleQueued))
 	}
 	if hQueued != c.HNrQueued || hRunnable != c.HNrRunnable {
 		panic(fmt.Sprintf("sched: invariant: %s h_nr_queued/h_nr_runnable %d/%d, recomputed %d/%d", where, c.HNrQueued, c.HNrRunnable, hQueued, hRunnable))

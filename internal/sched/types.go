@@ -239,10 +239,15 @@ type CfsRq struct {
 
 	Next, Last, Skip *SchedEntity
 
-	Removed                Removed
-	TgLoadAvgContrib       uint64
-	LastUpdateTgLoadAvg    uint64
-	Propagate              bool
+	Removed             Removed
+	TgLoadAvgContrib    uint64
+	LastUpdateTgLoadAvg uint64
+	Propagate           bool
+	// IdleNrQueued is v6.0's idle_nr_running: the entities queued here
+	// that are idle (SCHED_IDLE tasks; idle groups are not modelled),
+	// for sched_idle_cfs_rq. (An int32 in Propagate's padding: the
+	// struct stays five cache lines, TestSlotLines.)
+	IdleNrQueued           int32
 	PropRunnableSum        int64
 	HLoad                  uint64
 	LastHLoadUpdate        uint64
