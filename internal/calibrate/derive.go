@@ -139,13 +139,15 @@ const (
 //	context_switch_ns      = RTT(same CPU)/2 − (write + read of 100 B, the shared table's:
 //	                         the ping-pong's threads share it)
 //	context_switch_mm_ns   = hop(ring of 8 processes) − hop(ring of 8 threads), on one CPU
-//	ipi_same_llc_ns        = RTT(same LLC)/2 − (write + read of 100 B) − context_switch
+//	ipi_same_llc_ns        = RTT(the nearest pair of two CPUs: SMT siblings, else a
+//	                         cluster inside the LLC, else the LLC)/2 − (write + read of 100 B) − context_switch
 //	                         − the exit latency of the idle state the governor picks for RTT/2
 //	                         − the pipe's lines a hop moves (kobj.PipeHopLines, 10 for
 //	                           100 B) × the line bounce measured at that distance, which
 //	                           the model charges apart (model_kobj_lines)
 //	ipi_other_llc/node_ns  = the same for CPUs in another LLC / node
 //	line_*_ns              = one-way cache-line bounce latency by distance
+//	                         (line_same_cluster_ns only where a cluster is smaller than its LLC)
 //	smt_factor             = throughput beside a busy sibling / alone
 //	mem_bw_core_gbps       = copy bandwidth of one thread
 //	mem_bw_llc/node_gbps   = the most any thread count reached within one LLC / node
@@ -210,7 +212,7 @@ func Derive(m *Measurements, spec *topology.MachineSpec) []Setting {
 	if m.RingThreads > 0 && m.RingProcs > 0 {
 		add("context_switch_mm_ns", math.Max(0, m.RingProcs-m.RingThreads), fmt.Sprintf("token ring of %d processes against %d threads on cpu %d: %.0f − %.0f ns a hop", RingSize, RingSize, m.RingCPU, m.RingProcs, m.RingThreads))
 	}
-	ipiKey := map[costmodel.Distance]string{costmodel.SameCore: "ipi_same_llc_ns", costmodel.SameLLC: "ipi_same_llc_ns", costmodel.OtherLLC: "ipi_other_llc_ns", costmodel.OtherNode: "ipi_other_node_ns"}
+	ipiKey := map[costmodel.Distance]string{costmodel.SameCore: "ipi_same_llc_ns", costmodel.SameCluster: "ipi_same_llc_ns", costmodel.SameLLC: "ipi_same_llc_ns", costmodel.OtherLLC: "ipi_other_llc_ns", costmodel.OtherNode: "ipi_other_node_ns"}
 	done := map[string]bool{}
 	idleNote := ""
 	for _, pp := range orderedPingPongs(m.PingPong) {
@@ -248,7 +250,7 @@ func Derive(m *Measurements, spec *topology.MachineSpec) []Setting {
 	if idleNote != "" {
 		out = append(out, Setting{"idle_exit_ns", 0, idleNote})
 	}
-	lineKey := map[costmodel.Distance]string{costmodel.SameLLC: "line_same_llc_ns", costmodel.OtherLLC: "line_other_llc_ns", costmodel.OtherNode: "line_other_node_ns"}
+	lineKey := map[costmodel.Distance]string{costmodel.SameCluster: "line_same_cluster_ns", costmodel.SameLLC: "line_same_llc_ns", costmodel.OtherLLC: "line_other_llc_ns", costmodel.OtherNode: "line_other_node_ns"}
 	for _, lb := range m.Lines {
 		if key := lineKey[lb.Dist]; key != "" && !done[key] {
 			add(key, lb.OneWay, fmt.Sprintf("cache-line bounce cpu %d ↔ %d (%s), one way", lb.A, lb.B, lb.Dist))

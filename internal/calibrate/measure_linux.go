@@ -397,7 +397,8 @@ type cpuPair struct {
 }
 
 // cpuPairs picks one pair of CPUs per distance the host has: the same
-// CPU, SMT siblings, the same LLC, another LLC of the node, another node.
+// CPU, SMT siblings, a cluster inside the LLC, the same LLC, another LLC
+// of the node, another node.
 func cpuPairs(spec *topology.MachineSpec) []cpuPair {
 	out := []cpuPair{{0, 0, costmodel.SameCPU}}
 	seen := map[costmodel.Distance]bool{costmodel.SameCPU: true}

@@ -53,9 +53,12 @@ type Table struct {
 	IdleExit engine.Time
 	// LineSameLLC and LineOther[a][b] are the costs of reading a cache
 	// line that other CPUs of the target's LLC write, from within that
-	// LLC and from a CPU of node a when the LLC is on node b.
-	LineSameLLC engine.Time
-	LineOther   [][]engine.Time
+	// LLC and from a CPU of node a when the LLC is on node b;
+	// LineSameCluster between two cores of a cluster inside the LLC
+	// (SubLLCClusters).
+	LineSameLLC     engine.Time
+	LineSameCluster engine.Time
+	LineOther       [][]engine.Time
 
 	// Cache refill (CacheRefill): cache sizes in bytes; the turnover rate
 	// of an absent task's lines in bytes per µs; refill costs in
@@ -83,9 +86,13 @@ type Table struct {
 	cpus []cpuLoc
 }
 
-// cpuLoc is where a CPU is: its SMT core, LLC and node (topology.CPUSpec's
-// ids).
-type cpuLoc struct{ core, llc, node int32 }
+// cpuLoc is where a CPU is: its SMT core, its cluster when that is
+// smaller than its LLC (SubLLCClusters; -1 otherwise), its LLC and node
+// (topology.CPUSpec's ids).
+type cpuLoc struct{ core, cluster, llc, node int32 }
+
+// sameCluster says whether a and b share a cluster inside their LLC.
+func sameCluster(a, b cpuLoc) bool { return a.cluster >= 0 && a.cluster == b.cluster }
 
 // KthreadCosts are the work of one run of each kernel thread of a quiet
 // server, in ns at capacity 1024 and maximum frequency (the
@@ -235,8 +242,13 @@ func None(spec *topology.MachineSpec) *Table {
 func (t *Table) machine(spec *topology.MachineSpec) {
 	n := len(spec.CPUs)
 	t.cpus = make([]cpuLoc, n)
+	sub := SubLLCClusters(spec)
 	for i, c := range spec.CPUs {
-		t.cpus[i] = cpuLoc{int32(c.Core), int32(c.LLC), int32(c.Node)}
+		cl := int32(-1)
+		if sub[c.Cluster] {
+			cl = int32(c.Cluster)
+		}
+		t.cpus[i] = cpuLoc{int32(c.Core), cl, int32(c.LLC), int32(c.Node)}
 	}
 }
 
@@ -275,6 +287,7 @@ func Compile(p *Params, spec *topology.MachineSpec) *Table {
 	t.IPISameLLC = p.IPISameLLC
 	t.IdleExit = p.IdleExit
 	t.LineSameLLC = p.LineSameLLC
+	t.LineSameCluster = p.LineSameCluster
 	t.PrivateBytes, t.LLCBytes = p.PrivateCacheKiB*1024, p.LLCKiB*1024
 	t.TaskStateBytes = p.TaskState
 	t.FillBytesPerUs = bpus(p.CacheFillBW)
@@ -318,6 +331,8 @@ func (t *Table) Distance(a, b cpumask.CPU) Distance {
 		return SameCPU
 	case t.cpus[a].core == t.cpus[b].core:
 		return SameCore
+	case sameCluster(t.cpus[a], t.cpus[b]):
+		return SameCluster
 	case t.cpus[a].llc == t.cpus[b].llc:
 		return SameLLC
 	case t.cpus[a].node == t.cpus[b].node:
@@ -363,7 +378,8 @@ func (t *Table) LLCLineRead(reader, target cpumask.CPU) engine.Time {
 // last wrote: nothing when they share their private caches (the same CPU
 // or SMT siblings) or when from is cpumask.None (nobody wrote it: a cold
 // miss, which the system-call costs already include), a transfer within
-// the LLC (line_same_llc_ns), or from another LLC or node (line_other_*).
+// a cluster inside the LLC (line_same_cluster_ns), within the LLC
+// (line_same_llc_ns), or from another LLC or node (line_other_*).
 func (t *Table) LineTransfer(from, to cpumask.CPU) engine.Time {
 	if from == cpumask.None || from == to {
 		return 0
@@ -372,6 +388,8 @@ func (t *Table) LineTransfer(from, to cpumask.CPU) engine.Time {
 	switch {
 	case a.core == b.core:
 		return 0
+	case sameCluster(a, b):
+		return t.LineSameCluster
 	case a.llc == b.llc:
 		return t.LineSameLLC
 	case t.LineOther != nil:
@@ -438,7 +456,7 @@ func (t *Table) CacheRefill(from, to cpumask.CPU, footprint int64, away engine.T
 	switch t.Distance(from, to) {
 	case SameCPU, SameCore:
 		fs = mul(max(0, min(P, warmL)-warmP), t.RefillLLCFs).add(mul(cold, t.RefillMemFs))
-	case SameLLC:
+	case SameCluster, SameLLC:
 		fs = mul(min(P, warmL), t.RefillLLCFs).add(mul(cold, t.RefillMemFs))
 	default:
 		na, nb := t.cpus[to].node, t.cpus[from].node

@@ -452,3 +452,54 @@ func TestUnixBase(t *testing.T) {
 		}
 	}
 }
+
+// A cluster smaller than its LLC is its own distance (Kunpeng 920's four
+// cores on one L3 tag, eight such clusters a die); a cluster that is the
+// LLC (Zen3's CCX, a HiKey cluster) is not. LineTransfer charges
+// line_same_cluster_ns inside the cluster, line_same_llc_ns beyond it,
+// and refills from the LLC either way.
+func TestSameClusterDistance(t *testing.T) {
+	kp := preset(t, "kunpeng920-128")
+	p := mustFor(t, kp)
+	p.LineSameCluster, p.LineSameLLC = 20, 45
+	tab := Compile(p, kp)
+	for _, c := range []struct {
+		b    cpumask.CPU
+		want Distance
+		line engine.Time
+	}{
+		{1, SameCluster, 20}, {3, SameCluster, 20}, // cluster 0 is CPUs 0-3
+		{4, SameLLC, 45}, {31, SameLLC, 45}, // the die's other clusters
+		{32, OtherNode, 0},
+	} {
+		if got := DistanceOf(kp, 0, c.b); got != c.want {
+			t.Errorf("kunpeng DistanceOf(0, %d) = %v, want %v", c.b, got, c.want)
+		}
+		if got := tab.Distance(0, c.b); got != c.want {
+			t.Errorf("kunpeng Table.Distance(0, %d) = %v, want %v", c.b, got, c.want)
+		}
+		if c.line != 0 {
+			if got := tab.LineTransfer(0, c.b); got != c.line {
+				t.Errorf("LineTransfer(0, %d) = %d, want %d", c.b, got, c.line)
+			}
+		}
+	}
+	// The same refill from a cluster-mate as from elsewhere in the die.
+	if a, b := tab.CacheRefill(1, 0, 1<<20, 0, 0), tab.CacheRefill(4, 0, 1<<20, 0, 0); a != b || a == 0 {
+		t.Errorf("CacheRefill from the cluster %d, from the die %d: want equal and non-zero", a, b)
+	}
+	// Setting line_same_cluster_ns to line_same_llc_ns turns it off.
+	p.LineSameCluster = p.LineSameLLC
+	if off := Compile(p, kp); off.LineTransfer(0, 1) != off.LineTransfer(0, 4) {
+		t.Error("line_same_cluster_ns = line_same_llc_ns still tells the cluster apart")
+	}
+	for _, name := range []string{"zen3-2s-nps1", "hikey"} {
+		s := preset(t, name)
+		if len(SubLLCClusters(s)) != 0 {
+			t.Errorf("%s: clusters %v counted as inside an LLC", name, SubLLCClusters(s))
+		}
+		if got := DistanceOf(s, 0, 1); got != SameLLC {
+			t.Errorf("%s: DistanceOf(0, 1) = %v, want same-llc", name, got)
+		}
+	}
+}

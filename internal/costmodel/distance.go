@@ -10,14 +10,15 @@ import (
 type Distance int
 
 const (
-	SameCPU   Distance = iota
-	SameCore           // SMT siblings: they share the private caches
-	SameLLC            // the same last-level cache (a cluster counts as the LLC's)
-	OtherLLC           // another LLC of the same NUMA node
-	OtherNode          // another NUMA node
+	SameCPU     Distance = iota
+	SameCore             // SMT siblings: they share the private caches
+	SameCluster          // the same cluster inside a larger LLC (SubLLCCluster)
+	SameLLC              // the same last-level cache
+	OtherLLC             // another LLC of the same NUMA node
+	OtherNode            // another NUMA node
 )
 
-var distanceNames = [...]string{"same-cpu", "same-core", "same-llc", "other-llc", "other-node"}
+var distanceNames = [...]string{"same-cpu", "same-core", "same-cluster", "same-llc", "other-llc", "other-node"}
 
 func (d Distance) String() string {
 	if d < 0 || int(d) >= len(distanceNames) {
@@ -34,12 +35,51 @@ func DistanceOf(spec *topology.MachineSpec, a, b cpumask.CPU) Distance {
 		return SameCPU
 	case ca.Core == cb.Core:
 		return SameCore
+	case ca.LLC == cb.LLC && ca.Cluster == cb.Cluster && SubLLCClusters(spec)[ca.Cluster]:
+		return SameCluster
 	case ca.LLC == cb.LLC:
 		return SameLLC
 	case ca.Node == cb.Node:
 		return OtherLLC
 	}
 	return OtherNode
+}
+
+// SubLLCClusters marks the clusters of spec (by id) that hold more than
+// one core and fewer CPUs than the LLC they are in: Kunpeng 920's
+// clusters of four cores sharing an L3 tag inside a die's L3,
+// Jacobsville's and the E-core modules' shared L2s. Two cores of such a
+// cluster exchange lines faster than two cores of the LLC
+// (line_same_cluster_ns). A cluster that is its LLC (Zen's CCX, a
+// big.LITTLE cluster with its own L2), spans several, or is one core (a
+// machine without clusters, whose cluster_cpus are the core's threads) is
+// not one: its CPUs are SameLLC or SameCore.
+func SubLLCClusters(spec *topology.MachineSpec) map[int]bool {
+	clusterCPUs := map[int]int{}
+	llcCPUs := map[int]int{}
+	llcOf := map[int]int{}
+	coreOf := map[int]int{}
+	several := map[int]bool{} // more than one core
+	spans := map[int]bool{}
+	for _, c := range spec.CPUs {
+		clusterCPUs[c.Cluster]++
+		llcCPUs[c.LLC]++
+		if l, ok := llcOf[c.Cluster]; ok && l != c.LLC {
+			spans[c.Cluster] = true
+		}
+		llcOf[c.Cluster] = c.LLC
+		if k, ok := coreOf[c.Cluster]; ok && k != c.Core {
+			several[c.Cluster] = true
+		}
+		coreOf[c.Cluster] = c.Core
+	}
+	out := map[int]bool{}
+	for cl, n := range clusterCPUs {
+		if several[cl] && !spans[cl] && n < llcCPUs[llcOf[cl]] {
+			out[cl] = true
+		}
+	}
+	return out
 }
 
 // nodeFrac places the node distance of CPUs a and b between a local access

@@ -22,7 +22,7 @@ func (p *Params) IPILatency(spec *topology.MachineSpec, from, to cpumask.CPU) en
 	switch d := DistanceOf(spec, from, to); d {
 	case SameCPU:
 		return 0
-	case SameCore, SameLLC:
+	case SameCore, SameCluster, SameLLC:
 		return p.IPISameLLC
 	default:
 		return ns(lerp(float64(p.IPIOtherLLC), float64(p.IPIOtherNode), nodeFrac(spec, from, to)))
@@ -34,7 +34,7 @@ func (p *Params) IPILatency(spec *topology.MachineSpec, from, to cpumask.CPU) en
 // LineOtherLLC to LineOtherNode (interpolated by SLIT distance) beyond.
 func (p *Params) LLCLineRead(spec *topology.MachineSpec, reader, target cpumask.CPU) engine.Time {
 	switch d := DistanceOf(spec, reader, target); d {
-	case SameCPU, SameCore, SameLLC:
+	case SameCPU, SameCore, SameCluster, SameLLC:
 		return p.LineSameLLC
 	default:
 		return ns(lerp(float64(p.LineOtherLLC), float64(p.LineOtherNode), nodeFrac(spec, reader, target)))
@@ -82,7 +82,7 @@ func (p *Params) CacheRefill(spec *topology.MachineSpec, from, to cpumask.CPU, f
 	switch d := DistanceOf(spec, from, to); d {
 	case SameCPU, SameCore:
 		t = math.Max(0, math.Min(P, warmL)-warmP)/p.RefillLLCBW + cold/p.RefillMemoryBW
-	case SameLLC:
+	case SameCluster, SameLLC:
 		t = math.Min(P, warmL)/p.RefillLLCBW + cold/p.RefillMemoryBW
 	default:
 		f := nodeFrac(spec, from, to)

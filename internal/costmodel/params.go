@@ -160,6 +160,11 @@ type Params struct {
 	// the same LLC has written (sd_llc_shared->has_idle_cores and
 	// nr_busy_cpus, a remote rq's fields): a cache-to-cache transfer.
 	LineSameLLC engine.Time `cost:"line_same_llc_ns" unit:"ns" range:"0,1e6"`
+	// LineSameCluster is the same between two cores of a cluster that is
+	// smaller than its LLC (SubLLCClusters: Kunpeng 920's four cores on
+	// one L3 tag); where clusters are LLCs it is not used. Setting it to
+	// line_same_llc_ns turns the distinction off.
+	LineSameCluster engine.Time `cost:"line_same_cluster_ns" unit:"ns" range:"0,1e6"`
 	// LineOtherLLC is the same when the writer is in another LLC of the
 	// node.
 	LineOtherLLC engine.Time `cost:"line_other_llc_ns" unit:"ns" range:"0,1e6"`

@@ -794,7 +794,7 @@ func (k *Kernel) TryToWakeUp(p *Task, wakeFlags int) bool {
 	prev := p.WakeCPU
 	cpu := k.selectTaskRq(p, prev, &wakeFlags)
 	k.decide(DecisionWakeup, p, prev, cpu)
-	k.chargeWakeupPath(thisRq, before, cpu)
+	k.chargeWakeupPath(thisRq, before, p.cpu, cpu)
 	if cpu != p.cpu {
 		wakeFlags |= WFMigrated
 		k.setTaskCPU(p, cpu)

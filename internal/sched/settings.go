@@ -141,6 +141,21 @@ type Settings struct {
 	// 0.1100 to 0.1017 (docs/costs.md, "Shared lines of the wakeup path").
 	LLCSharedLines bool `sysctl:"model_llc_shared_lines"`
 
+	// RemoteEnqueueLines makes a wakeup onto another CPU pay, beside
+	// remote_enqueue_ns, for the cache lines try_to_wake_up moves
+	// (RemoteEnqueueTaskLines of the wakee's, which its last CPU wrote:
+	// p->pi_lock and the line with __state and on_rq; RemoteEnqueueRqLines
+	// of the target runqueue's, which the target CPU wrote: the lock or the
+	// wake_list head, and nr_running with the clock), each at the cost of
+	// the distance it crosses (costmodel.Table.LineTransfer). The waker
+	// pays them all, also those the target's sched_ttwu_pending would
+	// take after a queued wakeup (a simplification: they lengthen the
+	// wakee's latency there, the waker's run here). Off: only
+	// remote_enqueue_ns is charged (with it set to 300 on zen3, the flat
+	// cost that stood for the lines inside a CCX before they were
+	// charged by distance). On in every baseline.
+	RemoteEnqueueLines bool `sysctl:"model_remote_enqueue_lines"`
+
 	// NohzRdLines models the balancer's other many-writer cache lines as
 	// cache lines (issue 14's, the way LLCSharedLines models
 	// sd_llc_shared): fair.c's global nohz structure (nr_cpus,
@@ -631,7 +646,8 @@ func Baseline(kernel string) (Settings, error) {
 		KobjLocks: true,
 		KobjLines: true,
 		// sd_llc_shared's has_idle_cores as a cache line: every version
-		LLCSharedLines: true,
+		LLCSharedLines:     true,
+		RemoteEnqueueLines: true,
 		// fdget's reference on a shared table: every version (the
 		// files->count == 1 fast path is older than v5.12)
 		SharedFdTable: true,

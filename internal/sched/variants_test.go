@@ -163,6 +163,7 @@ func TestIdleCoresNoSMT(t *testing.T) {
 func TestIdleCoresNoSMTCostsTime(t *testing.T) {
 	run := func(s Settings) (reads, overhead uint64) {
 		s.NohzRdLines = false // the sd_llc_shared line's cost alone
+		s.RemoteEnqueueLines = false
 		r := newRigSettings(t, "hikey", s)
 		k := r.k
 		k.costsOn = true

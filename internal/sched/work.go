@@ -314,10 +314,11 @@ func (k *Kernel) ipiLatency(from, to cpumask.CPU) engine.Time {
 // read of the target LLC's sd_llc_shared line (written by that LLC's CPUs
 // on idle entry and exit) per test_idle_cores — or, with
 // Settings.LLCSharedLines, what moving the sd_llc_shared line to this CPU
-// took for those loads and set_idle_cores's stores —, and RemoteEnqueue when the
-// wakee goes to another CPU. Nothing is charged when rq is idle (a timer
+// took for those loads and set_idle_cores's stores —, and RemoteEnqueue with
+// its lines (remoteEnqueueLines) when the wakee, which last ran on last,
+// goes to another CPU. Nothing is charged when rq is idle (a timer
 // wakeup from an idle CPU) or without the cost model.
-func (k *Kernel) chargeWakeupPath(rq *Rq, before WakeupCounters, target cpumask.CPU) {
+func (k *Kernel) chargeWakeupPath(rq *Rq, before WakeupCounters, last, target cpumask.CPU) {
 	if !k.costsOn {
 		return
 	}
@@ -330,10 +331,33 @@ func (k *Kernel) chargeWakeupPath(rq *Rq, before WakeupCounters, target cpumask.
 		parts[CostLLCShared] = engine.Time(reads) * k.Costs.LLCLineRead(rq.CPU, target)
 	}
 	if target != rq.CPU {
-		parts[CostRemoteEnqueue] = k.Costs.RemoteEnqueue
+		parts[CostRemoteEnqueue] = k.Costs.RemoteEnqueue + k.remoteEnqueueLines(rq.CPU, last, target)
 	}
 	parts[CostFindDst] = k.findDstCost(rq, before)
 	k.chargeParts(&parts)
+}
+
+// RemoteEnqueueTaskLines and RemoteEnqueueRqLines are the cache lines a
+// wakeup onto another CPU moves to the waker (Settings.RemoteEnqueueLines;
+// counted from what try_to_wake_up touches in v6.x, not measured): the
+// wakee's p->pi_lock and its __state/on_rq line, last written on the CPU
+// it last ran on, and the target runqueue's lock or wake_list head and
+// its nr_running/clock line, last written by the target CPU.
+const (
+	RemoteEnqueueTaskLines = 2
+	RemoteEnqueueRqLines   = 2
+)
+
+// remoteEnqueueLines is what waking a task that last ran on last onto
+// target costs the waker on cpu in cache lines: the task's lines from
+// last and the runqueue's from target, by distance
+// (costmodel.Table.LineTransfer: nothing from the same core); nothing
+// without Settings.RemoteEnqueueLines.
+func (k *Kernel) remoteEnqueueLines(cpu, last, target cpumask.CPU) engine.Time {
+	if !k.S.RemoteEnqueueLines {
+		return 0
+	}
+	return RemoteEnqueueTaskLines*k.Costs.LineTransfer(last, cpu) + RemoteEnqueueRqLines*k.Costs.LineTransfer(target, cpu)
 }
 
 // chargeFindDst charges the task running on rq for the slow path's reads
