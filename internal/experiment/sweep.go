@@ -84,6 +84,9 @@ func parsePlan(name string, data []byte) (*Plan, error) {
 	if q := p.Sequential; q != nil && (q.MinRuns < 1 || q.MinRuns >= p.Runs || !(q.WithinPct > 0 && q.WithinPct <= 100)) {
 		return nil, fmt.Errorf("%s: sequential: min_runs %d of %d runs, within_pct %g: not a valid stopping rule", name, q.MinRuns, p.Runs, q.WithinPct)
 	}
+	if err := p.checkColumns(); err != nil {
+		return nil, fmt.Errorf("%s: %v", name, err)
+	}
 	for _, w := range p.Workloads {
 		if w.Param.Index >= len(w.Args) || len(w.Param.Values) == 0 {
 			return nil, fmt.Errorf("%s: workload %s: ranged argument %d of %d", name, w.Name, w.Param.Index, len(w.Args))
@@ -230,8 +233,8 @@ func (p *Plan) Check(pt *Point, r *Record) error {
 		return fmt.Errorf("key %q, expected %q", r.Key, pt.Key)
 	case r.Experiment != p.Name:
 		return fmt.Errorf("experiment %q, expected %q", r.Experiment, p.Name)
-	case r.Machine != p.Machines[pt.Machine].Label || r.Kernel != pt.Kernel || r.Variant != pt.Variant:
-		return fmt.Errorf("machine/kernel/variant %s/%s/%s, expected %s/%s/%s", r.Machine, r.Kernel, r.Variant, p.Machines[pt.Machine].Label, pt.Kernel, pt.Variant)
+	case r.Machine != p.Machines[pt.Machine].Label || r.Kernel != p.ColumnKernel(pt.Variant, pt.Kernel) || r.Variant != pt.Variant:
+		return fmt.Errorf("machine/kernel/variant %s/%s/%s, expected %s/%s/%s", r.Machine, r.Kernel, r.Variant, p.Machines[pt.Machine].Label, p.ColumnKernel(pt.Variant, pt.Kernel), pt.Variant)
 	case r.Workload.Name != w.Name || r.Workload.Tool != w.Tool || strings.Join(r.Workload.Args, "\x00") != strings.Join(args, "\x00"):
 		return fmt.Errorf("workload %s %q, expected %s %q", r.Workload.Tool, r.Workload.Args, w.Tool, args)
 	case r.Run != pt.Run || r.Seed != pt.Seed:

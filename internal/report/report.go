@@ -249,7 +249,7 @@ func latencyCDFs(plan *experiment.Plan, recs []*experiment.Record) ([]*Plot, err
 				continue // the first group of a workload only
 			}
 			groups[r.Workload.Name] = info.LatencyGroup
-			k := cfgKey{r.Machine, r.Kernel, r.Workload.Name, r.Param.Value}
+			k := cfgKey{r.Machine, plan.TableKernel(r), r.Workload.Name, r.Param.Value}
 			if data[k] == nil {
 				data[k] = map[string]*acc{}
 			}

@@ -93,12 +93,20 @@ type Table struct {
 	Metric   MetricInfo `json:"metric"`
 	Stat     Stat       `json:"-"`
 	Variants []string   `json:"variants"`
-	Loads    []string   `json:"loads"`
-	Cells    [][]Cell   `json:"cells"` // [load][variant]
-	Test     Test       `json:"-"`
-	Alpha    float64    `json:"alpha"`
-	Conf     float64    `json:"confidence"`
-	Seed     uint64     `json:"seed"`
+	// ColumnKernels are the kernels of the columns, tip first, when
+	// they differ (a comparison across kernels); nil when every column
+	// runs Kernel.
+	ColumnKernels []string `json:"column_kernels,omitempty"`
+	// ColumnFlags say, for each column, what it adds to tip as
+	// `schedlab run` flags ("" for tip and a column of one variant);
+	// nil when no column is more than its variant.
+	ColumnFlags []string `json:"column_flags,omitempty"`
+	Loads       []string `json:"loads"`
+	Cells       [][]Cell `json:"cells"` // [load][variant]
+	Test        Test     `json:"-"`
+	Alpha       float64  `json:"alpha"`
+	Conf        float64  `json:"confidence"`
+	Seed        uint64   `json:"seed"`
 	// Sequential is the plan's stopping rule for runs (nil: every cell
 	// has the plan's runs).
 	Sequential *experiment.Sequential `json:"sequential,omitempty"`
@@ -155,7 +163,7 @@ func Analyze(p *experiment.Plan, recs []*experiment.Record, opt AnalyzeOptions) 
 		if r == nil {
 			continue
 		}
-		g := group{r.Machine, r.Kernel, r.Workload.Name, r.Variant, r.Param.Value}
+		g := group{r.Machine, p.TableKernel(r), r.Workload.Name, r.Variant, r.Param.Value}
 		byGroup[g] = append(byGroup[g], r)
 	}
 	for _, rs := range byGroup {
@@ -184,6 +192,7 @@ func Analyze(p *experiment.Plan, recs []*experiment.Record, opt AnalyzeOptions) 
 						Command: w.Param.DisplayRanged(w.Tool, w.Args), Param: w.Param.Name, Metric: info,
 						Variants: p.Variants, Loads: w.Param.Values, Test: opt.Test, Alpha: opt.Alpha, Conf: opt.Confidence, Seed: p.Seed, Sequential: p.Sequential, MaxRuns: p.Runs}
 					t.Stat = t.Metric.Stat
+					t.describeColumns(p, k)
 					if opt.Test == UTest {
 						t.Stat = Median
 					}
@@ -217,6 +226,28 @@ func Analyze(p *experiment.Plan, recs []*experiment.Record, opt AnalyzeOptions) 
 		}
 	}
 	return tables, nil
+}
+
+// describeColumns fills in the columns' kernels and flags where tip runs
+// kernel.
+func (t *Table) describeColumns(p *experiment.Plan, kernel string) {
+	mixed, defined := false, false
+	kernels := make([]string, len(t.Variants))
+	flags := make([]string, len(t.Variants))
+	for i, v := range t.Variants {
+		kernels[i] = p.ColumnKernel(v, kernel)
+		mixed = mixed || kernels[i] != kernel
+		if c, ok := p.Column(v); ok && !(c.Kernel == "" && len(c.Variants) == 1 && c.Variants[0] == v && len(c.Features)+len(c.Sysctls) == 0) {
+			flags[i] = c.Flags()
+			defined = true
+		}
+	}
+	if mixed {
+		t.ColumnKernels = kernels
+	}
+	if defined {
+		t.ColumnFlags = flags
+	}
 }
 
 // describeFromRecords describes a table's metric with the direction its
@@ -476,7 +507,7 @@ func SchedstatComparisons(p *experiment.Plan, recs []*experiment.Record) []*Sche
 		if r == nil || r.Schedstat == nil {
 			continue
 		}
-		g := gk{r.Machine, r.Kernel, r.Workload.Name, r.Variant, r.Param.Value}
+		g := gk{r.Machine, p.TableKernel(r), r.Workload.Name, r.Variant, r.Param.Value}
 		if sums[g] == nil {
 			sums[g] = &schedstat.Totals{}
 		}
