@@ -202,8 +202,13 @@ func (c Cell) MarshalJSON() ([]byte, error) {
 		Pct         *float64  `json:"pct"`
 		P           *float64  `json:"p"`
 		Significant bool      `json:"significant"`
+		MMTests     *MMTests  `json:"mmtests,omitempty"`
 	}
-	return json.Marshal(cell{len(c.Values), c.Values, num(c.Center), num(c.Lo), num(c.Hi), num(c.Stddev), num(c.CV), num(c.Pct), num(c.P), c.Significant})
+	var mm *MMTests
+	if len(c.Values) > 0 {
+		mm = &c.MMTests
+	}
+	return json.Marshal(cell{len(c.Values), c.Values, num(c.Center), num(c.Lo), num(c.Hi), num(c.Stddev), num(c.CV), num(c.Pct), num(c.P), c.Significant, mm})
 }
 
 func num(f float64) *float64 {

@@ -127,6 +127,9 @@ type Cell struct {
 	Hi     float64 `json:"hi"`
 	Stddev float64 `json:"stddev"`
 	CV     float64 `json:"cv_pct"`
+	// MMTests are the statistics mmtests' compare-kernels prints
+	// (FormatMMTests).
+	MMTests MMTests `json:"mmtests"`
 	// Pct is the change of Center from tip's, in percent, positive when
 	// better; 0 for tip.
 	Pct float64 `json:"pct"`
@@ -292,6 +295,7 @@ func (t *Table) summarize(row []Cell, warn map[string]bool) {
 			continue
 		}
 		c.Stddev, c.CV = stddev(c.Values)
+		c.MMTests = mmtestsOf(c.Values, t.Metric.HigherBetter(), t.Metric.Stat == HMean)
 		xs := append([]float64(nil), c.Values...)
 		if harmonic {
 			for j, x := range xs {
@@ -455,16 +459,7 @@ func stddev(xs []float64) (sd, cv float64) {
 	if len(xs) < 2 {
 		return 0, 0
 	}
-	var sum float64
-	for _, x := range xs {
-		sum += x
-	}
-	mean := sum / float64(len(xs))
-	var ss float64
-	for _, x := range xs {
-		ss += (x - mean) * (x - mean)
-	}
-	sd = math.Sqrt(ss / float64(len(xs)-1))
+	mean, sd := stat.MeanStdDev(xs, nil)
 	if mean != 0 {
 		cv = sd / math.Abs(mean) * 100
 	}
