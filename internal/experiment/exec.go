@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"context"
 	"path/filepath"
 
 	"github.com/schedlab/schedlab/internal/engine"
@@ -51,8 +52,13 @@ func (p *Plan) RunConfig(pt *Point, dir string) sim.Config {
 // read from ("" if none). progress, if set, is called with the fraction
 // of the benchmark done.
 func Execute(p *Plan, pt *Point, dir string, progress func(float64)) (*Record, error) {
+	return execute(context.Background(), p, pt, dir, progress)
+}
+
+// execute is Execute stopped when ctx is done (sim.Options.Context).
+func execute(ctx context.Context, p *Plan, pt *Point, dir string, progress func(float64)) (*Record, error) {
 	cfg := p.RunConfig(pt, dir)
-	opt := sim.Options{Progress: progress}
+	opt := sim.Options{Progress: progress, Context: ctx}
 	var occ *occupancyWriter
 	var tr *observe.Tracer
 	if pt.Trace {
