@@ -45,7 +45,7 @@ func TestMMTestsStatistics(t *testing.T) {
 	near("hmean", m.Mean, h)
 	near("hstddev", m.Stddev, hsd)
 	near("hcoeffvar", m.CoeffVar, 100*hsd/h)
-	near("BHmean-50", m.Best[0], 4)                // int(1.5) = 1: the highest
+	near("BHmean-50", m.Best[0], 4)               // int(1.5) = 1: the highest
 	near("BHmean-95", m.Best[1], 2/(1/4.0+1/2.0)) // int(2.85) = 2
 	// One run has no spread: NaN, and CoeffVar 0 as mmtests prints it.
 	m = mmtestsOf([]float64{5}, false, false)
