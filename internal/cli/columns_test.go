@@ -282,3 +282,38 @@ func TestCompareOutReport(t *testing.T) {
 		t.Errorf("--resume: exit %d (%s):\n%s\nwant\n%s", code, errOut, again, out)
 	}
 }
+
+// sweep takes columns from its experiment file and from --column, the
+// flag's after the file's; --resume continues the plan in DIR and so
+// refuses --column.
+func TestSweepColumns(t *testing.T) {
+	dir := t.TempDir()
+	exp := filepath.Join(dir, "e.yaml")
+	os.WriteFile(exp, []byte("name: cols\nmachines: [hikey]\ncolumns:\n  - nowaw=--feature NO_WA_WEIGHT\nruns: 1\nworkloads:\n  - hackbench -l 5 -g 1\n"), 0o644)
+	res := filepath.Join(dir, "res")
+	if _, errOut, code := runMain(t, "sweep", exp, "--out", res, "--column", "cost=--sysctl migration_cost_ns=250000"); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	out, errOut, code := runMain(t, "collect", res)
+	if code != 0 || !slices.Equal(tableHeader2(t, out), []string{"tip", "nowaw", "cost"}) {
+		t.Errorf("collect: exit %d (%s)\n%s", code, errOut, out)
+	}
+	if _, errOut, code := runMain(t, "sweep", "--out", res, "--resume", "--column", "x=--feature NO_WA_WEIGHT"); code != 2 || !strings.Contains(errOut, "--column changes the experiment") {
+		t.Errorf("--resume --column: exit %d, %q", code, errOut)
+	}
+	if _, errOut, code := runMain(t, "sweep", exp, "--out", filepath.Join(dir, "r2"), "--column", "cfs=--kernel v6.0"); code != 2 || !strings.Contains(errOut, "cfs v6.0 (--kernel): compare across kernels with --mixed-kernels") {
+		t.Errorf("sweep across kernels: exit %d, %q", code, errOut)
+	}
+}
+
+// tableHeader2 is the column names of a table whose rows are not ranged.
+func tableHeader2(t *testing.T, out string) []string {
+	t.Helper()
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "load:") {
+			return strings.Fields(l)[1:]
+		}
+	}
+	t.Fatalf("no table in\n%s", out)
+	return nil
+}

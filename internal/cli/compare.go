@@ -54,6 +54,7 @@ medians), "~" one that is not.
 
 --runs defaults to 6, the fewest with which benchstat (and --test utest)
 gives a 95% interval; with fewer the table says why a cell has none.
+
 A column need not be a variant: --column 'NAME=FLAGS' (repeatable) is tip
 plus any mix of --variant V, --feature F (sched_features), --sysctl
 NAME=VALUE and --kernel K, the run options of 'schedlab run':
