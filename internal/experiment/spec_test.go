@@ -222,6 +222,7 @@ func FuzzParseSpec(f *testing.F) {
 		f.Add(string(data))
 	}
 	f.Add("machines: [hikey]\nworkloads: [hackbench -g 1,2]\n")
+	f.Add("machines: [hikey]\nmixed_kernels: true\ncolumns:\n  - nowaw=--feature NO_WA_WEIGHT\n  - {name: cfs, kernel: v6.0, sysctls: [a=1]}\nworkloads: [hackbench]\n")
 	f.Add("name: \"x\r") // an open quote at the end: once reported past the last line
 	f.Fuzz(func(t *testing.T, text string) {
 		s, err := Parse("f.yaml", []byte(text))
