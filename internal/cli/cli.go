@@ -5,14 +5,18 @@
 //
 // Exit status: 0 on success, 2 for anything the user can fix (a wrong flag, a
 // malformed machine, scenario or workload file), printed as one line
-// "schedlab: FILE:LINE: problem". Bugs are panics and are not caught.
+// "schedlab: FILE:LINE: problem"; 130 for a sweep or compare stopped by
+// Ctrl-C, with a line saying what it kept and how to go on. Bugs are
+// panics and are not caught.
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"regexp"
 	"sort"
 	"strings"
@@ -28,7 +32,34 @@ type Env struct {
 	Stderr        io.Writer
 	Terminal      bool
 	ProgressLines bool
+	// Args are the command line Main was given (without the program
+	// name), for the command that resumes an interrupted one.
+	Args []string
+	// ctx is what commands that run simulations stop on, besides
+	// SIGINT (interruptible).
+	ctx context.Context
 }
+
+// interruptible is the context a command that runs simulations stops on:
+// the Env's, and the first SIGINT (Ctrl-C). After that SIGINT the default
+// action is back, so a second Ctrl-C ends the process at once. stop
+// releases the signal.
+func (env *Env) interruptible() (ctx context.Context, stop func()) {
+	base := env.ctx
+	if base == nil {
+		base = context.Background()
+	}
+	ctx, stop = signal.NotifyContext(base, os.Interrupt)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	return ctx, stop
+}
+
+// InterruptedCode is the exit status of a command stopped by Ctrl-C, the
+// shell's 128 + SIGINT.
+const InterruptedCode = 130
 
 var constructors []func(*Env) *cobra.Command
 
@@ -73,7 +104,12 @@ func (e *ExitError) Unwrap() error { return e.Err }
 
 // Main runs schedlab with args and returns the process exit status.
 func Main(stdout, stderr io.Writer, args []string) int {
-	env := &Env{Stdout: stdout, Stderr: stderr, Terminal: isTerminal(stderr)}
+	return MainContext(context.Background(), stdout, stderr, args)
+}
+
+// MainContext is Main whose sweeps stop, as on Ctrl-C, when ctx is done.
+func MainContext(ctx context.Context, stdout, stderr io.Writer, args []string) int {
+	env := &Env{Stdout: stdout, Stderr: stderr, Terminal: isTerminal(stderr), Args: args, ctx: ctx}
 	switch os.Getenv(ProgressEnv) {
 	case "", "0", "false", "no":
 	default:

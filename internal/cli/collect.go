@@ -18,8 +18,8 @@ import (
 func init() {
 	register(func(env *Env) *cobra.Command {
 		var (
-			test  string
-			quiet bool
+			test, stats string
+			quiet       bool
 		)
 		c := &cobra.Command{
 			Use:   "collect DIR [SHARD_DIR...]",
@@ -37,6 +37,9 @@ are reported and removed.`,
 			RunE: func(cmd *cobra.Command, args []string) error {
 				tst, err := compare.ParseTest(test)
 				if err != nil {
+					return err
+				}
+				if err := checkStats(stats); err != nil {
 					return err
 				}
 				dir := args[0]
@@ -69,7 +72,7 @@ are reported and removed.`,
 					if err != nil {
 						return err
 					}
-					if err := compare.FormatTables(env.Stdout, tables); err != nil {
+					if err := printTables(env.Stdout, tables, stats); err != nil {
 						return err
 					}
 				}
@@ -86,6 +89,7 @@ are reported and removed.`,
 		}
 		c.Flags().StringVar(&test, "test", "welch", "significance test: welch, utest or paired")
 		c.Flags().BoolVarP(&quiet, "quiet", "q", false, "only check and merge; do not print the tables")
+		c.Flags().StringVar(&stats, "stats", "", "also print, under each table, mmtests' compare-kernels statistics: --stats mmtests")
 		return c
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -25,11 +26,12 @@ import (
 func init() {
 	register(func(env *Env) *cobra.Command {
 		var (
-			rf                        runFlags
-			jsonFile, benchFile, test string
-			metrics                   []string
-			runs, jobs                int
-			showSchedstat, explainTo  bool
+			rf                               runFlags
+			jsonFile, benchFile, test, stats string
+			out                              string
+			metrics                          []string
+			runs, jobs                       int
+			showSchedstat, explainTo, resume bool
 		)
 		c := &cobra.Command{
 			Use:   "compare [flags] WORKLOAD ARGS (one argument ranged: -g 1,2,4)",
@@ -52,12 +54,33 @@ medians), "~" one that is not.
 
 --runs defaults to 6, the fewest with which benchstat (and --test utest)
 gives a 95% interval; with fewer the table says why a cell has none.
-Run i of every variant uses the same seed, derived from --seed, so the
+
+A column need not be a variant: --column 'NAME=FLAGS' (repeatable) is tip
+plus any mix of --variant V, --feature F (sched_features), --sysctl
+NAME=VALUE and --kernel K, the run options of 'schedlab run':
+
+  schedlab compare --column 'nowaw=--feature NO_WA_WEIGHT' \
+      --column 'cost=--sysctl migration_cost_ns=250000' hackbench -g 1,2,4
+
+Columns come after the --variant ones; the table lists what each adds to
+tip. A column on another kernel than tip's (its --kernel, or a variant of
+another baseline) is refused unless --mixed-kernels is given; the table
+then says each column's kernel.
+
+Run i of every column uses the same seed, derived from --seed, so the
 comparison is paired; runs go in parallel (--jobs, default all cores) and the
 results do not depend on how many. Every run option of 'schedlab run'
 (--cpus, --sysctl, --background-cgroups, --costs …) applies to every run.
+--stats mmtests adds, under each table, the statistics mmtests'
+compare-kernels prints: Min, Amean (Hmean for rates), Stddev, CoeffVar,
+Max and BAmean-50/95/99, the mean of the best 50/95/99% of the runs.
 --json writes the tables and every run; --bench-out writes the Go benchmark
-format for benchstat (benchstat -col /variant FILE).`,
+format for benchstat (benchstat -col /variant FILE).
+
+--out DIR keeps every run in DIR as 'schedlab sweep' does, so that
+'schedlab report DIR' and 'schedlab collect DIR' read it. Ctrl-C stops the
+runs (exit status 130): with --out the finished ones stay in DIR, and the
+same command with --resume runs only the rest.`,
 			Args: func(cmd *cobra.Command, args []string) error {
 				if len(args) == 0 {
 					return fmt.Errorf("compare: name a workload and its arguments with one ranged, e.g. 'schedlab compare --variant short-task-v3 hackbench -p -T -l 2000 -g 1,2,4'")
@@ -86,6 +109,12 @@ format for benchstat (benchstat -col /variant FILE).`,
 				if runs < 1 {
 					return fmt.Errorf("--runs %d: give at least 1 (6 or more for 95%% intervals)", runs)
 				}
+				if err := checkStats(stats); err != nil {
+					return err
+				}
+				if resume && out == "" {
+					return fmt.Errorf("--resume continues the runs compare kept in --out DIR: give --out")
+				}
 				spec := &experiment.Spec{
 					Name:      "compare",
 					Workloads: []experiment.Workload{{Name: args[0], Command: args, Metrics: metrics}},
@@ -107,16 +136,30 @@ format for benchstat (benchstat -col /variant FILE).`,
 				if err := sim.CheckOutputFile("--bench-out", benchFile); err != nil {
 					return err
 				}
+				if out != "" {
+					if err := sim.CheckOutputDir("--out", out); err != nil {
+						return err
+					}
+					if err := experiment.PrepareDir(out, plan, resume); err != nil {
+						return err
+					}
+				}
 				if jobs < 1 {
 					jobs = runtime.NumCPU()
 				}
 				start := time.Now()
 				prog := newProgress(env)
-				prog.header("compare %s on %s, kernel %s, columns %s, master seed %d, %d runs each%s",
-					args[0], plan.Machines[0].Label, strings.Join(plan.Kernels, ","), strings.Join(plan.Variants, ", "), plan.Seed, plan.Runs,
+				prog.header("compare %s on %s, %s, columns %s, master seed %d, %d runs each%s",
+					args[0], plan.Machines[0].Label, kernelsText(plan), strings.Join(plan.Variants, ", "), plan.Seed, plan.Runs,
 					kernelOrigin(plan.Kernels[0], rf.kernel, rf.variants))
-				recs, err := experiment.Sweep(plan, experiment.SweepOptions{Jobs: jobs, Progress: prog.sweep})
+				ctx, stop := env.interruptible()
+				defer stop()
+				recs, err := experiment.Sweep(plan, experiment.SweepOptions{Dir: out, Jobs: jobs, Progress: prog.sweep, Context: ctx})
 				prog.clear()
+				var in *experiment.Interrupted
+				if errors.As(err, &in) {
+					return compareInterrupted(env, in, out, args)
+				}
 				if err != nil {
 					return err
 				}
@@ -124,7 +167,7 @@ format for benchstat (benchstat -col /variant FILE).`,
 				if err != nil {
 					return err
 				}
-				if err := compare.FormatTables(env.Stdout, tables); err != nil {
+				if err := printTables(env.Stdout, tables, stats); err != nil {
 					return err
 				}
 				// How far to trust a delta: the corpus's record on this
@@ -168,12 +211,16 @@ format for benchstat (benchstat -col /variant FILE).`,
 				}
 				// One line names what ran (the table's header says it too,
 				// but not where the kernel came from).
-				fmt.Fprintf(env.Stderr, "schedlab: compare %s on %s (%d CPUs), kernel %s, columns %s, master seed %d, %d runs each",
-					args[0], plan.Machines[0].Label, plan.Machines[0].NrCPUs, strings.Join(plan.Kernels, ","), strings.Join(plan.Variants, ", "), plan.Seed, plan.Runs)
+				fmt.Fprintf(env.Stderr, "schedlab: compare %s on %s (%d CPUs), %s, columns %s, master seed %d, %d runs each",
+					args[0], plan.Machines[0].Label, plan.Machines[0].NrCPUs, kernelsText(plan), strings.Join(plan.Variants, ", "), plan.Seed, plan.Runs)
 				if prog.on() {
 					fmt.Fprintf(env.Stderr, ": %d runs in %.1fs on %d workers", len(recs), time.Since(start).Seconds(), jobs)
 				}
-				fmt.Fprintln(env.Stderr, kernelOrigin(plan.Kernels[0], rf.kernel, rf.variants))
+				fmt.Fprint(env.Stderr, kernelOrigin(plan.Kernels[0], rf.kernel, rf.variants))
+				if out != "" {
+					fmt.Fprintf(env.Stderr, "; runs kept in %s (schedlab report %s -o report.html)", out, shellQuote(out))
+				}
+				fmt.Fprintln(env.Stderr)
 				return nil
 			},
 		}
@@ -189,6 +236,9 @@ format for benchstat (benchstat -col /variant FILE).`,
 		f.StringArrayVar(&metrics, "metric", nil, "metric to tabulate (repeatable; default the benchmark's usual one, e.g. time_s, latency_us.p99)")
 		f.BoolVar(&showSchedstat, "schedstat", false, "also print the schedstat comparison of the variants at each load")
 		f.BoolVar(&explainTo, "explain", false, "also print schedlab explain's report for each variant at each load, over the same runs (run again with its recorders)")
+		f.StringVar(&stats, "stats", "", "also print, under each table, mmtests' compare-kernels statistics: --stats mmtests (Min, Amean/Hmean, Stddev, CoeffVar, Max, BAmean-50/95/99)")
+		f.StringVarP(&out, "out", "o", "", "keep every run in this results directory, as 'schedlab sweep' does ('schedlab report DIR' reads it)")
+		f.BoolVar(&resume, "resume", false, "with --out: continue the compare DIR holds, running only the runs it lacks")
 		return c
 	})
 }
@@ -236,4 +286,88 @@ func trustNote(plan *experiment.Plan) string {
 		return t.Note(m.Name, tool)
 	}
 	return t.Note(m.Label, tool)
+}
+
+// checkStats checks --stats: empty, or mmtests.
+func checkStats(stats string) error {
+	switch stats {
+	case "", "mmtests":
+		return nil
+	}
+	return fmt.Errorf("--stats %q: the one extra block is mmtests (compare-kernels' Min, Amean, Stddev, CoeffVar, Max, BAmean-N)", stats)
+}
+
+// printTables writes the comparison tables, each followed by the extra
+// statistics --stats asks for.
+func printTables(w io.Writer, tables []*compare.Table, stats string) error {
+	for i, t := range tables {
+		if i > 0 {
+			if _, err := io.WriteString(w, "\n"); err != nil {
+				return err
+			}
+		}
+		if err := compare.FormatTable(w, t); err != nil {
+			return err
+		}
+		if stats == "mmtests" {
+			fmt.Fprintf(w, "\nmmtests compare-kernels statistics of %s (B%s-N: the mean of the best N%% of the runs; * as in the table)\n", t.Metric.Name, map[bool]string{true: "Hmean", false: "Amean"}[t.Metric.Stat == compare.HMean])
+			if err := compare.FormatMMTests(w, t); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// kernelsText names the kernel the comparison runs, or in a comparison
+// across kernels each kernel with its columns.
+func kernelsText(plan *experiment.Plan) string {
+	if !plan.MixedKernels() {
+		return "kernel " + strings.Join(plan.Kernels, ",")
+	}
+	var order []string
+	by := map[string][]string{}
+	for _, v := range plan.Variants {
+		k := plan.ColumnKernel(v, plan.Kernels[0])
+		if _, ok := by[k]; !ok {
+			order = append(order, k)
+		}
+		by[k] = append(by[k], v)
+	}
+	var parts []string
+	for _, k := range order {
+		parts = append(parts, fmt.Sprintf("%s (%s)", k, strings.Join(by[k], ", ")))
+	}
+	return "kernels " + strings.Join(parts, ", ")
+}
+
+// compareInterrupted is the error of a compare stopped by Ctrl-C: what
+// it kept, and the command that continues it.
+func compareInterrupted(env *Env, in *experiment.Interrupted, out string, args []string) error {
+	if out == "" {
+		return &ExitError{Code: InterruptedCode, Err: fmt.Errorf("compare interrupted after %d of %d runs; none kept (with --out DIR compare keeps the runs it finishes, and --resume continues them)", in.Have, in.Total)}
+	}
+	return &ExitError{Code: InterruptedCode, Err: fmt.Errorf("compare interrupted: %d of %d runs kept in %s; resume with: %s", in.Have, in.Total, out, resumeCommand(env, args))}
+}
+
+// resumeCommand is the command line that was run with --resume added
+// before its workload (args, the positional arguments, end it).
+func resumeCommand(env *Env, args []string) string {
+	raw := env.Args
+	if len(raw) < len(args) || !slices.Equal(raw[len(raw)-len(args):], args) {
+		return "the same command with --resume"
+	}
+	prefix := slices.Clone(raw[:len(raw)-len(args)])
+	if !slices.Contains(prefix, "--resume") && !slices.Contains(prefix, "--resume=true") {
+		at := len(prefix)
+		if at > 0 && prefix[at-1] == "--" {
+			at--
+		}
+		prefix = slices.Insert(prefix, at, "--resume")
+	}
+	words := []string{"schedlab"}
+	for _, a := range append(prefix, args...) {
+		words = append(words, shellQuote(a))
+	}
+	return strings.Join(words, " ")
 }

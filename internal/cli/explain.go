@@ -296,8 +296,18 @@ func explainMetric(tool, asked string, r *sim.Result) (string, explain.MetricSpe
 // at each load of plan, over the plan's runs and seeds (so that its
 // simulated change is the table's, for a metric summarised by its mean).
 func compareExplain(env *Env, plan *experiment.Plan, jobs int) error {
+	noted := map[string]bool{}
 	for _, pt := range plan.Points() {
 		if pt.Run != 0 || pt.Variant == experiment.Tip {
+			continue
+		}
+		// Explain compares one variant with its base, on the variant's
+		// kernel; a column of settings is not that.
+		if c, _ := plan.Column(pt.Variant); len(c.Variants) != 1 || strings.HasPrefix(c.Variants[0], sim.BasePrefix) || len(c.Features)+len(c.Sysctls) > 0 {
+			if !noted[pt.Variant] {
+				fmt.Fprintf(env.Stdout, "\nexplain: column %s is not one variant (tip %s): explain compares a variant with its base; left out\n", pt.Variant, c.Flags())
+				noted[pt.Variant] = true
+			}
 			continue
 		}
 		cfg := plan.RunConfig(&pt, "")

@@ -30,6 +30,10 @@ type runFlags struct {
 	warmup                time.Duration
 	seed                  uint64
 	seedSet, multiVariant bool
+	// columns are --column NAME=FLAGS (compare, sweep), parsed by check.
+	columns       []string
+	parsedColumns []experiment.Column
+	mixedKernels  bool
 }
 
 // add registers the flags. multi makes --variant repeatable (compare,
@@ -40,6 +44,8 @@ func (r *runFlags) add(f *pflag.FlagSet, multi bool) {
 	f.StringVar(&r.kernel, "kernel", "", "kernel baseline: "+strings.Join(kernels.Names(), " or ")+" (default v6.19, or the variants' baseline)")
 	if multi {
 		f.StringArrayVar(&r.variants, "variant", nil, "a kernel variant to compare with tip (repeatable; see 'schedlab variants'); base:NAME makes tip the kernel NAME is compared with, without a column of NAME's")
+		f.StringArrayVar(&r.columns, "column", nil, "a column NAME=FLAGS: tip plus any of --variant V, --feature F, --sysctl NAME=VALUE, --kernel K, e.g. 'nowaw=--feature NO_WA_WEIGHT' (repeatable; after the --variant columns)")
+		f.BoolVar(&r.mixedKernels, "mixed-kernels", false, "allow columns on other kernels than tip's (a column's --kernel, or a variant of another baseline); the table then says each column's kernel")
 	} else {
 		f.StringArrayVar(&r.variants, "variant", nil, "kernel variant (see 'schedlab variants'); base:NAME runs the kernel NAME is compared with")
 	}
@@ -61,6 +67,19 @@ func (r *runFlags) check(f *pflag.FlagSet) error {
 	r.seedSet = f.Changed("seed")
 	if !r.multiVariant && len(r.variants) > 1 {
 		return fmt.Errorf("--variant: give one variant (compare takes several)")
+	}
+	r.parsedColumns = nil
+	for _, c := range r.columns {
+		col, err := experiment.ParseColumn(c)
+		if err != nil {
+			return fmt.Errorf("--column %q: %v", c, err)
+		}
+		for _, seen := range r.parsedColumns {
+			if seen.Name == col.Name {
+				return fmt.Errorf("--column %q: a column named %s is given already", c, col.Name)
+			}
+		}
+		r.parsedColumns = append(r.parsedColumns, col)
 	}
 	if r.noCosts && r.costsFile != "" {
 		return fmt.Errorf("--costs and --no-costs: give one")
@@ -121,6 +140,7 @@ func (r *runFlags) spec(s *experiment.Spec) {
 		s.Kernels = []string{r.kernel}
 	}
 	s.Variants = r.variants
+	s.Columns, s.MixedKernels = r.parsedColumns, r.mixedKernels
 	s.Features, s.Sysctls = r.features, r.sysctls
 	s.CPUs, s.BackgroundCgroups = r.cpus, r.backgroundCgroups
 	s.Costs, s.NoCosts = r.costsFile, r.noCosts
@@ -141,6 +161,8 @@ func (r *runFlags) override(f *pflag.FlagSet, s *experiment.Spec) {
 	if f.Changed("variant") {
 		s.Variants = r.variants
 	}
+	s.Columns = append(s.Columns, r.parsedColumns...)
+	s.MixedKernels = s.MixedKernels || r.mixedKernels
 	s.Features = append(s.Features, r.features...)
 	s.Sysctls = append(s.Sysctls, r.sysctls...)
 	if f.Changed("cpus") {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -45,7 +46,12 @@ EXPERIMENT is a built-in experiment ('schedlab experiments') or a YAML file
 The run options of 'schedlab run' (--kernel, --variant, --feature, --sysctl,
 --cpus, --background-cgroups, --costs, --no-costs, --seed, --machine) apply
 over the experiment file's keys of the same names: lists are added to, single
-values replaced.
+values replaced. --column 'NAME=FLAGS' adds a column (tip plus --variant,
+--feature, --sysctl, --kernel; the experiment file's columns:), and
+--mixed-kernels allows columns on other kernels than tip's.
+
+Ctrl-C stops the sweep (exit status 130) and says how many runs DIR keeps
+and the command that continues it ('schedlab sweep --out DIR --resume').
 
 --shard i/n runs only the points whose index is i modulo n. --slurm FILE
 writes an sbatch job-array script instead of running: each array task runs one
@@ -106,7 +112,7 @@ whole duration: the evaluation exactly as posted.`,
 					if profile != "" || trace {
 						return fmt.Errorf("sweep: --profile and --trace need the experiment named")
 					}
-					for _, name := range []string{"machine", "kernel", "variant", "feature", "sysctl", "idle-disable", "latency-limit", "cpus", "background-cgroups", "costs", "no-costs", "full-length", "seed"} {
+					for _, name := range []string{"machine", "kernel", "variant", "column", "mixed-kernels", "feature", "sysctl", "idle-disable", "latency-limit", "cpus", "background-cgroups", "costs", "no-costs", "full-length", "seed"} {
 						if cmd.Flags().Changed(name) {
 							return fmt.Errorf("sweep: --%s changes the experiment, and --resume continues the one stored in %s as it was", name, out)
 						}
@@ -152,9 +158,15 @@ whole duration: the evaluation exactly as posted.`,
 				prog.header("sweep %s: machines %s, kernels %s, variants %s, seed %d, %d runs each",
 					plan.Name, machineLabels(plan), strings.Join(plan.Kernels, ","), strings.Join(plan.Variants, ","), plan.Seed, plan.Runs)
 				var last experiment.Progress
-				recs, err := experiment.Sweep(plan, experiment.SweepOptions{Dir: out, Jobs: jobs, Shard: si, Shards: sn,
+				ctx, stop := env.interruptible()
+				defer stop()
+				recs, err := experiment.Sweep(plan, experiment.SweepOptions{Dir: out, Jobs: jobs, Shard: si, Shards: sn, Context: ctx,
 					Progress: func(p experiment.Progress) { last = p; prog.sweep(p) }})
 				prog.clear()
+				var in *experiment.Interrupted
+				if errors.As(err, &in) {
+					return sweepInterrupted(plan, in, out, si, sn)
+				}
 				if err != nil {
 					return err
 				}
@@ -188,6 +200,21 @@ whole duration: the evaluation exactly as posted.`,
 		rf.add(f, true)
 		return c
 	})
+}
+
+// sweepInterrupted is the error of a sweep stopped by Ctrl-C: how many
+// runs DIR holds, and the command that continues it (the plan is in DIR).
+func sweepInterrupted(plan *experiment.Plan, in *experiment.Interrupted, out string, shard, shards int) error {
+	of := fmt.Sprintf("%d", in.Total)
+	if plan.Sequential != nil {
+		of = fmt.Sprintf("at most %d", in.Total)
+	}
+	cmd := "schedlab sweep --out " + shellQuote(out) + " --resume"
+	if shards > 1 {
+		of += fmt.Sprintf(" of shard %d/%d", shard, shards)
+		cmd += fmt.Sprintf(" --shard %d/%d", shard, shards)
+	}
+	return &ExitError{Code: InterruptedCode, Err: fmt.Errorf("sweep %s interrupted: %d of %s runs kept in %s; resume with: %s", plan.Name, in.Have, of, out, cmd)}
 }
 
 func machineLabels(p *experiment.Plan) string {

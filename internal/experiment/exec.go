@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"context"
 	"path/filepath"
 
 	"github.com/schedlab/schedlab/internal/engine"
@@ -22,14 +23,17 @@ func (m *PlanMachine) MachineArg(dir string) string {
 
 // RunConfig is the run of a point: tip is the kernel baseline with the
 // base of every variant in TipBase applied ("base:NAME"); a variant column
-// is that variant.
+// is that variant; a column of Plan.Columns is tip plus its settings, or
+// its own kernel with them (columns.go).
 func (p *Plan) RunConfig(pt *Point, dir string) sim.Config {
 	w := &p.Workloads[pt.Workload]
+	kernel, variants, features, sysctls := p.columnConfig(pt.Variant, pt.Kernel)
 	cfg := sim.Config{
 		Machine:           p.Machines[pt.Machine].MachineArg(dir),
-		Kernel:            pt.Kernel,
-		Features:          p.Features,
-		Sysctls:           p.Sysctls,
+		Kernel:            kernel,
+		Variants:          variants,
+		Features:          features,
+		Sysctls:           sysctls,
 		CPUs:              p.CPUs,
 		BackgroundCgroups: p.BackgroundCgroups,
 		CostsFile:         p.Costs,
@@ -40,13 +44,6 @@ func (p *Plan) RunConfig(pt *Point, dir string) sim.Config {
 		Tool:              w.Tool,
 		Args:              w.Param.ArgsFor(w.Args, pt.Load),
 	}
-	if pt.Variant != Tip {
-		cfg.Variants = []string{pt.Variant}
-	} else {
-		for _, v := range p.TipBase {
-			cfg.Variants = append(cfg.Variants, sim.BasePrefix+v)
-		}
-	}
 	return cfg
 }
 
@@ -55,8 +52,13 @@ func (p *Plan) RunConfig(pt *Point, dir string) sim.Config {
 // read from ("" if none). progress, if set, is called with the fraction
 // of the benchmark done.
 func Execute(p *Plan, pt *Point, dir string, progress func(float64)) (*Record, error) {
+	return execute(context.Background(), p, pt, dir, progress)
+}
+
+// execute is Execute stopped when ctx is done (sim.Options.Context).
+func execute(ctx context.Context, p *Plan, pt *Point, dir string, progress func(float64)) (*Record, error) {
 	cfg := p.RunConfig(pt, dir)
-	opt := sim.Options{Progress: progress}
+	opt := sim.Options{Progress: progress, Context: ctx}
 	var occ *occupancyWriter
 	var tr *observe.Tracer
 	if pt.Trace {
@@ -72,7 +74,9 @@ func Execute(p *Plan, pt *Point, dir string, progress func(float64)) (*Record, e
 	}
 	w := &p.Workloads[pt.Workload]
 	r := &Record{Key: pt.Key, Experiment: p.Name, Run: pt.Run, Result: *res}
-	r.Machine, r.Kernel, r.Variant = p.Machines[pt.Machine].Label, pt.Kernel, pt.Variant
+	// The kernel is the one the column ran: tip's, or a column's own in
+	// a comparison across kernels (the key names tip's).
+	r.Machine, r.Kernel, r.Variant = p.Machines[pt.Machine].Label, cfg.Kernel, pt.Variant
 	r.Workload.Name = w.Name
 	r.Param.Name, r.Param.Value = w.Param.Name, pt.Load
 	if occ != nil {

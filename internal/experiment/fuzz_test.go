@@ -87,6 +87,16 @@ func FuzzParsePlan(f *testing.F) {
 		}
 	}
 	f.Add([]byte(`{"schema_version": 1, "name": "x", "machines": [{"label": "hikey", "ref": "hikey", "name": "hikey", "nr_cpus": 8}], "kernels": ["v6.19"], "variants": ["tip"], "workloads": [{"name": "h", "tool": "hackbench", "args": ["-g", "1,2"], "param": {"name": "groups", "index": 1, "values": ["1", "2"]}}], "runs": 2, "seed": 1}`))
+	// Columns of flags, one on its own kernel.
+	s, err := Parse("c.yaml", []byte("machines: [hikey]\nmixed_kernels: true\ncolumns: [\"cfs=--kernel v6.0\", \"nowaw=--feature NO_WA_WEIGHT\"]\nworkloads: [hackbench]\n"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	p, err := Resolve(s, ResolveOptions{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(p.JSON())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		const name = "r/experiment.json"
 		p, err := parsePlan(name, data)

@@ -2,16 +2,13 @@ package experiment
 
 import (
 	"fmt"
-	"github.com/schedlab/schedlab/internal/kernels"
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 
 	"github.com/schedlab/schedlab/internal/costmodel"
 	"github.com/schedlab/schedlab/internal/cpumask"
-	"github.com/schedlab/schedlab/internal/sched"
 	"github.com/schedlab/schedlab/internal/sim"
 	"github.com/schedlab/schedlab/internal/topology"
 )
@@ -44,10 +41,14 @@ type Plan struct {
 	// BaseOf lists the variants named as "base:NAME": tip is the kernel
 	// each is compared with (its baseline, and its base if it has one),
 	// and NAME has no column of its own unless listed too.
-	BaseOf   []string `json:"base_of,omitempty"`
-	Features []string `json:"features,omitempty"`
-	Sysctls  []string `json:"sysctls,omitempty"`
-	CPUs     string   `json:"cpus,omitempty"`
+	BaseOf []string `json:"base_of,omitempty"`
+	// Columns say how the columns run that are more than the variant
+	// they are named after (PlanColumn): tip plus flags, or a column on
+	// a kernel of its own.
+	Columns  []PlanColumn `json:"columns,omitempty"`
+	Features []string     `json:"features,omitempty"`
+	Sysctls  []string     `json:"sysctls,omitempty"`
+	CPUs     string       `json:"cpus,omitempty"`
 	// BackgroundCgroups, Costs and NoCosts are sim.Config's options of
 	// the same names, for every run.
 	BackgroundCgroups int    `json:"background_cgroups,omitempty"`
@@ -159,107 +160,9 @@ func Resolve(s *Spec, opt ResolveOptions) (*Plan, error) {
 	if p.Runs < 1 {
 		return nil, s.errAt("runs", "runs must be at least 1")
 	}
-	// Variants and kernels.
-	infos := map[string]sched.VariantInfo{}
-	for _, v := range sched.Variants() {
-		infos[v.Name] = v
-	}
-	p.Variants = []string{Tip}
-	baselines := map[string]bool{}
-	for _, v := range s.Variants {
-		if v == Tip {
-			return nil, s.errAt("variants", "%q is the baseline and always the first column: do not list it", Tip)
-		}
-		// "base:NAME" makes tip the kernel NAME is compared with (its
-		// baseline, and its Base), as `schedlab run --variant base:NAME`
-		// runs it, without a column of NAME's own.
-		if name, ok := strings.CutPrefix(v, sim.BasePrefix); ok {
-			info, ok := infos[name]
-			if !ok {
-				return nil, s.errAt("variants", "%s: unknown variant %q (known: %s)", v, name, strings.Join(sched.VariantNames(), ", "))
-			}
-			if !info.AnyBaseline {
-				baselines[info.Baseline] = true
-			}
-			p.BaseOf = append(p.BaseOf, name)
-			if info.Base != "" && !slices.Contains(p.TipBase, name) {
-				p.TipBase = append(p.TipBase, name)
-			}
-			continue
-		}
-		info, ok := infos[v]
-		if !ok && opt.AllowMissing {
-			p.Skipped = append(p.Skipped, "variant "+v)
-			continue
-		}
-		if !ok {
-			return nil, s.errAt("variants", "unknown variant %q (known: %s)", v, strings.Join(sched.VariantNames(), ", "))
-		}
-		for _, seen := range p.Variants {
-			if seen == v {
-				return nil, s.errAt("variants", "variant %s is listed twice", v)
-			}
-		}
-		p.Variants = append(p.Variants, v)
-		if !info.AnyBaseline {
-			baselines[info.Baseline] = true
-		}
-		if info.Base != "" && !slices.Contains(p.TipBase, v) {
-			p.TipBase = append(p.TipBase, v)
-		}
-	}
-	p.Kernels = append([]string(nil), s.Kernels...)
-	if len(p.Kernels) == 0 {
-		switch len(baselines) {
-		case 0:
-			// No variant or only variants for any baseline: their
-			// default, else the default kernel.
-			p.Kernels = []string{kernels.Default}
-			if len(p.Variants) > 1 {
-				p.Kernels = []string{infos[p.Variants[1]].Baseline}
-			} else if len(p.BaseOf) > 0 {
-				p.Kernels = []string{infos[p.BaseOf[0]].Baseline}
-			}
-		case 1:
-			for k := range baselines {
-				p.Kernels = []string{k}
-			}
-		default:
-			var parts []string
-			for _, v := range append(append([]string(nil), p.BaseOf...), p.Variants[1:]...) {
-				if !infos[v].AnyBaseline {
-					parts = append(parts, v+": "+infos[v].Baseline)
-				}
-			}
-			return nil, s.errAt("variants", "the variants apply to different kernels (%s): compare them in separate experiments", strings.Join(parts, ", "))
-		}
-	}
-	for i, k := range p.Kernels {
-		settings, err := sched.Baseline(k)
-		if err != nil {
-			return nil, s.errAt("kernels", "%v", err)
-		}
-		for _, seen := range p.Kernels[:i] {
-			if seen == k {
-				return nil, s.errAt("kernels", "kernel %s is listed twice", k)
-			}
-		}
-		for _, v := range append(append([]string(nil), p.BaseOf...), p.Variants[1:]...) {
-			if !infos[v].AppliesTo(k) {
-				return nil, s.errAt("variants", "variant %s applies to kernel %s, not %s", v, infos[v].Baseline, k)
-			}
-		}
-		for _, f := range p.Features {
-			if err := settings.SetFeature(f); err != nil {
-				return nil, s.errAt("features", "%v", err)
-			}
-		}
-		for _, kv := range p.Sysctls {
-			name, value, _ := strings.Cut(kv, "=")
-			if err := settings.SetSysctl(name, value); err != nil {
-				return nil, s.errAt("sysctls", "%v", err)
-			}
-		}
+	// Columns and kernels.
+	if err := p.resolveColumns(s, opt); err != nil {
+		return nil, err
 	}
 	// Machines.
 	labels := map[string]bool{}

@@ -33,7 +33,14 @@ type Spec struct {
 	Machines []string // presets, "host" or machine files
 	Kernels  []string // empty: the variants' common baseline
 	Variants []string // compared against tip, which always comes first
-	Features []string // sched_features set on every kernel, e.g. NO_TTWU_QUEUE
+	// Columns follow the variants: each is tip plus variants, features,
+	// sysctls and perhaps a kernel of its own (key columns; compare
+	// --column NAME=FLAGS; see Column).
+	Columns []Column
+	// MixedKernels allows columns on different kernels (key
+	// mixed_kernels; compare --mixed-kernels).
+	MixedKernels bool
+	Features     []string // sched_features set on every kernel, e.g. NO_TTWU_QUEUE
 	// CPUs confines every workload as taskset -c does (schedlab run --cpus).
 	CPUs string
 	// Sysctls are NAME=VALUE settings applied to every kernel (--sysctl).
@@ -108,8 +115,9 @@ func ParseFile(path string) (*Spec, error) {
 }
 
 var (
-	topKeys      = []string{"name", "description", "patch", "machines", "machine", "kernels", "kernel", "variants", "features", "sysctls", "cpus", "background_cgroups", "costs", "no_costs", "full_length", "warmup", "workloads", "runs", "sequential", "seed", "trace", "profiles"}
+	topKeys      = []string{"name", "description", "patch", "machines", "machine", "kernels", "kernel", "variants", "columns", "mixed_kernels", "features", "sysctls", "cpus", "background_cgroups", "costs", "no_costs", "full_length", "warmup", "workloads", "runs", "sequential", "seed", "trace", "profiles"}
 	workloadKeys = []string{"name", "run", "metrics", "param"}
+	columnKeys   = []string{"name", "kernel", "variants", "variant", "features", "sysctls"}
 	profileKeys  = []string{"description", "runs", "sequential", "machines", "variants", "workloads"}
 	seqKeys      = []string{"min_runs", "within_pct"}
 )
@@ -203,6 +211,17 @@ func Parse(file string, data []byte) (*Spec, error) {
 		if name, _, ok := strings.Cut(kv, "="); !ok || name == "" {
 			return nil, p.errf(vals["sysctls"], "sysctls: %q: write NAME=VALUE, e.g. migration_cost_ns=250000", kv)
 		}
+	}
+	if v := vals["columns"]; v != nil {
+		if s.Columns, err = p.columns(v); err != nil {
+			return nil, err
+		}
+	}
+	if v := vals["mixed_kernels"]; v != nil {
+		if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!bool" {
+			return nil, p.errf(v, "mixed_kernels must be true or false")
+		}
+		s.MixedKernels = v.Value == "true"
 	}
 	if v := vals["background_cgroups"]; v != nil {
 		if s.BackgroundCgroups, err = p.integer(v, "background_cgroups", 0, 100000); err != nil {
@@ -343,6 +362,75 @@ func (p *sparser) workload(n *yaml.Node) (Workload, error) {
 		}
 	}
 	return w, nil
+}
+
+// columns reads the columns: list. An entry is "NAME=FLAGS", as compare
+// --column takes it, or a mapping {name, kernel, variants, features,
+// sysctls}.
+func (p *sparser) columns(n *yaml.Node) ([]Column, error) {
+	if n.Kind != yaml.SequenceNode {
+		return nil, p.errf(n, "columns must be a list: - NAME=FLAGS, or - {name: NAME, features: [...], sysctls: [...], variants: [...], kernel: K}")
+	}
+	var out []Column
+	seen := map[string]int{}
+	for _, e := range n.Content {
+		c, err := p.column(e)
+		if err != nil {
+			return nil, err
+		}
+		if first, dup := seen[c.Name]; dup {
+			return nil, p.errf(e, "column %s is defined twice (first at line %d)", c.Name, first)
+		}
+		seen[c.Name] = c.Line
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+func (p *sparser) column(n *yaml.Node) (Column, error) {
+	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str" {
+		c, err := ParseColumn(n.Value)
+		if err != nil {
+			return c, p.errf(n, "columns: %v", err)
+		}
+		c.Line = n.Line
+		return c, nil
+	}
+	vals, keys, err := p.mapping(n, "a column", columnKeys)
+	if err != nil {
+		return Column{}, err
+	}
+	c := Column{Line: n.Line}
+	if v := vals["name"]; v != nil {
+		if c.Name, err = p.str(v, "a column's name"); err != nil {
+			return c, err
+		}
+	}
+	if err := checkColumnName(c.Name); err != nil {
+		return c, p.errf(firstNode(vals["name"], n), "columns: %v", err)
+	}
+	if vals["variant"] != nil && vals["variants"] != nil {
+		return c, p.errf(keys["variant"], "give variant or variants, not both")
+	}
+	if v := vals["kernel"]; v != nil {
+		if c.Kernel, err = p.str(v, "kernel"); err != nil {
+			return c, err
+		}
+	}
+	for _, f := range []struct {
+		key string
+		dst *[]string
+	}{{"variants", &c.Variants}, {"variant", &c.Variants}, {"features", &c.Features}, {"sysctls", &c.Sysctls}} {
+		if v := vals[f.key]; v != nil {
+			if *f.dst, err = p.strList(v, f.key); err != nil {
+				return c, err
+			}
+		}
+	}
+	if err := c.check(); err != nil {
+		return c, p.errf(n, "columns: %v", err)
+	}
+	return c, nil
 }
 
 // command reads a command line written as a string or as a list.

@@ -89,7 +89,7 @@ func TestResolveErrors(t *testing.T) {
 		{"machines: [nosuch]\nworkloads: [hackbench]\n", "e.yaml:1: unknown machine \"nosuch\""},
 		{"machines: [hikey]\nvariants: [nosuch]\nworkloads: [hackbench]\n", "e.yaml:2: unknown variant \"nosuch\""},
 		{"machines: [hikey]\nvariants: [tip]\nworkloads: [hackbench]\n", "e.yaml:2: \"tip\" is the baseline"},
-		{"machines: [hikey]\nkernel: v6.19\nvariants: [short-task-v3]\nworkloads: [hackbench]\n", "e.yaml:3: variant short-task-v3 applies to kernel v6.0, not v6.19"},
+		{"machines: [hikey]\nkernel: v6.19\nvariants: [short-task-v3]\nworkloads: [hackbench]\n", "e.yaml:3: columns run on different kernels: tip v6.19; short-task-v3 v6.0 (its variant's baseline): compare across kernels with --mixed-kernels"},
 		{"machines: [hikey]\nkernel: v9\nworkloads: [hackbench]\n", "e.yaml:2: unknown kernel"},
 		{"machines: [hikey]\nworkloads:\n  - nosuchtool 1,2\n", "e.yaml:3: unknown workload \"nosuchtool\""},
 		{"machines: [hikey]\nworkloads:\n  - hackbench -g 1,x -l 5\n", "e.yaml:3: hackbench with groups=x:"},
@@ -222,6 +222,7 @@ func FuzzParseSpec(f *testing.F) {
 		f.Add(string(data))
 	}
 	f.Add("machines: [hikey]\nworkloads: [hackbench -g 1,2]\n")
+	f.Add("machines: [hikey]\nmixed_kernels: true\ncolumns:\n  - nowaw=--feature NO_WA_WEIGHT\n  - {name: cfs, kernel: v6.0, sysctls: [a=1]}\nworkloads: [hackbench]\n")
 	f.Add("name: \"x\r") // an open quote at the end: once reported past the last line
 	f.Fuzz(func(t *testing.T, text string) {
 		s, err := Parse("f.yaml", []byte(text))

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -83,6 +84,9 @@ func parsePlan(name string, data []byte) (*Plan, error) {
 	}
 	if q := p.Sequential; q != nil && (q.MinRuns < 1 || q.MinRuns >= p.Runs || !(q.WithinPct > 0 && q.WithinPct <= 100)) {
 		return nil, fmt.Errorf("%s: sequential: min_runs %d of %d runs, within_pct %g: not a valid stopping rule", name, q.MinRuns, p.Runs, q.WithinPct)
+	}
+	if err := p.checkColumns(); err != nil {
+		return nil, fmt.Errorf("%s: %v", name, err)
 	}
 	for _, w := range p.Workloads {
 		if w.Param.Index >= len(w.Args) || len(w.Param.Values) == 0 {
@@ -230,8 +234,8 @@ func (p *Plan) Check(pt *Point, r *Record) error {
 		return fmt.Errorf("key %q, expected %q", r.Key, pt.Key)
 	case r.Experiment != p.Name:
 		return fmt.Errorf("experiment %q, expected %q", r.Experiment, p.Name)
-	case r.Machine != p.Machines[pt.Machine].Label || r.Kernel != pt.Kernel || r.Variant != pt.Variant:
-		return fmt.Errorf("machine/kernel/variant %s/%s/%s, expected %s/%s/%s", r.Machine, r.Kernel, r.Variant, p.Machines[pt.Machine].Label, pt.Kernel, pt.Variant)
+	case r.Machine != p.Machines[pt.Machine].Label || r.Kernel != p.ColumnKernel(pt.Variant, pt.Kernel) || r.Variant != pt.Variant:
+		return fmt.Errorf("machine/kernel/variant %s/%s/%s, expected %s/%s/%s", r.Machine, r.Kernel, r.Variant, p.Machines[pt.Machine].Label, p.ColumnKernel(pt.Variant, pt.Kernel), pt.Variant)
 	case r.Workload.Name != w.Name || r.Workload.Tool != w.Tool || strings.Join(r.Workload.Args, "\x00") != strings.Join(args, "\x00"):
 		return fmt.Errorf("workload %s %q, expected %s %q", r.Workload.Tool, r.Workload.Args, w.Tool, args)
 	case r.Run != pt.Run || r.Seed != pt.Seed:
@@ -268,6 +272,40 @@ type SweepOptions struct {
 	Shard, Shards int
 	// Progress, if set, is called after every finished run, serially.
 	Progress func(Progress)
+	// Context, when done (Ctrl-C), stops the sweep: no run starts, the
+	// runs in flight stop where they are and are lost, and Sweep returns
+	// an *Interrupted. Runs finished before are written as always.
+	Context context.Context
+}
+
+// Interrupted is the error of a sweep stopped by its context: how many
+// runs it finished, and how many of its points have a record now (those
+// it finished and, with a results directory, those it found there).
+type Interrupted struct {
+	Done  int
+	Have  int
+	Total int // the sweep's points; with a stopping rule, the most it could run
+}
+
+func (e *Interrupted) Error() string {
+	return fmt.Sprintf("interrupted: %d of %d runs done", e.Have, e.Total)
+}
+
+// Unwrap makes an Interrupted a context.Canceled.
+func (e *Interrupted) Unwrap() error { return context.Canceled }
+
+// interrupted turns err into an *Interrupted if ctx stopped the sweep.
+func interrupted(ctx context.Context, err error, done int, recs []*Record) error {
+	if ctx.Err() == nil || !errors.Is(err, ctx.Err()) {
+		return err
+	}
+	have := 0
+	for _, r := range recs {
+		if r != nil {
+			have++
+		}
+	}
+	return &Interrupted{Done: done, Have: have, Total: len(recs)}
 }
 
 // Sweep runs the plan's points (or one shard of them) on opt.Jobs
@@ -285,6 +323,11 @@ func Sweep(p *Plan, opt SweepOptions) ([]*Record, error) {
 	if jobs < 1 {
 		jobs = 1
 	}
+	ctx := opt.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	opt.Context = ctx
 	recs := make([]*Record, len(points))
 	var todo []int
 	if opt.Dir != "" {
@@ -310,8 +353,8 @@ func Sweep(p *Plan, opt SweepOptions) ([]*Record, error) {
 			}
 			recs[i] = r
 		}
-		if err := recheck(p, points, recs, opt.Dir); err != nil {
-			return nil, err
+		if err := recheck(ctx, p, points, recs, opt.Dir); err != nil {
+			return nil, interrupted(ctx, err, 0, recs)
 		}
 	} else {
 		for i := range points {
@@ -325,7 +368,10 @@ func Sweep(p *Plan, opt SweepOptions) ([]*Record, error) {
 	done := 0
 	err := Parallel(jobs, todo, func(i int) (*Record, error) {
 		pt := &points[i]
-		r, err := Execute(p, pt, opt.Dir, nil)
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		r, err := execute(ctx, p, pt, opt.Dir, nil)
 		if err == nil && opt.Dir != "" {
 			err = WriteRecord(opt.Dir, r)
 		}
@@ -341,7 +387,7 @@ func Sweep(p *Plan, opt SweepOptions) ([]*Record, error) {
 		}
 	})
 	if err != nil {
-		return nil, err
+		return nil, interrupted(ctx, err, done, recs)
 	}
 	return recs, nil
 }
@@ -352,10 +398,10 @@ func Sweep(p *Plan, opt SweepOptions) ([]*Record, error) {
 // model, or a workload's stopping rule, has changed since), which a resumed
 // sweep would otherwise mix with new runs. Fidelity's --dir has the same
 // check (Recheck).
-func recheck(p *Plan, points []Point, recs []*Record, dir string) error {
+func recheck(ctx context.Context, p *Plan, points []Point, recs []*Record, dir string) error {
 	_, bad, err := Recheck(recs,
 		func(i int) string { return recs[i].Machine + "\x00" + recs[i].Workload.Name },
-		func(i int) (*Record, error) { return Execute(p, &points[i], dir, nil) })
+		func(i int) (*Record, error) { return execute(ctx, p, &points[i], dir, nil) })
 	if err != nil {
 		return err
 	}
@@ -584,6 +630,9 @@ func sweepSequential(p *Plan, points []Point, recs []*Record, opt SweepOptions, 
 				for len(queue) == 0 && inflight > 0 && firstErr == nil {
 					cond.Wait()
 				}
+				if err := opt.Context.Err(); err != nil && firstErr == nil {
+					firstErr = err
+				}
 				if firstErr != nil || len(queue) == 0 {
 					cond.Broadcast()
 					return
@@ -593,7 +642,7 @@ func sweepSequential(p *Plan, points []Point, recs []*Record, opt SweepOptions, 
 				inflight++
 				mu.Unlock()
 				pt := &points[i]
-				r, err := Execute(p, pt, opt.Dir, nil)
+				r, err := execute(opt.Context, p, pt, opt.Dir, nil)
 				if err == nil && opt.Dir != "" {
 					err = WriteRecord(opt.Dir, r)
 				}
@@ -622,7 +671,7 @@ func sweepSequential(p *Plan, points []Point, recs []*Record, opt SweepOptions, 
 	}
 	wg.Wait()
 	if firstErr != nil {
-		return nil, firstErr
+		return nil, interrupted(opt.Context, firstErr, done, recs)
 	}
 	var out []*Record
 	for _, r := range recs {

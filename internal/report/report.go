@@ -129,11 +129,34 @@ func Build(res *experiment.Results, opt Options) (*Report, error) {
 	if len(plan.Features) > 0 {
 		pg.Facts = append(pg.Facts, [2]string{"Features", strings.Join(plan.Features, ", ")})
 	}
+	// Columns of flags, and a comparison across kernels: what each
+	// column runs.
+	var cols []string
+	for _, v := range plan.Variants[1:] {
+		c, _ := plan.Column(v)
+		if c.Kernel != "" || !(len(c.Variants) == 1 && c.Variants[0] == v && len(c.Features)+len(c.Sysctls) == 0) {
+			what := c.Flags()
+			if c.Kernel == "" {
+				what = "tip " + what
+			}
+			cols = append(cols, v+" = "+what)
+		}
+	}
+	if len(cols) > 0 {
+		pg.Facts = append(pg.Facts, [2]string{"Columns", strings.Join(cols, "; ")})
+	}
 	if len(plan.Skipped) > 0 {
 		pg.Facts = append(pg.Facts, [2]string{"Skipped", strings.Join(plan.Skipped, ", ") + " (not in this schedlab)"})
 	}
 	for ti, t := range tables {
 		tv := tableView{ID: fmt.Sprintf("t%d", ti), Param: t.Param, Variants: t.Variants, Warnings: t.Warnings}
+		if t.ColumnKernels != nil {
+			// A comparison across kernels says each column's.
+			tv.Variants = nil
+			for i, v := range t.Variants {
+				tv.Variants = append(tv.Variants, v+" ("+t.ColumnKernels[i]+")")
+			}
+		}
 		if tv.Param == "" {
 			tv.Param = "load"
 		}
@@ -249,7 +272,7 @@ func latencyCDFs(plan *experiment.Plan, recs []*experiment.Record) ([]*Plot, err
 				continue // the first group of a workload only
 			}
 			groups[r.Workload.Name] = info.LatencyGroup
-			k := cfgKey{r.Machine, r.Kernel, r.Workload.Name, r.Param.Value}
+			k := cfgKey{r.Machine, plan.TableKernel(r), r.Workload.Name, r.Param.Value}
 			if data[k] == nil {
 				data[k] = map[string]*acc{}
 			}

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"runtime"
 	"time"
@@ -38,6 +39,10 @@ type Options struct {
 	// Slice is the simulated time between Progress calls (default 1 ms).
 	// Slicing does not change the order of events.
 	Slice engine.Time
+	// Context, when set, stops the run at the end of a slice once it is
+	// done (a sweep interrupted by Ctrl-C): Run then returns an error
+	// that wraps the context's. A run it does not stop is unchanged.
+	Context context.Context
 }
 
 // Built is a run's kernel and workload before the engine starts, for
@@ -72,7 +77,7 @@ func (b *Built) prepare(inst workload.Instance) {
 // returns how many runs it made. Each must end with every task it made
 // exited; a workload's random streams restart with each instance (they are
 // named per workload), the kernel's continue.
-func (b *Built) warmUp() (int, error) {
+func (b *Built) warmUp(ctx context.Context) (int, error) {
 	k := b.Kernel
 	measured := b.Instance
 	n := 0
@@ -83,8 +88,8 @@ func (b *Built) warmUp() (int, error) {
 		}
 		b.prepare(inst)
 		before := liveTasks(k)
-		if err := Drive(k, inst, 0, nil); err != nil {
-			return n, fmt.Errorf("--warmup: run %d: %v", n+1, err)
+		if err := drive(ctx, k, inst, 0, nil); err != nil {
+			return n, fmt.Errorf("--warmup: run %d: %w", n+1, err)
 		}
 		// The tool is done when its result is known; its last task
 		// (hackbench's parent) may still be on its way out.
@@ -196,7 +201,11 @@ func (b *Built) Run(opt Options) (*Result, error) {
 	defer runtime.UnlockOSThread()
 	start := time.Now()
 	cpu0, cpuOK := threadCPUTime()
-	warmups, err := b.warmUp()
+	ctx := opt.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	warmups, err := b.warmUp(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -222,7 +231,7 @@ func (b *Built) Run(opt Options) (*Result, error) {
 		opt.Watch(b.Instance)
 	}
 	jiffies0 := k.Jiffies()
-	if err := Drive(k, b.Instance, opt.Slice, opt.Progress); err != nil {
+	if err := drive(ctx, k, b.Instance, opt.Slice, opt.Progress); err != nil {
 		return nil, err
 	}
 	wall := time.Since(start)
@@ -272,6 +281,11 @@ func (b *Built) Run(opt Options) (*Result, error) {
 // progress after every slice of simulated time (default 1 ms). Slicing
 // does not change the order of events, so the result does not depend on it.
 func Drive(k *sched.Kernel, inst workload.Instance, slice engine.Time, progress func(float64)) error {
+	return drive(context.Background(), k, inst, slice, progress)
+}
+
+// drive is Drive stopped by ctx at the end of a slice.
+func drive(ctx context.Context, k *sched.Kernel, inst workload.Instance, slice engine.Time, progress func(float64)) error {
 	if slice <= 0 {
 		slice = engine.Millisecond
 	}
@@ -285,6 +299,9 @@ func Drive(k *sched.Kernel, inst workload.Instance, slice engine.Time, progress 
 		k.Eng.RunUntil(k.Now() + slice)
 		if progress != nil {
 			progress(inst.Progress())
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("sim: stopped at %v of simulated time: %w", k.Now(), ctx.Err())
 		}
 	}
 	return nil
@@ -304,7 +321,7 @@ func (b *Built) Probe(budget time.Duration, now func() time.Time) (progress floa
 	start := now()
 	var warm time.Duration
 	if b.Config.Warmup > 0 {
-		if _, err := b.warmUp(); err != nil {
+		if _, err := b.warmUp(context.Background()); err != nil {
 			return 0, false, 0, err
 		}
 		warm = now().Sub(start)

@@ -51,7 +51,11 @@ func FormatTable(w io.Writer, t *Table) error {
 	}
 	fmt.Fprintln(bw, banner)
 	fmt.Fprintf(bw, "Test          : %s\n", t.Command)
-	fmt.Fprintf(bw, "Machine       : %s (%d CPUs), kernel %s\n", t.Machine, t.NrCPUs, t.Kernel)
+	if t.ColumnKernels != nil {
+		fmt.Fprintf(bw, "Machine       : %s (%d CPUs), kernel %s for tip; the columns' kernels differ (the kernel: row)\n", t.Machine, t.NrCPUs, t.Kernel)
+	} else {
+		fmt.Fprintf(bw, "Machine       : %s (%d CPUs), kernel %s\n", t.Machine, t.NrCPUs, t.Kernel)
+	}
 	fmt.Fprintf(bw, "Metric        : %s (%s), %s\n", m.Label, m.Name, unit)
 	fmt.Fprintf(bw, "Interpretation: %s\n", direction)
 	fmt.Fprintf(bw, "Statistic     : %s of %s runs (seeds from master seed %d; run i of tip and of each variant share one seed), ±%.0f%% confidence interval\n", t.Stat, nruns, t.Seed, t.Conf*100)
@@ -62,6 +66,17 @@ func FormatTable(w io.Writer, t *Table) error {
 		fmt.Fprintf(bw, "Significance  : %s of the per-run differences from tip (runs paired by seed), * p < %g, ~ not significant\n", t.Test, t.Alpha)
 	} else {
 		fmt.Fprintf(bw, "Significance  : %s against tip, * p < %g, ~ not significant\n", t.Test, t.Alpha)
+	}
+	label := "Columns       : "
+	for i, f := range t.ColumnFlags {
+		if f == "" {
+			continue
+		}
+		if !strings.HasPrefix(f, "--kernel ") {
+			f = "tip " + f
+		}
+		fmt.Fprintf(bw, "%s%s = %s\n", label, t.Variants[i], f)
+		label = strings.Repeat(" ", len(label))
 	}
 	fmt.Fprintln(bw, banner)
 
@@ -102,12 +117,15 @@ func FormatTable(w io.Writer, t *Table) error {
 		}
 	}
 	cellW := valW + 1 + pctW + 1 + ciW + 2
-	label := t.Param
+	label = t.Param
 	if label == "" {
 		label = "load"
 	}
 	label += ":"
 	labelW := len(label)
+	if t.ColumnKernels != nil {
+		labelW = max(labelW, len("kernel:"))
+	}
 	for _, l := range t.Loads {
 		labelW = max(labelW, len(l))
 	}
@@ -122,6 +140,14 @@ func FormatTable(w io.Writer, t *Table) error {
 		fmt.Fprintf(&b, "   %-*s", cellW, v)
 	}
 	bw.WriteString(strings.TrimRight(b.String(), " ") + "\n")
+	if t.ColumnKernels != nil {
+		b.Reset()
+		fmt.Fprintf(&b, "%-*s", labelW, "kernel:")
+		for _, k := range t.ColumnKernels {
+			fmt.Fprintf(&b, "   %-*s", cellW, k)
+		}
+		bw.WriteString(strings.TrimRight(b.String(), " ") + "\n")
+	}
 	for li, l := range t.Loads {
 		b.Reset()
 		fmt.Fprintf(&b, "%*s", labelW, l)
@@ -176,8 +202,13 @@ func (c Cell) MarshalJSON() ([]byte, error) {
 		Pct         *float64  `json:"pct"`
 		P           *float64  `json:"p"`
 		Significant bool      `json:"significant"`
+		MMTests     *MMTests  `json:"mmtests,omitempty"`
 	}
-	return json.Marshal(cell{len(c.Values), c.Values, num(c.Center), num(c.Lo), num(c.Hi), num(c.Stddev), num(c.CV), num(c.Pct), num(c.P), c.Significant})
+	var mm *MMTests
+	if len(c.Values) > 0 {
+		mm = &c.MMTests
+	}
+	return json.Marshal(cell{len(c.Values), c.Values, num(c.Center), num(c.Lo), num(c.Hi), num(c.Stddev), num(c.CV), num(c.Pct), num(c.P), c.Significant, mm})
 }
 
 func num(f float64) *float64 {

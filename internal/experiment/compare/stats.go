@@ -93,12 +93,20 @@ type Table struct {
 	Metric   MetricInfo `json:"metric"`
 	Stat     Stat       `json:"-"`
 	Variants []string   `json:"variants"`
-	Loads    []string   `json:"loads"`
-	Cells    [][]Cell   `json:"cells"` // [load][variant]
-	Test     Test       `json:"-"`
-	Alpha    float64    `json:"alpha"`
-	Conf     float64    `json:"confidence"`
-	Seed     uint64     `json:"seed"`
+	// ColumnKernels are the kernels of the columns, tip first, when
+	// they differ (a comparison across kernels); nil when every column
+	// runs Kernel.
+	ColumnKernels []string `json:"column_kernels,omitempty"`
+	// ColumnFlags say, for each column, what it adds to tip as
+	// `schedlab run` flags ("" for tip and a column of one variant);
+	// nil when no column is more than its variant.
+	ColumnFlags []string `json:"column_flags,omitempty"`
+	Loads       []string `json:"loads"`
+	Cells       [][]Cell `json:"cells"` // [load][variant]
+	Test        Test     `json:"-"`
+	Alpha       float64  `json:"alpha"`
+	Conf        float64  `json:"confidence"`
+	Seed        uint64   `json:"seed"`
 	// Sequential is the plan's stopping rule for runs (nil: every cell
 	// has the plan's runs).
 	Sequential *experiment.Sequential `json:"sequential,omitempty"`
@@ -119,6 +127,9 @@ type Cell struct {
 	Hi     float64 `json:"hi"`
 	Stddev float64 `json:"stddev"`
 	CV     float64 `json:"cv_pct"`
+	// MMTests are the statistics mmtests' compare-kernels prints
+	// (FormatMMTests).
+	MMTests MMTests `json:"mmtests"`
 	// Pct is the change of Center from tip's, in percent, positive when
 	// better; 0 for tip.
 	Pct float64 `json:"pct"`
@@ -155,7 +166,7 @@ func Analyze(p *experiment.Plan, recs []*experiment.Record, opt AnalyzeOptions) 
 		if r == nil {
 			continue
 		}
-		g := group{r.Machine, r.Kernel, r.Workload.Name, r.Variant, r.Param.Value}
+		g := group{r.Machine, p.TableKernel(r), r.Workload.Name, r.Variant, r.Param.Value}
 		byGroup[g] = append(byGroup[g], r)
 	}
 	for _, rs := range byGroup {
@@ -184,6 +195,7 @@ func Analyze(p *experiment.Plan, recs []*experiment.Record, opt AnalyzeOptions) 
 						Command: w.Param.DisplayRanged(w.Tool, w.Args), Param: w.Param.Name, Metric: info,
 						Variants: p.Variants, Loads: w.Param.Values, Test: opt.Test, Alpha: opt.Alpha, Conf: opt.Confidence, Seed: p.Seed, Sequential: p.Sequential, MaxRuns: p.Runs}
 					t.Stat = t.Metric.Stat
+					t.describeColumns(p, k)
 					if opt.Test == UTest {
 						t.Stat = Median
 					}
@@ -217,6 +229,28 @@ func Analyze(p *experiment.Plan, recs []*experiment.Record, opt AnalyzeOptions) 
 		}
 	}
 	return tables, nil
+}
+
+// describeColumns fills in the columns' kernels and flags where tip runs
+// kernel.
+func (t *Table) describeColumns(p *experiment.Plan, kernel string) {
+	mixed, defined := false, false
+	kernels := make([]string, len(t.Variants))
+	flags := make([]string, len(t.Variants))
+	for i, v := range t.Variants {
+		kernels[i] = p.ColumnKernel(v, kernel)
+		mixed = mixed || kernels[i] != kernel
+		if c, ok := p.Column(v); ok && !(c.Kernel == "" && len(c.Variants) == 1 && c.Variants[0] == v && len(c.Features)+len(c.Sysctls) == 0) {
+			flags[i] = c.Flags()
+			defined = true
+		}
+	}
+	if mixed {
+		t.ColumnKernels = kernels
+	}
+	if defined {
+		t.ColumnFlags = flags
+	}
 }
 
 // describeFromRecords describes a table's metric with the direction its
@@ -261,6 +295,7 @@ func (t *Table) summarize(row []Cell, warn map[string]bool) {
 			continue
 		}
 		c.Stddev, c.CV = stddev(c.Values)
+		c.MMTests = mmtestsOf(c.Values, t.Metric.HigherBetter(), t.Metric.Stat == HMean)
 		xs := append([]float64(nil), c.Values...)
 		if harmonic {
 			for j, x := range xs {
@@ -424,16 +459,7 @@ func stddev(xs []float64) (sd, cv float64) {
 	if len(xs) < 2 {
 		return 0, 0
 	}
-	var sum float64
-	for _, x := range xs {
-		sum += x
-	}
-	mean := sum / float64(len(xs))
-	var ss float64
-	for _, x := range xs {
-		ss += (x - mean) * (x - mean)
-	}
-	sd = math.Sqrt(ss / float64(len(xs)-1))
+	mean, sd := stat.MeanStdDev(xs, nil)
 	if mean != 0 {
 		cv = sd / math.Abs(mean) * 100
 	}
@@ -476,7 +502,7 @@ func SchedstatComparisons(p *experiment.Plan, recs []*experiment.Record) []*Sche
 		if r == nil || r.Schedstat == nil {
 			continue
 		}
-		g := gk{r.Machine, r.Kernel, r.Workload.Name, r.Variant, r.Param.Value}
+		g := gk{r.Machine, p.TableKernel(r), r.Workload.Name, r.Variant, r.Param.Value}
 		if sums[g] == nil {
 			sums[g] = &schedstat.Totals{}
 		}

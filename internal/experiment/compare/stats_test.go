@@ -17,7 +17,14 @@ import (
 // are given: values[variant][load] lists the runs.
 func fakeResults(t *testing.T, cmd string, metric string, better workload.Better, values map[string][][]float64) (*experiment.Plan, []*experiment.Record) {
 	t.Helper()
-	s, err := experiment.Parse("fake.yaml", []byte("name: fake\nmachines: [hikey]\nvariants: [short-task-v3, short-task-v4]\nruns: 3\nworkloads:\n  - "+cmd+"\n"))
+	return fakeResultsOf(t, "variants: [short-task-v3, short-task-v4]\n", cmd, metric, better, values)
+}
+
+// fakeResultsOf is fakeResults of an experiment whose columns the lines
+// head define.
+func fakeResultsOf(t *testing.T, head, cmd string, metric string, better workload.Better, values map[string][][]float64) (*experiment.Plan, []*experiment.Record) {
+	t.Helper()
+	s, err := experiment.Parse("fake.yaml", []byte("name: fake\nmachines: [hikey]\n"+head+"runs: 3\nworkloads:\n  - "+cmd+"\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +43,7 @@ func fakeResults(t *testing.T, cmd string, metric string, better workload.Better
 		}
 		r := &experiment.Record{Key: pt.Key, Experiment: p.Name, Run: pt.Run}
 		r.SchemaVersion, r.Machine, r.NrCPUs = experiment.RecordSchemaVersion, "hikey", 8
-		r.Kernel, r.Variant, r.Seed, r.Schedstat = pt.Kernel, pt.Variant, pt.Seed, &schedstat.Totals{NrCPUs: 8}
+		r.Kernel, r.Variant, r.Seed, r.Schedstat = p.ColumnKernel(pt.Variant, pt.Kernel), pt.Variant, pt.Seed, &schedstat.Totals{NrCPUs: 8}
 		r.Workload.Name, r.Workload.Tool, r.Workload.Args = w.Name, w.Tool, w.Param.ArgsFor(w.Args, pt.Load)
 		r.Param.Name, r.Param.Value = w.Param.Name, pt.Load
 		r.Metrics = experiment.Metrics{{Name: metric, Value: values[pt.Variant][li][pt.Run], Better: better}, {Name: "other", Value: 1, Better: workload.HigherIsBetter}}
@@ -296,6 +303,59 @@ func TestWithinResolutionMark(t *testing.T) {
 	}
 	// The row: tip's cell, then v3's ending in "=", then v4's in "~".
 	if !strings.Contains(out, "= within ±1% of tip by that rule") || !strings.HasSuffix(data, "~") || strings.Count(data, "% =") != 1 {
+		t.Errorf("table:\n%s", out)
+	}
+}
+
+// Columns defined by flags are listed under the banner (tip plus their
+// flags, or their own kernel), and a comparison across kernels says each
+// column's kernel in a row under the names.
+func TestFormatTableColumns(t *testing.T) {
+	p, recs := fakeResultsOf(t, "mixed_kernels: true\ncolumns: [\"cfs=--kernel v6.0\", \"nowaw=--feature NO_WA_WEIGHT\"]\n", "hackbench -l 5 -g 1,2", "time_s", workload.LowerIsBetter, map[string][][]float64{
+		"tip":   {{0.50, 0.50, 0.50}, {1.0, 1.0, 1.0}},
+		"cfs":   {{0.40, 0.40, 0.40}, {1.0, 1.0, 1.0}},
+		"nowaw": {{0.50, 0.50, 0.50}, {1.1, 1.1, 1.1}},
+	})
+	tables, err := Analyze(p, recs, AnalyzeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tables) != 1 {
+		t.Fatalf("%d tables: a comparison across kernels is one table, of tip's kernel", len(tables))
+	}
+	var b bytes.Buffer
+	if err := FormatTable(&b, tables[0]); err != nil {
+		t.Fatal(err)
+	}
+	want := `==================================================================
+Test          : hackbench -l 5 -g N
+Machine       : hikey (8 CPUs), kernel v6.19 for tip; the columns' kernels differ (the kernel: row)
+Metric        : time (time_s), s
+Interpretation: Lower is better
+Statistic     : AMean of 3 runs (seeds from master seed 1; run i of tip and of each variant share one seed), ±95% confidence interval
+Significance  : Welch t-test against tip, * p < 0.05, ~ not significant
+Columns       : cfs = --kernel v6.0
+                nowaw = tip --feature NO_WA_WEIGHT
+==================================================================
+groups:   tip                         cfs                         nowaw
+kernel:   v6.19                       v6.0                        v6.19
+      1   0.5000   (0.00%)  ±0.0%     0.4000  (20.00%)  ±0.0% *   0.5000   (0.00%)  ±0.0% ~
+      2   1.0000   (0.00%)  ±0.0%     1.0000   (0.00%)  ±0.0% ~   1.1000 (-10.00%)  ±0.0% *
+`
+	if b.String() != want {
+		t.Errorf("table:\n%s\nwant:\n%s", b.String(), want)
+	}
+	// Without another kernel there is no kernel row, and the Machine line
+	// names the one kernel.
+	p, recs = fakeResultsOf(t, "columns: [\"nowaw=--feature NO_WA_WEIGHT\"]\n", "hackbench -l 5 -g 1", "time_s", workload.LowerIsBetter, map[string][][]float64{
+		"tip": {{0.5, 0.5, 0.5}}, "nowaw": {{0.5, 0.5, 0.5}},
+	})
+	if tables, err = Analyze(p, recs, AnalyzeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	b.Reset()
+	FormatTable(&b, tables[0])
+	if out := b.String(); strings.Contains(out, "kernel:") || !strings.Contains(out, "Machine       : hikey (8 CPUs), kernel v6.19\n") || !strings.Contains(out, "Columns       : nowaw = tip --feature NO_WA_WEIGHT\n") {
 		t.Errorf("table:\n%s", out)
 	}
 }
