@@ -72,6 +72,9 @@ are reported and removed.`,
 					if err := compare.FormatTables(env.Stdout, tables); err != nil {
 						return err
 					}
+					if err := formatBranches(env.Stdout, res.Plan, res.Records); err != nil {
+						return err
+					}
 				}
 				if len(res.Missing) > 0 {
 					show := res.Missing

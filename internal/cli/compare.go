@@ -135,6 +135,10 @@ format for benchstat (benchstat -col /variant FILE).`,
 				if need := tst.MinRuns(); plan.Runs < need {
 					fmt.Fprintf(env.Stdout, "\nNo 95%% intervals: %d runs per cell, and the %s needs at least %d (--runs %d).\n", plan.Runs, tst, need, need)
 				}
+				// Did each variant's code run (sched.Branch)?
+				if err := formatBranches(env.Stdout, plan, recs); err != nil {
+					return err
+				}
 				if showSchedstat {
 					for _, c := range compare.SchedstatComparisons(plan, recs) {
 						fmt.Fprintf(env.Stdout, "\nschedstat: %s (sums over %d runs, per-CPU averages)\n", c.Title(), plan.Runs)
@@ -191,6 +195,17 @@ format for benchstat (benchstat -col /variant FILE).`,
 		f.BoolVar(&explainTo, "explain", false, "also print schedlab explain's report for each variant at each load, over the same runs (run again with its recorders)")
 		return c
 	})
+}
+
+// formatBranches prints, after a blank line, the variant columns' branch
+// counters (compare.FormatBranches), if any.
+func formatBranches(w io.Writer, plan *experiment.Plan, recs []*experiment.Record) error {
+	rows := compare.Branches(plan, recs)
+	if len(rows) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w)
+	return compare.FormatBranches(w, rows)
 }
 
 // CompareJSONSchemaVersion is the version of compare's --json document.
