@@ -31,6 +31,10 @@ type VariantInfo struct {
 	// Branches are the branches of the kernel model the patch changes,
 	// whose counters a run with the variant reports (branches.go).
 	Branches []Branch
+	// CostOnly marks a patch that changes what the kernel's work costs
+	// and no decision: its branches are taken, never changed, and its
+	// runs differ from tip's only through time.
+	CostOnly bool
 }
 
 type variant struct {
@@ -90,7 +94,7 @@ var variants = []variant{
 		apply: shortTask(ShortAffineEndSingle, ShortScanSingle, ShortDurAvgRFC2),
 	},
 	{
-		info: VariantInfo{Name: "idle-cores-nosmt", Baseline: kernels.V512, Touches: []string{"test_idle_cores"}, Branches: []Branch{BranchIdleCoresNoSMT},
+		info: VariantInfo{Name: "idle-cores-nosmt", Baseline: kernels.V512, Touches: []string{"test_idle_cores"}, Branches: []Branch{BranchIdleCoresNoSMT}, CostOnly: true,
 			Description: "test_idle_cores() returns without reading sd_llc_shared on machines without SMT (Barry Song, v5.13); changes no decision, only LLC-shared reads"},
 		apply: func(s *Settings) { s.TestIdleCoresSMTCheck = true },
 	},
