@@ -56,8 +56,10 @@ Run i of every variant uses the same seed, derived from --seed, so the
 comparison is paired; runs go in parallel (--jobs, default all cores) and the
 results do not depend on how many. Every run option of 'schedlab run'
 (--cpus, --sysctl, --background-cgroups, --costs …) applies to every run.
---json writes the tables and every run; --bench-out writes the Go benchmark
-format for benchstat (benchstat -col /variant FILE).`,
+After the table, each variant's branch counters say whether its patch's code
+ran and how often it changed a decision (docs/variants.md). --json writes
+the tables and every run; --bench-out writes the Go benchmark format for
+benchstat (benchstat -col /variant FILE).`,
 			Args: func(cmd *cobra.Command, args []string) error {
 				if len(args) == 0 {
 					return fmt.Errorf("compare: name a workload and its arguments with one ranged, e.g. 'schedlab compare --variant short-task-v3 hackbench -p -T -l 2000 -g 1,2,4'")

@@ -2,6 +2,8 @@ package sched
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -454,6 +456,34 @@ func TestSelectIdleCPUDry(t *testing.T) {
 		}
 		if after := now(); after == before {
 			t.Errorf("has_idle_cores %v: the real run changed nothing, so the check above shows nothing", idleCore)
+		}
+	}
+}
+
+// TestVariantBranchesDocumented: docs/variants.md's table of branches
+// names every variant's every branch on one row with the variant.
+func TestVariantBranchesDocumented(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "variants.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range Variants() {
+		for _, b := range v.Branches {
+			found := false
+			for _, line := range strings.Split(string(doc), "\n") {
+				if !strings.HasPrefix(line, "| ") || !strings.Contains(line, "`"+b.String()+"`") {
+					continue
+				}
+				// A row names variants in full or by their last part
+				// after the first of a family ("`short-task-rfc`, `-v1`").
+				i := strings.LastIndex(v.Name, "-")
+				if strings.Contains(line, "`"+v.Name+"`") || (strings.Contains(line, "`"+v.Name[:i+1]) && strings.Contains(line, "`"+v.Name[i:]+"`")) {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("docs/variants.md has no row for %s's branch %s", v.Name, b)
+			}
 		}
 	}
 }
