@@ -75,6 +75,9 @@ are reported and removed.`,
 					if err := printTables(env.Stdout, tables, stats); err != nil {
 						return err
 					}
+					if err := formatBranches(env.Stdout, res.Plan, res.Records); err != nil {
+						return err
+					}
 				}
 				if len(res.Missing) > 0 {
 					show := res.Missing

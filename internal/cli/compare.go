@@ -74,8 +74,10 @@ results do not depend on how many. Every run option of 'schedlab run'
 --stats mmtests adds, under each table, the statistics mmtests'
 compare-kernels prints: Min, Amean (Hmean for rates), Stddev, CoeffVar,
 Max and BAmean-50/95/99, the mean of the best 50/95/99% of the runs.
---json writes the tables and every run; --bench-out writes the Go benchmark
-format for benchstat (benchstat -col /variant FILE).
+After the table, each variant's branch counters say whether its patch's code
+ran and how often it changed a decision (docs/variants.md). --json writes
+the tables and every run; --bench-out writes the Go benchmark format for
+benchstat (benchstat -col /variant FILE).
 
 --out DIR keeps every run in DIR as 'schedlab sweep' does, so that
 'schedlab report DIR' and 'schedlab collect DIR' read it. Ctrl-C stops the
@@ -178,6 +180,10 @@ same command with --resume runs only the rest.`,
 				if need := tst.MinRuns(); plan.Runs < need {
 					fmt.Fprintf(env.Stdout, "\nNo 95%% intervals: %d runs per cell, and the %s needs at least %d (--runs %d).\n", plan.Runs, tst, need, need)
 				}
+				// Did each variant's code run (sched.Branch)?
+				if err := formatBranches(env.Stdout, plan, recs); err != nil {
+					return err
+				}
 				if showSchedstat {
 					for _, c := range compare.SchedstatComparisons(plan, recs) {
 						fmt.Fprintf(env.Stdout, "\nschedstat: %s (sums over %d runs, per-CPU averages)\n", c.Title(), plan.Runs)
@@ -241,6 +247,17 @@ same command with --resume runs only the rest.`,
 		f.BoolVar(&resume, "resume", false, "with --out: continue the compare DIR holds, running only the runs it lacks")
 		return c
 	})
+}
+
+// formatBranches prints, after a blank line, the variant columns' branch
+// counters (compare.FormatBranches), if any.
+func formatBranches(w io.Writer, plan *experiment.Plan, recs []*experiment.Record) error {
+	rows := compare.Branches(plan, recs)
+	if len(rows) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w)
+	return compare.FormatBranches(w, rows)
 }
 
 // CompareJSONSchemaVersion is the version of compare's --json document.

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -74,10 +75,19 @@ func TestCompare(t *testing.T) {
 			Key     string `json:"key"`
 			Seed    uint64 `json:"seed"`
 			Run     int    `json:"run"`
+			Variant string `json:"variant"`
 			Metrics map[string]struct {
 				Value  float64 `json:"value"`
 				Better string  `json:"better"`
 			} `json:"metrics"`
+			VariantBranches []struct {
+				Name     string `json:"name"`
+				Branches []struct {
+					Name    string  `json:"name"`
+					Taken   uint64  `json:"taken"`
+					Changed *uint64 `json:"changed"`
+				} `json:"branches"`
+			} `json:"variant_branches"`
 		}
 	}
 	data, err := os.ReadFile(jsonFile)
@@ -108,6 +118,30 @@ func TestCompare(t *testing.T) {
 		}
 		if r.Metrics["messages"].Value != float64(g*20*20*30) || r.Metrics["bytes"].Value != float64(g*20*20*30*100) {
 			t.Errorf("%s: metrics %v, want %d messages", r.Key, r.Metrics, g*20*20*30)
+		}
+	}
+	// After the table, each variant's branches with their counters
+	// summed over the column's runs, as the records hold them.
+	taken := map[string]uint64{}
+	for _, r := range doc.Runs {
+		if (r.Variant == "tip") != (len(r.VariantBranches) == 0) {
+			t.Errorf("%s: branch counters %+v", r.Key, r.VariantBranches)
+		}
+		for _, vb := range r.VariantBranches {
+			for _, b := range vb.Branches {
+				taken[vb.Name+" "+b.Name] += b.Taken
+			}
+		}
+	}
+	for _, want := range []string{"short-task-v4 wake_affine_idle:is_short_task", "short-task-v3 wake_affine_idle:is_short_task", "short-task-v3 select_idle_cpu:is_short_task"} {
+		found := false
+		for _, l := range lines {
+			if f := strings.Fields(l); len(f) > 4 && f[0]+" "+f[1] == want && f[2] == "taken" {
+				found = f[3] == fmt.Sprint(taken[want])
+			}
+		}
+		if _, ok := taken[want]; !ok || !found {
+			t.Errorf("no line %q taken %d in\n%s", want, taken[want], out)
 		}
 	}
 	bench, err := os.ReadFile(benchFile)

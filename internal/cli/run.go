@@ -45,7 +45,8 @@ Without --machine the machine is ` + sim.DefaultMachine + `; without --kernel it
 v6.19, or the variant's baseline when --variant is given (--variant base:NAME
 runs the kernel the variant is compared with). The same --seed gives
 byte-identical output. --json FILE also writes the run's record: metrics,
-schedstat totals, balance counters and the simulation's size
+schedstat totals, balance counters, the variant's branch counters (did the
+patch's code run, did it change a decision) and the simulation's size
 (docs/workloads.md describes the schema).
 
 Workloads:

@@ -154,6 +154,10 @@ func (k *Kernel) updateSgLbStats(env *lbEnv, sds *sdLbStats, g *topology.Group, 
 		if env.flags&lbfNohzStats != 0 && k.updateNohzStatsForce(rq, false, BlockedByNewidleStats) {
 			env.flags |= lbfNohzAgain
 		}
+		if env.nohzStatsSkipped && k.nohzStatsDue(rq) {
+			env.nohzStatsSkipped = false
+			k.Branches[BranchNewidleNoStats].Changed++
+		}
 		load := cpuLoad(rq)
 		sgs.GroupLoad += load
 		sgs.GroupUtil += cpuUtilCfsRq(rq, k.S.UtilEst)
@@ -295,11 +299,17 @@ func (k *Kernel) updateSdLbStats(env *lbEnv, sds *sdLbStats) {
 	var tmp SgLbStats
 	var sumUtil uint64
 	sgOverloaded := false
+	env.nohzStatsSkipped = false
 	if k.S.NewidleNohzStats && env.idle == CPUNewlyIdle {
 		k.lineLoad(&k.bal.nohz.line)
 		if k.bal.nohz.hasBlocked {
 			env.flags |= lbfNohzStats
 		}
+	} else if k.baseNohzStats && env.idle == CPUNewlyIdle && k.bal.nohz.hasBlocked {
+		// blocked-load-outside-newidle: the baseline would refresh
+		// here; updateSgLbStats looks for a CPU it would refresh.
+		env.nohzStatsSkipped = true
+		k.Branches[BranchNewidleNoStats].Taken++
 	}
 	for _, sg := range env.sd.T.Groups {
 		sgs := &tmp

@@ -160,6 +160,10 @@ func (k *Kernel) nohzRunIdleBalance(rq *Rq) {
 	flags := rq.NohzFlags
 	rq.NohzFlags &^= nohzNewilbKick
 	if flags == nohzNewilbKick && !rq.needResched {
+		if k.baseNohzStats {
+			// blocked-load-outside-newidle on v5.12.
+			k.Branches[BranchRunIdleBalance].Taken++
+		}
 		mark := k.lbBegin(rq.CPU)
 		k.nohzIdleBalanceRun(rq, nohzStatsKick, CPUNewlyIdle)
 		k.lbEnd(mark)

@@ -421,14 +421,33 @@ func (k *Kernel) updateNohzStatsForce(rq *Rq, force bool, origin BlockedOrigin) 
 		return false
 	}
 	if !force {
-		limit := uint64(0)
+		// Every kernel's "at most once per jiffy": time_after(jiffies,
+		// last_blocked_load_update_tick).
+		due := timeAfter(k.Jiffies(), rq.LastBlockedLoadUpdateTick)
 		if k.S.BlockedAvgRatelimit {
-			limit = uint64(k.S.HZ) / 20
-		}
-		if !timeAfter(k.Jiffies(), rq.LastBlockedLoadUpdateTick+limit) {
+			if !timeAfter(k.Jiffies(), rq.LastBlockedLoadUpdateTick+blockedRatelimit(k.S.HZ)) {
+				k.countBranch(BranchBlockedRatelimit, due)
+				return true
+			}
+		} else if !due {
 			return true
 		}
 	}
 	k.lbUpdateBlockedAverages(rq.CPU, origin)
 	return rq.HasBlockedLoad
+}
+
+// blockedRatelimit is the rate limit of Joel Fernandes' patch
+// (Settings.BlockedAvgRatelimit), in jiffies: HZ/20, 20 refreshes a
+// second.
+func blockedRatelimit(hz int) uint64 { return uint64(hz) / 20 }
+
+// nohzStatsDue is update_nohz_stats' test of an unforced refresh without
+// a rate limit, and without its load of the NOHZ mask's line: rq has
+// blocked load, is in nohz.idle_cpus_mask, and was last refreshed before
+// this jiffy. blocked-load-outside-newidle's counter asks it what v5.12's
+// newly idle balance would have done.
+func (k *Kernel) nohzStatsDue(rq *Rq) bool {
+	return rq.HasBlockedLoad && k.bal.nohz.idleCPUsMask.Test(rq.CPU) &&
+		timeAfter(k.Jiffies(), rq.LastBlockedLoadUpdateTick)
 }

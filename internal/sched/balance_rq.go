@@ -53,6 +53,10 @@ type lbEnv struct {
 	// migrationType is what calculate_imbalance decided to move.
 	migrationType migrationType
 	tasks         []*Task
+	// nohzStatsSkipped is set in a newly idle pass that the baseline
+	// would have made refresh blocked load (LBF_NOHZ_STATS) until a CPU
+	// it would have refreshed is found (BranchNewidleNoStats).
+	nohzStatsSkipped bool
 }
 
 // sdParentGroupSGC is sd->parent->groups->sgc: the capacity state of the

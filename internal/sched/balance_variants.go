@@ -16,12 +16,14 @@ var balanceVariants = []variant{
 	{
 		info: VariantInfo{Name: "blocked-avg-ratelimit", Baseline: kernels.V512,
 			Touches:     []string{"update_nohz_stats"},
+			Branches:    []Branch{BranchBlockedRatelimit},
 			Description: "update_nohz_stats refreshes an idle CPU's blocked load at most once per HZ/20 jiffies (20/s) unless forced (Joel Fernandes, Jan 2021, not merged)"},
 		apply: func(s *Settings) { s.BlockedAvgRatelimit = true },
 	},
 	{
 		info: VariantInfo{Name: "blocked-load-outside-newidle", Baseline: kernels.V512,
 			Touches:     []string{"update_sd_lb_stats", "update_sg_lb_stats", "update_nohz_stats", "_nohz_idle_balance", "nohz_newidle_balance", "nohz_run_idle_balance"},
+			Branches:    []Branch{BranchNewidleNoStats, BranchRunIdleBalance},
 			Description: "newly idle balance no longer refreshes other CPUs' blocked load; a CPU about to idle refreshes the idle CPUs' itself (Vincent Guittot, merged for v5.13)"},
 		apply: func(s *Settings) { s.NewidleNohzStats = false },
 	},
@@ -40,6 +42,7 @@ var tgVariants = []variant{
 	{
 		info: VariantInfo{Name: "no-tg-propagate", Baseline: kernels.V619, AnyBaseline: true,
 			Touches:     []string{"add_tg_cfs_propagate", "propagate_entity_load_avg", "update_tg_cfs_util", "update_tg_cfs_runnable", "update_tg_cfs_load"},
+			Branches:    []Branch{BranchNoTgPropagate},
 			Description: "turns off the propagation of an entity's attach/detach into its task group's entity (Vincent Guittot's v4.10 series, reverted): the root cfs_rq follows a migration only through PELT",
 			Base:        "group shares from the queue's load.weight (calc_cfs_shares of v4.9–v4.14), on both sides"},
 		base:  func(s *Settings) { s.GroupSharesWeight = true },

@@ -141,8 +141,9 @@ func TestSISNodeLimitEdges(t *testing.T) {
 			t.Errorf("zen3-2s-nps4, %s: select_idle_node = %v, want cpu15", v, got)
 		}
 	}
+	// k = 8: no idle CPU in the node (cpu71 is in the other one).
 	for _, v := range []string{"sis-node", "sis-node-limit"} {
-		for k := 1; k <= 7; k++ {
+		for k := 1; k <= 8; k++ {
 			r := newRigSettings(t, "zen3-2s-nps1", sisVariant(t, v, false))
 			sd := r.llc(1)
 			groups := sd.Parent.T.Groups
@@ -175,7 +176,8 @@ func TestSISNodeLimitEdges(t *testing.T) {
 				t.Fatalf("cpu%d is not idle", idle)
 			}
 			want := cpumask.CPU(idle)
-			if v == "sis-node-limit" && k > 4 {
+			limited := v == "sis-node-limit" && k > 4
+			if limited || k == 8 {
 				want = cpumask.None
 			}
 			if got := r.on(1).selectIdleNode(p, sd, 1); got != want {
@@ -186,8 +188,22 @@ func TestSISNodeLimitEdges(t *testing.T) {
 			if want == cpumask.None {
 				wantSIS = 1
 			}
+			r.k.Branches = BranchCounters{}
 			if got := r.on(1).selectIdleSibling(p, 1, 1); got != wantSIS {
 				t.Errorf("%s, idle cpu in the other LLC no. %d: select_idle_sibling = %v, want %v", v, k, got, wantSIS)
+			}
+			// The counters: select_idle_node walked (the comparison
+			// kernel, v6.0, stays in target's LLC) and changed the
+			// answer when it found a CPU; the limit, with other LLCs
+			// left after the 4th (always, in a node of 8), changed it
+			// when one of those has the idle CPU (k = 5..7).
+			wantNode := BranchCounter{1, uint64(btoi(want != cpumask.None))}
+			wantLimit := BranchCounter{}
+			if v == "sis-node-limit" && k > 4 {
+				wantLimit = BranchCounter{1, uint64(btoi(k <= 7))}
+			}
+			if got, gotL := r.k.Branches[BranchSISNode], r.k.Branches[BranchSISNodeLimit]; got != wantNode || gotL != wantLimit {
+				t.Errorf("%s, idle cpu in the other LLC no. %d: counted node %+v, limit %+v; want %+v, %+v", v, k, got, gotL, wantNode, wantLimit)
 			}
 		}
 	}
@@ -349,6 +365,11 @@ func TestSISUtilInUpdateSdLbStats(t *testing.T) {
 // cpu2. The flag read is target's LLC's: the waking CPU's own LLC (cpu8's)
 // marked overloaded does not stop a scan of target's.
 //
+// The variant's counter: each early return is taken, and changed the
+// answer, since the comparison kernel scans (what the unmarked LLC
+// returns: cpu2). With every CPU of target's LLC busy that scan finds
+// nothing: taken, not changed.
+//
 // Reference: <20220207034013.599214-1-yu.c.chen@intel.com>, the
 // select_idle_cpu hunk.
 func TestSISUtilV1SkipsScan(t *testing.T) {
@@ -380,9 +401,13 @@ func TestSISUtilV1SkipsScan(t *testing.T) {
 		rq := k.Rqs[tc.waker]
 		wakerLLC := k.sdLLC(cpumask.CPU(tc.waker))
 		scans, avgIdle, avgCost := rq.Wakeup.SISScans, rq.WakeAvgIdle, wakerLLC.AvgScanCost
+		k.Branches = BranchCounters{}
 		got := r.on(tc.waker).selectIdleCPU(p, r.llc(1), tc.idleCore, 1)
 		if got != tc.want {
 			t.Errorf("%+v: select_idle_cpu = %v, want %v", tc, got, tc.want)
+		}
+		if c, want := k.Branches[BranchLLCOverloaded], (BranchCounter{uint64(btoi(tc.over0)), uint64(btoi(tc.over0))}); c != want {
+			t.Errorf("%+v: counted %+v, want %+v", tc, c, want)
 		}
 		if tc.want == cpumask.None {
 			if rq.Wakeup.SISScans != scans || rq.WakeAvgIdle != avgIdle || wakerLLC.AvgScanCost != avgCost {
@@ -393,6 +418,22 @@ func TestSISUtilV1SkipsScan(t *testing.T) {
 			}
 		} else if rq.Wakeup.SISScans != scans+1 {
 			t.Errorf("%+v: no scan counted", tc)
+		}
+	}
+	for c := 0; c < 8; c++ {
+		for _, cpu := range []int{c, c + 128} {
+			if cpu != 1 {
+				r.hog(cpu)
+			}
+		}
+	}
+	r.run(engine.Millisecond)
+	k.SdLLCShared(0).Overloaded = true
+	for _, idleCore := range []bool{false, true} {
+		k.setIdleCores(1, idleCore)
+		k.Branches = BranchCounters{}
+		if got := r.on(1).selectIdleCPU(p, r.llc(1), idleCore, 1); got != cpumask.None || k.Branches[BranchLLCOverloaded] != (BranchCounter{1, 0}) {
+			t.Errorf("full LLC, has_idle_cores %v: select_idle_cpu = %v, counted %+v; want none, {1 0}", idleCore, got, k.Branches[BranchLLCOverloaded])
 		}
 	}
 }
@@ -551,6 +592,20 @@ func TestSISUtilV2Budget(t *testing.T) {
 		this := k.sdLLC(1)
 		stamp, avgIdle, avgCost := rq.WakeStamp, rq.WakeAvgIdle, this.AvgScanCost
 		scanned := rq.Wakeup.SISScanned
+		// The comparison kernel's SIS_PROP budget, from the waking
+		// CPU's wake_avg_idle (sched_init's 2 × migration_cost if
+		// nothing set it, halved per jiffy since wake_stamp) and its
+		// LLC's avg_scan_cost: nr = 16 × avg_idle / (avg_scan_cost + 1),
+		// at least 4.
+		st, ai := rq.WakeStamp, rq.WakeAvgIdle
+		if st == 0 {
+			st, ai = k.initialJiffies(), 2*k.S.MigrationCost
+		}
+		for ; st < k.Jiffies() && ai != 0; st++ {
+			ai >>= 1
+		}
+		nrProp := max(4, int(16*ai/(avgCost+1)))
+		k.Branches = BranchCounters{}
 		got := r.on(1).selectIdleCPU(p, r.llc(1), false, 1)
 		want, wantScanned := cpumask.CPU(idle), pr.j
 		if pr.n > 0 && pr.j > pr.n-1 {
@@ -559,6 +614,12 @@ func TestSISUtilV2Budget(t *testing.T) {
 		if got != want || int(rq.Wakeup.SISScanned-scanned) != wantScanned {
 			t.Errorf("nr_idle_scan %d, idle cpu%d at position %d: select_idle_cpu = %v after %d CPUs, want %v after %d",
 				pr.n, idle, pr.j, got, rq.Wakeup.SISScanned-scanned, want, wantScanned)
+		}
+		// Changed when one budget reaches the idle CPU and the other not
+		// (SIS_PROP's too examines nr − 1 CPUs).
+		baseFinds := pr.j <= nrProp-1
+		if c, wantC := k.Branches[BranchNrIdleScan], (BranchCounter{1, uint64(btoi(baseFinds != (want != cpumask.None)))}); c != wantC {
+			t.Errorf("nr_idle_scan %d, position %d (SIS_PROP's nr %d): counted %+v, want %+v", pr.n, pr.j, nrProp, c, wantC)
 		}
 		if rq.WakeStamp != stamp || rq.WakeAvgIdle != avgIdle || this.AvgScanCost != avgCost {
 			t.Errorf("nr_idle_scan %d, position %d: SIS_PROP's bookkeeping ran (wake_stamp %d → %d, wake_avg_idle %d → %d, avg_scan_cost %d → %d)",
@@ -578,8 +639,12 @@ func TestSISUtilV2Budget(t *testing.T) {
 	r.run(5 * engine.Millisecond)
 	r.unpin(p)
 	r.k.SdLLCShared(1).NrIdleScan = 4
+	r.k.Branches = BranchCounters{}
 	if got := r.on(1).selectIdleCPU(p, r.llc(1), true, 1); got != 128 {
 		t.Errorf("idle-core scan with nr_idle_scan 4: %v, want cpu128 (7th in the order, beyond 3)", got)
+	}
+	if c := r.k.Branches[BranchNrIdleScan]; c != (BranchCounter{}) {
+		t.Errorf("idle-core scan: the nr_idle_scan budget counted %+v, want nothing (SIS_PROP's budget is for the other scan)", c)
 	}
 
 	// The comparison kernel keeps SIS_PROP's bookkeeping: the same scan

@@ -154,9 +154,9 @@ func shortScanEdges(t *testing.T, kern, machine string, weight int, variant stri
 					for _, wk := range []*Task{p, q} {
 						sds.NrIdleScan = n
 						k.setIdleCores(0, idleCore)
-						hits := rq.Wakeup.ShortTaskHits[1]
+						hits := k.Branches[BranchShortScan].Taken
 						got := k.selectIdleCPU(wk, sd, idleCore, 0)
-						results = append(results, result{n, idleCore, wk.Comm, got, rq.Wakeup.ShortTaskHits[1] != hits})
+						results = append(results, result{n, idleCore, wk.Comm, got, k.Branches[BranchShortScan].Taken != hits})
 					}
 				}
 			}

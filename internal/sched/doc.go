@@ -44,6 +44,10 @@
 // functions whose algorithm differs branch to their CFS versions in cfs.go,
 // and an older baseline's form of a function is a branch on its switch
 // (NewidleV512, SISPropV512, ...), documented in the function's comment.
+// Each variant names the branches its patch changes, and the kernel counts
+// how often each was taken and changed the decision from the comparison
+// kernel's (branches.go: Kernel.Branches), so a run says whether the
+// patch's code ran.
 //
 // # Observers
 //

@@ -91,6 +91,11 @@ func updateLoadAvgCfsRq(now uint64, c *CfsRq) bool {
 // addTgCfsPropagate mirrors fair.c:add_tg_cfs_propagate (v6.19).
 func (k *Kernel) addTgCfsPropagate(c *CfsRq, runnableSum int64) {
 	if !k.S.TgPropagate {
+		// no-tg-propagate: what a group's cfs_rq does not pass to its
+		// entity (the root's has none to pass it to).
+		if c.rq.CFS != c {
+			k.Branches[BranchNoTgPropagate].Taken++
+		}
 		return
 	}
 	c.Propagate = true

@@ -152,6 +152,9 @@ type Kernel struct {
 	// BalanceStats counts the balancer's calls and time (the run report's
 	// "balance" section).
 	BalanceStats BalanceStats
+	// Branches counts the branches variants change (branches.go): the
+	// run report's "variant_branches" section.
+	Branches BranchCounters
 
 	// --- what the wakeup path decided (decision.go) ---
 	// why is the reason of the last select_task_rq_fair (one store per
@@ -161,6 +164,18 @@ type Kernel struct {
 	affine   Affine
 	affineSD *SchedDomain
 	dec      Decision
+	// dry is set while selectIdleCPU runs again as a variant's
+	// comparison kernel would, to count whether the variant changed its
+	// answer (branches.go): it then changes nothing. flatScan makes
+	// that run scan the LLC without its cluster step. clusterDeferred is
+	// the idle prev or recent CPU that selectIdleSibling kept as its
+	// fallback because it is outside target's cluster (None if none).
+	dry, flatScan   bool
+	clusterDeferred cpumask.CPU
+	// baseNohzStats is set when the run's baseline refreshes blocked
+	// load in newly idle balance (v5.12: Settings.NewidleNohzStats), so
+	// that turning it off is a variant whose branches are counted.
+	baseNohzStats bool
 
 	invariantsChecked uint64
 }
@@ -210,6 +225,9 @@ func New(eng *engine.Engine, topo *topology.Topology, s Settings) (*Kernel, erro
 	}
 	n := topo.NrCPUs
 	k := &Kernel{Eng: eng, Topo: topo, S: s, nextPID: 1, thisCPU: 0}
+	if b, err := Baseline(s.Kernel); err == nil {
+		k.baseNohzStats = b.NewidleNohzStats
+	}
 	factor := tunableFactor(s.TunableScaling, n)
 	k.baseSlice = s.BaseSlice * factor
 	k.latency = s.Latency * factor

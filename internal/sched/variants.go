@@ -28,6 +28,13 @@ type VariantInfo struct {
 	// Base, if not empty, says how the comparison kernel differs from the
 	// plain baseline (applied by ApplyVariantBase).
 	Base string
+	// Branches are the branches of the kernel model the patch changes,
+	// whose counters a run with the variant reports (branches.go).
+	Branches []Branch
+	// CostOnly marks a patch that changes what the kernel's work costs
+	// and no decision: its branches are taken, never changed, and its
+	// runs differ from tip's only through time.
+	CostOnly bool
 }
 
 type variant struct {
@@ -50,68 +57,71 @@ func shortTask(affine ShortAffineMode, scan ShortScanMode, metric ShortTaskMetri
 var (
 	shortAffineFns = []string{"wake_affine_idle", "is_short_task"}
 	shortBothFns   = []string{"wake_affine_idle", "select_idle_cpu", "is_short_task"}
+
+	shortAffineBranches = []Branch{BranchShortAffine}
+	shortBothBranches   = []Branch{BranchShortAffine, BranchShortScan}
 )
 
 var variants = []variant{
 	{
-		info: VariantInfo{Name: "short-task-rfc", Baseline: kernels.V60, Touches: shortBothFns,
+		info: VariantInfo{Name: "short-task-rfc", Baseline: kernels.V60, Touches: shortBothFns, Branches: shortBothBranches,
 			Description: "short-task RFC (Chen Yu, Sep 2022): wake on this_cpu if curr(this_cpu) is short, before the prev_cpu-idle check; skip the LLC scan when SIS_UTIL sees it >50% busy and wakee and curr(target) are short"},
 		apply: shortTask(ShortAffineSyncOr, ShortScanWakee, ShortLifetime),
 	},
 	{
-		info: VariantInfo{Name: "short-task-v1", Baseline: kernels.V60, Touches: shortBothFns,
+		info: VariantInfo{Name: "short-task-v1", Baseline: kernels.V60, Touches: shortBothFns, Branches: shortBothBranches,
 			Description: "short-task follow-up 1: the this_cpu check moves after the prev_cpu-idle check, no nr_running condition; scan skip kept"},
 		apply: shortTask(ShortAffineEnd, ShortScanWakee, ShortLifetime),
 	},
 	{
-		info: VariantInfo{Name: "short-task-v2", Baseline: kernels.V60, Touches: shortAffineFns,
+		info: VariantInfo{Name: "short-task-v2", Baseline: kernels.V60, Touches: shortAffineFns, Branches: shortAffineBranches,
 			Description: "short-task follow-up 2: as v1 without the scan skip"},
 		apply: shortTask(ShortAffineEnd, ShortScanOff, ShortLifetime),
 	},
 	{
-		info: VariantInfo{Name: "short-task-v3", Baseline: kernels.V60, Touches: shortBothFns,
+		info: VariantInfo{Name: "short-task-v3", Baseline: kernels.V60, Touches: shortBothFns, Branches: shortBothBranches,
 			Description: "short-task follow-up 3: this_cpu check at the end needs nr_running(this_cpu)==1 and a short curr; scan skip kept"},
 		apply: shortTask(ShortAffineEndSingle, ShortScanWakee, ShortLifetime),
 	},
 	{
-		info: VariantInfo{Name: "short-task-v4", Baseline: kernels.V60, Touches: shortAffineFns,
+		info: VariantInfo{Name: "short-task-v4", Baseline: kernels.V60, Touches: shortAffineFns, Branches: shortAffineBranches,
 			Description: "short-task follow-up 4: as v3 without the scan skip"},
 		apply: shortTask(ShortAffineEndSingle, ShortScanOff, ShortLifetime),
 	},
 	{
-		info: VariantInfo{Name: "short-task-rfc2", Baseline: kernels.V60, Touches: shortBothFns,
+		info: VariantInfo{Name: "short-task-rfc2", Baseline: kernels.V60, Touches: shortBothFns, Branches: shortBothBranches,
 			Description: "short-task RFC v2 (Oct 2022): v3's this_cpu check; the scan skip needs nr_running(target)==1 and a short curr(target), not a short wakee; is_short_task by the posting's dur_avg <= min_granularity"},
 		apply: shortTask(ShortAffineEndSingle, ShortScanSingle, ShortDurAvgRFC2),
 	},
 	{
-		info: VariantInfo{Name: "idle-cores-nosmt", Baseline: kernels.V512, Touches: []string{"test_idle_cores"},
+		info: VariantInfo{Name: "idle-cores-nosmt", Baseline: kernels.V512, Touches: []string{"test_idle_cores"}, Branches: []Branch{BranchIdleCoresNoSMT}, CostOnly: true,
 			Description: "test_idle_cores() returns without reading sd_llc_shared on machines without SMT (Barry Song, v5.13); changes no decision, only LLC-shared reads"},
 		apply: func(s *Settings) { s.TestIdleCoresSMTCheck = true },
 	},
 	{
-		info: VariantInfo{Name: "sis-node", Baseline: kernels.V60, Touches: []string{"select_idle_sibling", "select_idle_node"},
+		info: VariantInfo{Name: "sis-node", Baseline: kernels.V60, Touches: []string{"select_idle_sibling", "select_idle_node"}, Branches: []Branch{BranchSISNode},
 			Description: "SIS_NODE (Peter Zijlstra, tip sched/core c7dfd6b9122d, 2023; reverted before v6.5): when the LLC has no idle CPU, scan the other LLCs of its parent domain, unless that is a NUMA level, each with its own SIS_UTIL budget"},
 		apply: func(s *Settings) { s.SISNode = true },
 	},
 	{
-		info: VariantInfo{Name: "sis-cluster", Baseline: kernels.V60, Touches: []string{"select_idle_sibling", "select_idle_cpu", "cpus_share_resources"},
+		info: VariantInfo{Name: "sis-cluster", Baseline: kernels.V60, Touches: []string{"select_idle_sibling", "select_idle_cpu", "cpus_share_resources"}, Branches: []Branch{BranchClusterPrev, BranchClusterScan},
 			Description: "scan the target's cluster before the rest of the LLC (Yicong Yang, v9 Jul 2023, merged for v6.6): SD_CLUSTER and sd_share_id on the CLS level; prev and recent_used_cpu taken at once only inside target's cluster, else kept as the fallback"},
 		apply: func(s *Settings) { s.SISCluster = true },
 	},
 	{
-		info: VariantInfo{Name: "sis-node-limit", Baseline: kernels.V60, Touches: []string{"select_idle_sibling", "select_idle_node"},
+		info: VariantInfo{Name: "sis-node-limit", Baseline: kernels.V60, Touches: []string{"select_idle_sibling", "select_idle_node"}, Branches: []Branch{BranchSISNode, BranchSISNodeLimit},
 			Description: "SIS_NODE with Peter Zijlstra's limit (<20230601111326.GV4253@hirez.programming.kicks-ass.net>, Jun 2023, on the v6.4-rc tip; never merged): select_idle_node gives up after 4 other LLCs scanned without success"},
 		apply: func(s *Settings) { s.SISNode, s.SISNodeLimit = true, true },
 	},
 	{
-		info: VariantInfo{Name: "sis-util-v1", Baseline: kernels.V60, Touches: []string{"select_idle_cpu", "update_sd_lb_stats"},
+		info: VariantInfo{Name: "sis-util-v1", Baseline: kernels.V60, Touches: []string{"select_idle_cpu", "update_sd_lb_stats"}, Branches: []Branch{BranchLLCOverloaded},
 			Description: "SIS_UTIL RFC v1 (Chen Yu, <20220207034013.599214-1-yu.c.chen@intel.com>, Feb 2022, on v5.17-rc): periodic LLC balancing marks sd_llc_shared overloaded when total_capacity*100 < sum_util*imbalance_pct (85%), and select_idle_cpu then scans nothing",
 			Base:        sisPropTip},
 		base:  sisPropTipSettings,
 		apply: func(s *Settings) { s.SISUtilV1 = true },
 	},
 	{
-		info: VariantInfo{Name: "sis-util-v2", Baseline: kernels.V60, Touches: []string{"select_idle_cpu", "update_sd_lb_stats", "update_nr_idle_scan"},
+		info: VariantInfo{Name: "sis-util-v2", Baseline: kernels.V60, Touches: []string{"select_idle_cpu", "update_sd_lb_stats", "update_nr_idle_scan"}, Branches: []Branch{BranchNrIdleScan},
 			Description: "SIS_UTIL RFC v2 (Chen Yu, <20220310005228.11737-1-yu.c.chen@intel.com>, Mar 2022, on v5.17-rc): SIS_PROP's budget becomes nr_idle_scan = max(4, llc_size - (llc_size-4)*2*sum_util/total_capacity) from periodic LLC balancing, without the wake_avg_idle/avg_scan_cost bookkeeping",
 			Base:        sisPropTip},
 		base:  sisPropTipSettings,
@@ -132,6 +142,7 @@ func Variants() []VariantInfo {
 	for i, v := range variants {
 		out[i] = v.info
 		out[i].Touches = append([]string(nil), v.info.Touches...)
+		out[i].Branches = append([]Branch(nil), v.info.Branches...)
 	}
 	return out
 }
@@ -200,5 +211,6 @@ func LookupVariant(name string) (VariantInfo, bool) {
 	}
 	info := v.info
 	info.Touches = append([]string(nil), info.Touches...)
+	info.Branches = append([]Branch(nil), info.Branches...)
 	return info, true
 }

@@ -265,6 +265,15 @@ func TestSISNode(t *testing.T) {
 // span (cpu0 busy, then cpu1): cpu1. Without prev (prev = target) v6.0's
 // LLC scan from target+1 finds cpu4 first and sis-cluster still cpu1.
 // Both with the SIS_UTIL budget not limiting (an idle LLC's).
+//
+// The variant's counters: with prev = cpu4 the idle cache-affine prev
+// outside target's cluster is kept as the fallback, and the wakeup goes
+// to cpu1 instead (select_idle_sibling:cluster taken and changed); the
+// cluster-first scan answers cpu1 where v6.0's scan from target+1 answers
+// cpu4 (select_idle_cpu:cluster taken and changed). With cpu1 busy too
+// the cluster has nothing, the scan goes on from target+1 and finds cpu4
+// as v6.0's does: taken, not changed, and the wakeup goes to prev after
+// all.
 // Reference: fair.c:select_idle_sibling, select_idle_cpu (v6.6+).
 func TestSISCluster(t *testing.T) {
 	for _, on := range []bool{false, true} {
@@ -288,17 +297,36 @@ func TestSISCluster(t *testing.T) {
 		r.unpin(p)
 		r.setIdleScan(3, 0)
 		for _, tc := range []struct {
-			prev      int
-			off, want cpumask.CPU
-		}{{4, 4, 1}, {3, 4, 1}} {
+			prev          int
+			off, want     cpumask.CPU
+			deferred, scn BranchCounter
+		}{{4, 4, 1, BranchCounter{1, 1}, BranchCounter{1, 1}}, {3, 4, 1, BranchCounter{}, BranchCounter{1, 1}}} {
 			p.RecentUsedCPU = cpumask.None
+			r.k.Branches = BranchCounters{}
 			got := r.on(3).selectIdleSibling(p, r.cpu(tc.prev), r.cpu(3))
+			r.k.countClusterDeferred(got)
 			want := tc.off
 			if on {
 				want = tc.want
+			} else {
+				tc.deferred, tc.scn = BranchCounter{}, BranchCounter{}
 			}
 			if got != want {
 				t.Errorf("sis-cluster %v: select_idle_sibling(prev=%d, target=3) = %v, want cpu%d", on, tc.prev, got, want)
+			}
+			if d, c := r.k.Branches[BranchClusterPrev], r.k.Branches[BranchClusterScan]; d != tc.deferred || c != tc.scn {
+				t.Errorf("sis-cluster %v, prev=%d: counted deferral %+v, cluster scan %+v; want %+v, %+v", on, tc.prev, d, c, tc.deferred, tc.scn)
+			}
+		}
+		if on {
+			r.hog(1)
+			r.run(engine.Millisecond)
+			r.k.Branches = BranchCounters{}
+			got := r.on(3).selectIdleSibling(p, r.cpu(4), r.cpu(3))
+			r.k.countClusterDeferred(got)
+			want := [2]BranchCounter{{1, 0}, {1, 0}}
+			if c := [2]BranchCounter{r.k.Branches[BranchClusterPrev], r.k.Branches[BranchClusterScan]}; got != 4 || c != want {
+				t.Errorf("sis-cluster, cpu1 busy: select_idle_sibling(prev=4, target=3) = %v, counted %+v; want cpu4, %+v", got, c, want)
 			}
 		}
 	}

@@ -37,10 +37,6 @@ type WakeupCounters struct {
 	// sched_balance_find_dst_group compared, and the CPUs whose rq
 	// update_sg_wakeup_stats and sched_balance_find_dst_group_cpu read.
 	FindDstGroups, FindDstCPUs uint64
-	// ShortTaskHits counts the short-task variants' early returns:
-	// [0] wake_affine_idle chose this_cpu because of is_short_task,
-	// [1] select_idle_cpu returned target without scanning.
-	ShortTaskHits [2]uint64
 }
 
 // selectTaskRqFair is installed as Kernel.SelectTaskRq.
@@ -102,12 +98,23 @@ func (k *Kernel) selectTaskRqFair(p *Task, prevCPU cpumask.CPU, wakeFlags int) c
 	k.why = ReasonNoDomain
 	if wakeFlags&WFTTWU != 0 {
 		newCPU = k.selectIdleSibling(p, prevCPU, newCPU)
+		k.countClusterDeferred(newCPU)
 		// v5.12: the waker's recent_used_cpu becomes the waking CPU.
 		if k.S.RecentUsedCPU == 2 && wantAffine {
 			k.Current().RecentUsedCPU = cpu
 		}
 	}
 	return newCPU
+}
+
+// countClusterDeferred counts sis-cluster's branch of the
+// select_idle_sibling that just returned cpu: an idle cache-affine prev or
+// recent_used_cpu outside target's cluster kept as the fallback
+// (k.clusterDeferred), which v6.0, the comparison kernel, returns at once.
+func (k *Kernel) countClusterDeferred(cpu cpumask.CPU) {
+	if d := k.clusterDeferred; d != cpumask.None {
+		k.countBranch(BranchClusterPrev, cpu != d)
+	}
 }
 
 // recordWakee mirrors fair.c:record_wakee (v6.19) on current (the task running on
@@ -150,6 +157,9 @@ func (k *Kernel) wakeAffine(sd *SchedDomain, p *Task, thisCPU, prevCPU cpumask.C
 	target := cpumask.None
 	if k.S.WAIdle {
 		target = k.wakeAffineIdle(thisCPU, prevCPU, sync)
+		if k.affine == AffineShortThis {
+			k.countBranch(BranchShortAffine, k.shortAffineBase(sd, p, thisCPU, prevCPU, sync) != thisCPU)
+		}
 	}
 	if k.S.WAWeight && target == cpumask.None {
 		target = k.wakeAffineWeight(sd, p, thisCPU, prevCPU, sync)
@@ -197,7 +207,6 @@ func (k *Kernel) wakeAffineIdle(thisCPU, prevCPU cpumask.CPU, sync bool) cpumask
 	}
 	// RFC hunk 1: "(sync && nr_running == 1) || is_short_task(curr)".
 	if k.S.ShortTaskAffine == ShortAffineSyncOr && k.isShortTask(thisRq.Curr) {
-		thisRq.Wakeup.ShortTaskHits[0]++
 		k.affine = AffineShortThis
 		return thisCPU
 	}
@@ -208,13 +217,11 @@ func (k *Kernel) wakeAffineIdle(thisCPU, prevCPU cpumask.CPU, sync bool) cpumask
 	switch k.S.ShortTaskAffine {
 	case ShortAffineEnd: // short-task-v1, -v2
 		if k.isShortTask(thisRq.Curr) {
-			thisRq.Wakeup.ShortTaskHits[0]++
 			k.affine = AffineShortThis
 			return thisCPU
 		}
 	case ShortAffineEndSingle: // short-task-v3, -v4, -rfc2
 		if nrRunningNotDelayed(thisRq) == 1 && k.isShortTask(thisRq.Curr) {
-			thisRq.Wakeup.ShortTaskHits[0]++
 			k.affine = AffineShortThis
 			return thisCPU
 		}
@@ -222,19 +229,41 @@ func (k *Kernel) wakeAffineIdle(thisCPU, prevCPU cpumask.CPU, sync bool) cpumask
 	return cpumask.None
 }
 
+// shortAffineBase is the CPU wake_affine would choose in the short-task
+// variants' comparison kernel where wake_affine_idle's short-task hunk
+// just chose this_cpu: prev_cpu if it is idle (only the RFC's hunk comes
+// before that check; the others come after it, where it failed), else
+// wake_affine_weight's answer, computed without storing h_load, or
+// prev_cpu for no opinion.
+func (k *Kernel) shortAffineBase(sd *SchedDomain, p *Task, thisCPU, prevCPU cpumask.CPU, sync bool) cpumask.CPU {
+	if k.availableIdleCPU(prevCPU) {
+		return prevCPU
+	}
+	if k.S.WAWeight && k.wakeAffineWeightPeek(sd, p, thisCPU, prevCPU, sync, true) == thisCPU {
+		return thisCPU
+	}
+	return prevCPU
+}
+
 // wakeAffineWeight mirrors fair.c:wake_affine_weight (v6.19): pull to this_cpu if
 // its load with p (less the waker's, for sync) is below prev_cpu's without
 // p, prev_cpu being favoured by half the domain's imbalance_pct (WA_BIAS).
 func (k *Kernel) wakeAffineWeight(sd *SchedDomain, p *Task, thisCPU, prevCPU cpumask.CPU, sync bool) cpumask.CPU {
+	return k.wakeAffineWeightPeek(sd, p, thisCPU, prevCPU, sync, false)
+}
+
+// wakeAffineWeightPeek is wakeAffineWeight; with peek it stores nothing
+// (task_h_load's cache is read, not updated: taskHLoadPeek).
+func (k *Kernel) wakeAffineWeightPeek(sd *SchedDomain, p *Task, thisCPU, prevCPU cpumask.CPU, sync, peek bool) cpumask.CPU {
 	thisEff := int64(cpuLoad(k.Rqs[thisCPU]))
 	if sync {
-		currentLoad := k.taskHLoad(k.Current())
+		currentLoad := k.taskHLoadPeek(k.Current(), peek)
 		if currentLoad > uint64(thisEff) {
 			return thisCPU
 		}
 		thisEff -= int64(currentLoad)
 	}
-	taskLoad := int64(k.taskHLoad(p))
+	taskLoad := int64(k.taskHLoadPeek(p, peek))
 	thisEff += taskLoad
 	if k.S.WABias {
 		thisEff *= 100
@@ -290,6 +319,7 @@ func (k *Kernel) asymFitsCPU(util uint64, cpu cpumask.CPU) bool {
 // shortcut is omitted (no kthreads are modelled).
 func (k *Kernel) selectIdleSibling(p *Task, prev, target cpumask.CPU) cpumask.CPU {
 	hasIdleCore := false
+	k.clusterDeferred = cpumask.None
 	var taskUtil uint64
 	if k.asymCPUCapacity() {
 		syncEntityLoadAvg(&p.SE)
@@ -310,6 +340,9 @@ func (k *Kernel) selectIdleSibling(p *Task, prev, target cpumask.CPU) cpumask.CP
 			return prev
 		}
 		prevAff = prev
+		if k.S.SISCluster {
+			k.clusterDeferred = prev
+		}
 	}
 
 	// (Per-CPU kthread stacking would go here.)
@@ -337,6 +370,9 @@ func (k *Kernel) selectIdleSibling(p *Task, prev, target cpumask.CPU) cpumask.CP
 		if !k.Topo.ClusterActive || k.Topo.CPUsShareResources(recentUsedCPU, target) {
 			k.why = ReasonRecentUsed
 			return recentUsedCPU
+		}
+		if k.S.SISCluster && prevAff == cpumask.None {
+			k.clusterDeferred = recentUsedCPU
 		}
 	} else {
 		recentUsedCPU = cpumask.None
@@ -378,6 +414,8 @@ func (k *Kernel) selectIdleSibling(p *Task, prev, target cpumask.CPU) cpumask.CP
 	}
 	if k.S.SISNode {
 		if i := k.selectIdleNode(p, sd, target); i != cpumask.None {
+			// The comparison kernel stays in target's LLC.
+			k.Branches[BranchSISNode].Changed++
 			k.why = ReasonNode
 			return i
 		}
@@ -419,8 +457,9 @@ func (k *Kernel) selectIdleNode(p *Task, sd *SchedDomain, target cpumask.CPU) cp
 	if parent == nil || parent.T.Flags&topology.SDNuma != 0 {
 		return cpumask.None
 	}
+	k.Branches[BranchSISNode].Taken++
 	nr := 4
-	for _, sg := range parent.T.Groups {
+	for gi, sg := range parent.T.Groups {
 		cpu := sg.Span.First()
 		if cpu == cpumask.None || k.cpusShareCache(cpu, target) {
 			continue
@@ -435,11 +474,44 @@ func (k *Kernel) selectIdleNode(p *Task, sd *SchedDomain, target cpumask.CPU) cp
 		if k.S.SISNodeLimit {
 			nr--
 			if nr == 0 {
+				k.countNodeLimit(p, parent.T.Groups[gi+1:], target)
 				return cpumask.None
 			}
 		}
 	}
 	return cpumask.None
+}
+
+// countNodeLimit counts sis-node-limit's branch where the limit ended
+// select_idle_node's walk before groups, the rest of the parent's: taken
+// if one of them is another LLC, changed if the scan of such an LLC,
+// dry (selectIdleCPUDry), finds an idle CPU. The dry scans start from the
+// same state, so with SIS_PROP on their budgets do not spend what the
+// earlier ones would have (SIS_PROP is off in v6.0, the variant's
+// baseline).
+func (k *Kernel) countNodeLimit(p *Task, groups []*topology.Group, target cpumask.CPU) {
+	taken, found := false, false
+	for _, sg := range groups {
+		cpu := sg.Span.First()
+		if cpu == cpumask.None || k.cpusShareCache(cpu, target) {
+			continue
+		}
+		llc := k.sdLLC(cpu)
+		if llc == nil {
+			continue
+		}
+		taken = true
+		k.dry = true
+		idleCores := k.testIdleCores(cpu)
+		k.dry = false
+		if k.selectIdleCPUDry(p, llc, idleCores, cpu) != cpumask.None {
+			found = true
+			break
+		}
+	}
+	if taken {
+		k.countBranch(BranchSISNodeLimit, found)
+	}
 }
 
 // selectIdleCPU mirrors fair.c:select_idle_cpu (v6.19, with v6.0's
@@ -490,9 +562,16 @@ func (k *Kernel) selectIdleCPU(p *Task, sd *SchedDomain, hasIdleCore bool, targe
 	// is not scanned at all.
 	if k.S.SISUtilV1 {
 		if sds := k.SdLLCShared(int(target)); sds != nil && sds.Overloaded {
+			if !k.dry {
+				k.countBranch(BranchLLCOverloaded, k.selectIdleCPUBase(BranchLLCOverloaded, p, sd, hasIdleCore, target) != cpumask.None)
+			}
 			return cpumask.None
 		}
 	}
+	// The comparison kernels' answers where a variant changes the
+	// budget (v2) or the scan's order (the cluster step), for the
+	// counters at the returns after the scan (countScan).
+	var bases scanBases
 
 	var thisSD *SchedDomain
 	sisProp := k.S.SISProp && !hasIdleCore
@@ -507,6 +586,9 @@ func (k *Kernel) selectIdleCPU(p *Task, sd *SchedDomain, hasIdleCore bool, targe
 		if sds := k.SdLLCShared(int(target)); sds != nil && sds.NrIdleScan > 0 {
 			nr = sds.NrIdleScan
 		}
+		if !k.dry {
+			bases.v2, bases.v2CPU = true, k.selectIdleCPUBase(BranchNrIdleScan, p, sd, hasIdleCore, target)
+		}
 	}
 	if sisProp {
 		thisSD = k.sdLLC(k.thisCPU)
@@ -519,16 +601,7 @@ func (k *Kernel) selectIdleCPU(p *Task, sd *SchedDomain, hasIdleCore bool, targe
 			// 512, neither aged nor spent.
 			avgIdle = thisRq.AvgIdle / 512
 		} else {
-			k.wakeAvgIdleInit(thisRq)
-			// A busy waker's last idle period does not predict the
-			// next: age the remaining predicted idle time, halving it
-			// per jiffy.
-			now := k.Jiffies()
-			for thisRq.WakeStamp < now && thisRq.WakeAvgIdle != 0 {
-				thisRq.WakeStamp++
-				thisRq.WakeAvgIdle >>= 1
-			}
-			avgIdle = thisRq.WakeAvgIdle
+			avgIdle = k.wakeAvgIdleAged(thisRq)
 		}
 		avgCost := thisSD.AvgScanCost + 1
 		spanAvg := uint64(sd.T.SpanWeight) * avgIdle
@@ -548,7 +621,10 @@ func (k *Kernel) selectIdleCPU(p *Task, sd *SchedDomain, hasIdleCore bool, targe
 				return cpumask.None
 			}
 			if k.shortTaskSkipScan(p, sd, nr, hasIdleCore, target) {
-				thisRq.Wakeup.ShortTaskHits[1]++
+				if !k.dry {
+					base := k.selectIdleCPUBase(BranchShortScan, p, sd, hasIdleCore, target)
+					k.countBranch(BranchShortScan, base != cpumask.None && base != target)
+				}
 				k.why = ReasonShortTask
 				return target
 			}
@@ -558,7 +634,9 @@ func (k *Kernel) selectIdleCPU(p *Task, sd *SchedDomain, hasIdleCore bool, targe
 	// cpumask_and(cpus, sched_domain_span(sd), p->cpus_ptr), taken after
 	// the early exits above (which do not read it) to spare the copy.
 	cpus := sd.T.Span.And(p.CPUsAllowed)
-	thisRq.Wakeup.SISScans++
+	if !k.dry {
+		thisRq.Wakeup.SISScans++
+	}
 	scanned := uint64(0)
 	// step examines one CPU; it returns false to end the loop. decided
 	// marks the kernel's "return" from inside a loop (res is the answer),
@@ -589,9 +667,13 @@ func (k *Kernel) selectIdleCPU(p *Task, sd *SchedDomain, hasIdleCore bool, targe
 		return true
 	}
 
-	if k.Topo.ClusterActive && len(sd.T.Groups) > 0 && sd.T.Groups[0].Flags&topology.SDCluster != 0 {
+	if k.Topo.ClusterActive && !k.flatScan && len(sd.T.Groups) > 0 && sd.T.Groups[0].Flags&topology.SDCluster != 0 {
 		// Scan target's cluster (the LLC's first group) first.
 		sg := sd.T.Groups[0]
+		if k.S.SISCluster && !k.dry {
+			// v6.0, sis-cluster's comparison kernel, has no cluster step.
+			bases.cluster, bases.clusterCPU = true, k.selectIdleCPUBase(BranchClusterScan, p, sd, hasIdleCore, target)
+		}
 		sg.Span.ForEachWrap(target+1, func(cpu cpumask.CPU) bool {
 			if !cpus.Test(cpu) {
 				return true
@@ -616,13 +698,23 @@ func (k *Kernel) selectIdleCPU(p *Task, sd *SchedDomain, hasIdleCore bool, targe
 		}
 		cpus.ForEachWrap(start, step)
 	}
-	thisRq.Wakeup.SISScanned += scanned
 	if decided {
 		if res != cpumask.None {
 			k.why = why
 		}
+		if !k.dry {
+			thisRq.Wakeup.SISScanned += scanned
+			k.countScan(&bases, res)
+		}
 		return res
 	}
+	if idleCPU != cpumask.None {
+		k.why = ReasonIdleCPU
+	}
+	if k.dry {
+		return idleCPU
+	}
+	thisRq.Wakeup.SISScanned += scanned
 	if hasIdleCore {
 		if k.S.SISIdleCoresV512 {
 			// v5.12 clears the waking CPU's LLC hint (v5.13-rc3
@@ -633,10 +725,63 @@ func (k *Kernel) selectIdleCPU(p *Task, sd *SchedDomain, hasIdleCore bool, targe
 		}
 	}
 	k.accountSISProp(sisProp, thisRq, thisSD, scanned)
-	if idleCPU != cpumask.None {
-		k.why = ReasonIdleCPU
-	}
+	k.countScan(&bases, idleCPU)
 	return idleCPU
+}
+
+// scanBases are the answers of the comparison kernels of the variants
+// select_idle_cpu's scan took a branch of: sis-util-v2's budget, the
+// cluster step.
+type scanBases struct {
+	v2, cluster       bool
+	v2CPU, clusterCPU cpumask.CPU
+}
+
+// countScan counts the branches in b of a select_idle_cpu that returned
+// cpu.
+func (k *Kernel) countScan(b *scanBases, cpu cpumask.CPU) {
+	if b.v2 {
+		k.countBranch(BranchNrIdleScan, cpu != b.v2CPU)
+	}
+	if b.cluster {
+		k.countBranch(BranchClusterScan, cpu != b.clusterCPU)
+	}
+}
+
+// selectIdleCPUBase is what selectIdleCPU(p, sd, hasIdleCore, target)
+// returns in the comparison kernel of the variant whose branch b it is
+// taking: the same code run again with the variant's change undone (its
+// setting off; for the cluster step, the whole LLC scanned from
+// target+1), dry (selectIdleCPUDry).
+func (k *Kernel) selectIdleCPUBase(b Branch, p *Task, sd *SchedDomain, hasIdleCore bool, target cpumask.CPU) cpumask.CPU {
+	shortScan, v1, v2 := k.S.ShortTaskScan, k.S.SISUtilV1, k.S.SISUtilV2
+	switch b {
+	case BranchShortScan:
+		k.S.ShortTaskScan = ShortScanOff
+	case BranchLLCOverloaded:
+		k.S.SISUtilV1 = false
+	case BranchNrIdleScan:
+		k.S.SISUtilV2 = false
+	case BranchClusterScan:
+		k.flatScan = true
+	default:
+		panic("sched: selectIdleCPUBase of " + b.String())
+	}
+	cpu := k.selectIdleCPUDry(p, sd, hasIdleCore, target)
+	k.S.ShortTaskScan, k.S.SISUtilV1, k.S.SISUtilV2, k.flatScan = shortScan, v1, v2, false
+	return cpu
+}
+
+// selectIdleCPUDry is selectIdleCPU's answer without its effects: no
+// counter, no store (wake_avg_idle's ageing, has_idle_cores, SIS_PROP's
+// accounting, the LLC-shared line), no reason recorded. A variant's
+// counters ask it what the comparison kernel would have done.
+func (k *Kernel) selectIdleCPUDry(p *Task, sd *SchedDomain, hasIdleCore bool, target cpumask.CPU) cpumask.CPU {
+	why := k.why
+	k.dry = true
+	cpu := k.selectIdleCPU(p, sd, hasIdleCore, target)
+	k.dry, k.why = false, why
+	return cpu
 }
 
 // accountSISProp is the end of v6.0's select_idle_cpu under SIS_PROP: the
@@ -738,13 +883,22 @@ func (k *Kernel) selectIdleCapacity(p *Task, sd *topology.Domain, target cpumask
 // has_idle_cores hint. Every read is counted on the reading CPU
 // (WakeupCounters.TestIdleCoresReads). With TestIdleCoresSMTCheck (Barry
 // Song's v5.13 patch) a machine without SMT answers false without reading.
+//
+// In a dry run (selectIdleCPUDry) it reads the hint without counting or
+// moving the line.
 func (k *Kernel) testIdleCores(cpu cpumask.CPU) bool {
+	sds := k.SdLLCShared(int(cpu))
 	if k.S.TestIdleCoresSMTCheck && !k.smtActive() {
+		if !k.dry {
+			k.countBranch(BranchIdleCoresNoSMT, sds != nil && sds.HasIdleCores)
+		}
 		return false
 	}
-	sds := k.SdLLCShared(int(cpu))
 	if sds == nil {
 		return false
+	}
+	if k.dry {
+		return sds.HasIdleCores
 	}
 	w := &k.Rqs[k.thisCPU].Wakeup
 	w.TestIdleCoresReads++
@@ -907,15 +1061,40 @@ func nrIdleScanV2(llcSize int, sumUtil, totalCapacity uint64) int {
 	return int(nrScan)
 }
 
+// wakeAvgIdleAged is SIS_PROP's estimate of the waking CPU's coming idle
+// time in select_idle_cpu (v5.13–v6.9): a busy waker's last idle period
+// does not predict the next, so wake_avg_idle is halved per jiffy since
+// wake_stamp (from sched_init's values the first time: wakeAvgIdleInit),
+// and stored back aged, except in a dry run.
+func (k *Kernel) wakeAvgIdleAged(rq *Rq) uint64 {
+	stamp, avg := rq.WakeStamp, rq.WakeAvgIdle
+	if stamp == 0 {
+		stamp, avg = k.wakeAvgIdleBoot()
+	}
+	now := k.Jiffies()
+	for stamp < now && avg != 0 {
+		stamp++
+		avg >>= 1
+	}
+	if !k.dry {
+		rq.WakeStamp, rq.WakeAvgIdle = stamp, avg
+	}
+	return avg
+}
+
 // wakeAvgIdleInit gives rq the wake_stamp and wake_avg_idle sched_init
 // sets at boot (jiffies, and avg_idle's boot value 2 × migration_cost) the
 // first time SIS_PROP reads them; until then nothing else has (a wakeup
 // activation sets both through updateWakeAvgIdle).
 func (k *Kernel) wakeAvgIdleInit(rq *Rq) {
 	if rq.WakeStamp == 0 {
-		rq.WakeStamp = k.initialJiffies()
-		rq.WakeAvgIdle = 2 * k.S.MigrationCost
+		rq.WakeStamp, rq.WakeAvgIdle = k.wakeAvgIdleBoot()
 	}
+}
+
+// wakeAvgIdleBoot is sched_init's wake_stamp and wake_avg_idle.
+func (k *Kernel) wakeAvgIdleBoot() (stamp, avg uint64) {
+	return k.initialJiffies(), 2 * k.S.MigrationCost
 }
 
 // updateWakeAvgIdle mirrors the SIS_PROP lines of core.c:ttwu_do_activate

@@ -159,6 +159,36 @@ func (k *Kernel) taskHLoad(p *Task) uint64 {
 	return p.SE.Avg.LoadAvg * c.HLoad / (cfsRqLoadAvg(c) + 1)
 }
 
+// taskHLoadPeek is taskHLoad, or with peek the same value computed
+// without updating any cfs_rq's h_load (cfsRqHLoadPeek): for a variant's
+// counters, which must not change the run.
+func (k *Kernel) taskHLoadPeek(p *Task, peek bool) uint64 {
+	if !peek {
+		return k.taskHLoad(p)
+	}
+	if p.IsIdleTask() || p.SE.CfsRq == nil {
+		return 0
+	}
+	c := p.SE.CfsRq
+	return p.SE.Avg.LoadAvg * k.cfsRqHLoadPeek(c) / (cfsRqLoadAvg(c) + 1)
+}
+
+// cfsRqHLoadPeek is the h_load updateCfsRqHLoad would give c now, without
+// storing it: the cached value of a cfs_rq updated this jiffy, else its
+// parent's h_load times its group entity's share of the parent's load,
+// else (the root) its load_avg.
+func (k *Kernel) cfsRqHLoadPeek(c *CfsRq) uint64 {
+	if c.LastHLoadUpdate == k.Jiffies() {
+		return c.HLoad
+	}
+	se := c.tg.SE[c.rq.CPU]
+	if se == nil {
+		return cfsRqLoadAvg(c)
+	}
+	parent := cfsRqOf(se)
+	return k.cfsRqHLoadPeek(parent) * se.Avg.LoadAvg / (cfsRqLoadAvg(parent) + 1)
+}
+
 // availableIdleCPU mirrors core.c:available_idle_cpu (v6.19): idle_cpu(), and no
 // preempted vCPU (schedlab models bare metal).
 func (k *Kernel) availableIdleCPU(cpu cpumask.CPU) bool { return k.Rqs[cpu].IdleCPU() }

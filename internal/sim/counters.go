@@ -11,13 +11,15 @@ import (
 
 // A run's counters as metrics: every number of the record that `schedlab
 // run --json` writes beside the workload's metrics (schedstat totals,
-// per-domain schedstat, the balancer's counters and times, the
-// simulation's size) can be tabulated like a metric, as perf stat's
+// per-domain schedstat, the balancer's counters and times, the variants'
+// branch counters, the simulation's size) can be tabulated like a metric, as perf stat's
 // events are (`compare --metric balance.migrations`), and a ratio of two
 // metrics, "A/B", too (`schedstat.cpu.ttwu_local/schedstat.cpu.ttwu_count`).
 // A counter's name is its path in the record's JSON, with a domain level
 // named by its kernel name instead of its index
-// (`schedstat.domains.MC.ttwu_wake_remote`). A counter has no better
+// (`schedstat.domains.MC.ttwu_wake_remote`), a variant and its branches by
+// their names
+// (`variant_branches.short-task-v4.branches.wake_affine_idle:is_short_task.taken`). A counter has no better
 // direction: its direction is workload.Counter, and tables show its change
 // as more (+) or fewer (−). The wall and CPU time of the run
 // (sim.wall_ns, sim.cpu_ns) are not counters: they differ between
@@ -112,6 +114,9 @@ func (r *Result) counters() map[string]float64 {
 	if r.Balance != nil {
 		add("balance", r.Balance)
 	}
+	if len(r.VariantBranches) > 0 {
+		add("variant_branches", r.VariantBranches)
+	}
 	add("sim", r.Sim)
 	delete(out, "sim.wall_ns")
 	delete(out, "sim.cpu_ns")
@@ -157,7 +162,7 @@ func CheckMetricName(name string) error {
 }
 
 // counterSections are the record sections Lookup reads counters from.
-var counterSections = []string{"schedstat.", "balance.", "sim."}
+var counterSections = []string{"schedstat.", "balance.", "variant_branches.", "sim."}
 
 // MetricNameFits reports whether name can be a metric of a tool whose
 // instance lists metrics before it runs: one of them, a counter's path in

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/schedlab/schedlab/internal/sched"
 	"github.com/schedlab/schedlab/internal/workload"
 )
 
@@ -70,6 +71,67 @@ func TestCounters(t *testing.T) {
 		"schedstat.cpu.ttwu_local/schedstat.cpu.ttwu_count": true, "nosuch": false, "sim.wall_ns": false, "a/": false, "a/b/c": false} {
 		if got := MetricNameFits([]string{"time_s"}, name); got != want {
 			t.Errorf("MetricNameFits(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
+// A run with a variant reports the counters of the branches its patch
+// changes (sched.Branch), under its name, in the order the variant lists
+// them, as the kernel counted them; they are metrics by their path
+// (variant_branches.NAME.branches.BRANCH.taken). A branch that counts
+// only "taken" has no "changed" in the record; the comparison kernel
+// ("base:NAME") and the plain baseline report none.
+func TestVariantBranchesRecord(t *testing.T) {
+	schbench := []string{"-t", "2", "-m", "2", "-r", "1"}
+	for _, tc := range []struct {
+		variants []string
+		machine  string
+		tool     string
+		args     []string
+	}{
+		{[]string{"blocked-avg-ratelimit"}, "chromebook-7c", "schbench", schbench},
+		{[]string{"no-tg-propagate"}, "hikey", "frames", []string{"-d", "1", "-s", "250"}},
+		{[]string{"base:blocked-avg-ratelimit"}, "chromebook-7c", "schbench", schbench},
+		{nil, "chromebook-7c", "schbench", schbench},
+	} {
+		b, err := Build(Config{Machine: tc.machine, Variants: tc.variants, Seed: 1, Tool: tc.tool, Args: tc.args})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := b.Run(Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		js := string(res.Deterministic())
+		if len(tc.variants) == 0 || strings.HasPrefix(tc.variants[0], BasePrefix) {
+			if res.VariantBranches != nil || strings.Contains(js, "variant_branches") {
+				t.Errorf("%v: branch counters %+v", tc.variants, res.VariantBranches)
+			}
+			continue
+		}
+		info, _ := sched.LookupVariant(tc.variants[0])
+		if len(res.VariantBranches) != 1 || res.VariantBranches[0].Name != tc.variants[0] || len(res.VariantBranches[0].Branches) != len(info.Branches) {
+			t.Fatalf("%v: branch counters %+v", tc.variants, res.VariantBranches)
+		}
+		for i, br := range info.Branches {
+			got, want := res.VariantBranches[0].Branches[i], b.Kernel.Branches[br]
+			if got.Name != br.String() || got.Taken != want.Taken || (got.Changed != nil) != br.Info().CountsChanged ||
+				(got.Changed != nil && *got.Changed != want.Changed) {
+				t.Errorf("%v: %+v, kernel counted %+v", tc.variants, got, want)
+			}
+			if got.Taken == 0 {
+				t.Errorf("%v: %s never taken in a workload where it acts", tc.variants, got.Name)
+			}
+			path := "variant_branches." + tc.variants[0] + ".branches." + br.String()
+			if m, ok := res.Lookup(path + ".taken"); !ok || m.Value != float64(want.Taken) || m.Better != workload.Counter {
+				t.Errorf("%s.taken = %+v (%v)", path, m, ok)
+			}
+			if _, ok := res.Lookup(path + ".changed"); ok != br.Info().CountsChanged {
+				t.Errorf("%s.changed is a metric: %v", path, ok)
+			}
+			if !MetricNameFits(nil, path+".taken") {
+				t.Errorf("%s.taken does not fit a metric name", path)
+			}
 		}
 	}
 }

@@ -30,7 +30,8 @@
 //     workload is done, reporting progress after each slice.
 //  7. Result: the tool's output, its metrics (workload.Metrics, the one
 //     metrics encoding), the schedstat totals (schedstat.Sum, the one
-//     sum), the balance counters and the simulation's size.
+//     sum), the balance counters, the variants' branch counters
+//     (sched.Branch) and the simulation's size.
 //
 // A run is deterministic: the same Config gives a byte-identical Result
 // apart from Sim.WallNs and Sim.CPUNs.

@@ -38,6 +38,11 @@ type Result struct {
 	// Balance is what the load balancer did: calls and time of
 	// update_blocked_averages, newidle, periodic and NOHZ balance.
 	Balance *Balance `json:"balance,omitempty"`
+	// VariantBranches are, for each variant the kernel applies (not a
+	// "base:" one), the counters of the branches its patch changes: did
+	// the patch's code run, and did it decide otherwise (omitted for the
+	// plain baseline).
+	VariantBranches []VariantBranches `json:"variant_branches,omitempty"`
 	// Output is what the tool printed.
 	Output string `json:"output"`
 	Sim    struct {
@@ -106,6 +111,48 @@ type Balance struct {
 	// CPU's rq lock or occupying it, with the time each wait added.
 	RqLockWaits BalanceCounter `json:"rq_lock_waits"`
 	Migrations  uint64         `json:"migrations"`
+}
+
+// VariantBranches are one variant's branch counters.
+type VariantBranches struct {
+	Name     string          `json:"name"`
+	Branches []BranchCounter `json:"branches"`
+}
+
+// BranchCounter is one branch a variant changes (sched.Branch): its name
+// ("function:tag"), what it counts, how often it was taken and how often
+// that changed the decision from the comparison kernel's. Changed is
+// omitted for a branch where the comparison kernel's decision cannot be
+// had at the branch (its description says why).
+type BranchCounter struct {
+	Name        string  `json:"name"`
+	Description string  `json:"description"`
+	Taken       uint64  `json:"taken"`
+	Changed     *uint64 `json:"changed,omitempty"`
+}
+
+// variantBranchesOf is the report of the branch counters c for the
+// variants of cfg.
+func variantBranchesOf(variants []string, c *sched.BranchCounters) []VariantBranches {
+	var out []VariantBranches
+	for _, v := range variants {
+		info, ok := sched.LookupVariant(v)
+		if !ok {
+			continue // "base:NAME": the comparison kernel, no patch
+		}
+		vb := VariantBranches{Name: v, Branches: make([]BranchCounter, 0, len(info.Branches))}
+		for _, b := range info.Branches {
+			bi := b.Info()
+			bc := BranchCounter{Name: bi.Name, Description: bi.Description, Taken: c[b].Taken}
+			if bi.CountsChanged {
+				changed := c[b].Changed
+				bc.Changed = &changed
+			}
+			vb.Branches = append(vb.Branches, bc)
+		}
+		out = append(out, vb)
+	}
+	return out
 }
 
 // BalanceCounter is one balancing path's calls and simulated time.

@@ -216,6 +216,7 @@ func (b *Built) Run(opt Options) (*Result, error) {
 	if warmups > 0 {
 		before = schedstat.Sum(observe.Snapshot(k), observe.SchedstatVersion(k.S.Kernel))
 		k.BalanceStats = sched.BalanceStats{}
+		k.Branches = sched.BranchCounters{}
 	}
 	var finish []func() error
 	for _, o := range opt.Observers {
@@ -269,6 +270,7 @@ func (b *Built) Run(opt Options) (*Result, error) {
 		r.Schedstat.Jiffies -= jiffies0
 	}
 	r.Balance = balanceOf(k.BalanceStats)
+	r.VariantBranches = variantBranchesOf(cfg.Variants, &k.Branches)
 	r.Sim.Events, r.Sim.SimulatedNs, r.Sim.WallNs = k.Eng.Events()-events0, int64(k.Now()-now0), wall.Nanoseconds()
 	r.Sim.CPUNs = cpu.Nanoseconds()
 	if warmups > 0 {
