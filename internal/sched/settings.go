@@ -127,6 +127,16 @@ type Settings struct {
 	// (docs/costs.md, "Kernel objects' lines").
 	KobjLines bool `sysctl:"model_kobj_lines"`
 
+	// TCPLines extends KobjLines to loopback TCP (tbench, hackbench -i):
+	// a send or receive pays for the connection's lines that the other
+	// end's CPU wrote last (kobj.TCPSendLines, TCPRecvLines: the sockets'
+	// locks, sequence and queue lines, which each end's softirq writes in
+	// the other's socket), by distance; the data's lines are not charged.
+	// Off: TCP pays no lines, as when tcp_send_ns and tcp_recv_ns held an
+	// average of them (fitted with the ends anywhere). On in every
+	// baseline; it needs KobjLines.
+	TCPLines bool `sysctl:"model_tcp_lines"`
+
 	// LLCSharedLines models the LLC's sched_domain_shared, whose fields
 	// share one cache line, as that line (issue 14's many-writer lines):
 	// a load by test_idle_cores costs the line's transfer from its last
@@ -645,6 +655,7 @@ func Baseline(kernel string) (Settings, error) {
 		// lines exist in every version
 		KobjLocks: true,
 		KobjLines: true,
+		TCPLines:  true,
 		// sd_llc_shared's has_idle_cores as a cache line: every version
 		LLCSharedLines:     true,
 		RemoteEnqueueLines: true,

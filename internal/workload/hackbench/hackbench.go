@@ -159,6 +159,7 @@ func (ch *channel) end(write bool) *kobj.File {
 type Bench struct {
 	cfg         Config
 	newChan     func() *channel
+	tcpLines    bool // Settings.TCPLines, for -i's sockets
 	ready, wake *channel
 	pipes       []*kobj.Pipe // every pipe, for their mutexes' statistics
 	parent      *parent
@@ -188,9 +189,13 @@ func New(cfg Config) *Bench {
 			return &channel{kind: chanPipe, pipe: p}
 		}
 	case cfg.Inet:
-		// TCP's costs were fitted to published loopback figures with
-		// the ends anywhere: they already hold its line transfers.
-		b.newChan = func() *channel { return &channel{kind: chanTCP, sock: kobj.NewUnixStream()} }
+		// Loopback TCP's lines by distance (Settings.TCPLines, read at
+		// Start).
+		b.newChan = func() *channel {
+			s := kobj.NewTCPLoopback()
+			s.Lines = b.tcpLines
+			return &channel{kind: chanTCP, sock: s}
+		}
 	default:
 		b.newChan = func() *channel {
 			s := kobj.NewUnixStream()
@@ -224,6 +229,7 @@ func (b *Bench) SetCosts(c costmodel.Syscalls) { b.cfg.Costs = c }
 
 // Start creates the parent task; it creates the children.
 func (b *Bench) Start(k *sched.Kernel) error {
+	b.tcpLines = k.S.TCPLines
 	b.ready, b.wake = b.newChan(), b.newChan()
 	b.parent = &parent{b: b}
 	t, err := k.Fork(sched.TaskSpec{Comm: b.comm(), CPU: b.cfg.CPU, Prog: b.parent})

@@ -20,10 +20,29 @@ import (
 //   - unix_stream_read_generic: its socket's lock and receive queue, which
 //     the sender wrote, the two lines of the sk_buff the sender filled, and
 //     the sender's sk_wmem_alloc (sock_wfree); and the data.
+//
+// A loopback TCP call (tcp_sendmsg, tcp_recvmsg, v6.x) moves more, as the
+// sender's CPU runs the receiver's protocol in its softirq and the
+// receiver's ACK runs the sender's:
+//
+//   - a send: its own socket's lines that the peer's ACK processing
+//     wrote (snd_una and the send window, sk_wmem_queued with
+//     sk_forward_alloc), and in the loopback receive the peer's lock
+//     (bh_lock_sock), rcv_nxt with the receive queue, copied_seq, and its
+//     wait-queue head (sk_data_ready);
+//   - a receive: its socket's lock and owner, the receive queue and
+//     rcv_nxt, the sk_buff's two lines, which the sender's softirq wrote,
+//     and in the ACK that tcp_cleanup_rbuf sends the sender's lock, its
+//     snd_una line and its write queue.
+//
+// A TCP copy's data lines are not charged by distance: copying kilobytes
+// streams them with many misses in flight, which tcp_ns_per_byte covers.
 const (
 	PipeLines     = 4
 	UnixSendLines = 3
 	UnixRecvLines = 5
+	TCPSendLines  = 6
+	TCPRecvLines  = 7
 	lineSize      = 64
 )
 

@@ -126,3 +126,63 @@ func TestPipeHopLines(t *testing.T) {
 		}
 	}
 }
+
+// TestTCPLoopbackLines: a loopback TCP connection between CPU 0 and CPU 16
+// (another CCX of zen3's socket 0, line_other_llc_ns 80) moves 6 lines on a
+// send and 7 on a receive (lines.go), not the data's: a hop of 12000 bytes
+// (a send from one end, its receive at the other), once both directions
+// have been round once, pays (6 + 7) × 80 = 1040 ns, where an AF_UNIX
+// socketpair pays (3 + 5 + 188 data lines) × 80. With model_tcp_lines off
+// (the workload leaves Lines unset) a TCP hop pays nothing.
+func TestTCPLoopbackLines(t *testing.T) {
+	k := zen3Kernel(t)
+	k.S.KobjLines = true
+	const bytes = 12000
+	hopCost := func(dirs [2]*UnixStream) (engine.Time, engine.Time) {
+		var io IO
+		hop := func(s *UnixStream, from, to int) engine.Time {
+			var paid engine.Time
+			k.SetThisCPU(cpumask.CPU(from))
+			if s.Lines {
+				paid += s.lines.cost(k, cpumask.CPU(from), s.sendLines, 0)
+			}
+			io.Reset(bytes)
+			if !s.Send(k, nil, &io) {
+				t.Fatal("send blocked")
+			}
+			k.SetThisCPU(cpumask.CPU(to))
+			if s.Lines {
+				data := 0
+				if s.dataLines {
+					data = bytes
+				}
+				paid += s.lines.cost(k, cpumask.CPU(to), s.recvLines, data)
+			}
+			io.Reset(bytes)
+			if !s.Recv(k, nil, &io, true) {
+				t.Fatal("recv blocked")
+			}
+			return paid
+		}
+		var there, back engine.Time
+		for range 2 {
+			there, back = hop(dirs[0], 0, 16), hop(dirs[1], 16, 0)
+		}
+		return there, back
+	}
+	tcp := [2]*UnixStream{NewTCPLoopback(), NewTCPLoopback()}
+	unix := [2]*UnixStream{NewUnixStream(), NewUnixStream()}
+	for _, d := range [][2]*UnixStream{tcp, unix} {
+		d[0].Lines, d[1].Lines = true, true
+	}
+	if there, back := hopCost(tcp); there != (6+7)*80 || back != (6+7)*80 {
+		t.Errorf("TCP hops paid %d and %d ns, want %d each", there, back, (6+7)*80)
+	}
+	if there, back := hopCost(unix); there != (3+5+188)*80 || back != there {
+		t.Errorf("AF_UNIX hops paid %d and %d ns, want %d each", there, back, (3+5+188)*80)
+	}
+	off := [2]*UnixStream{NewTCPLoopback(), NewTCPLoopback()}
+	if there, back := hopCost(off); there != 0 || back != 0 {
+		t.Errorf("TCP without Lines: %d and %d ns, want 0", there, back)
+	}
+}

@@ -76,13 +76,28 @@ type UnixStream struct {
 	// another CPU wrote last (see lines.go; Settings.KobjLines).
 	Lines bool
 	lines lines
+	// sendLines and recvLines are the lines a send and a receive move
+	// (UnixSendLines and UnixRecvLines, or TCP's); dataLines also
+	// charges a receive the data's lines (AF_UNIX).
+	sendLines, recvLines int
+	dataLines            bool
 
 	BytesWritten, BytesRead uint64
 }
 
 // NewUnixStream returns an empty socket direction with the default send
 // buffer.
-func NewUnixStream() *UnixStream { return &UnixStream{SndBuf: WmemDefault} }
+func NewUnixStream() *UnixStream {
+	return &UnixStream{SndBuf: WmemDefault, sendLines: UnixSendLines, recvLines: UnixRecvLines, dataLines: true}
+}
+
+// NewTCPLoopback returns one direction of a loopback TCP connection,
+// modelled as a UnixStream (the same queueing, send buffer and WF_SYNC
+// wakeups) whose calls move TCP's lines (TCPSendLines, TCPRecvLines;
+// lines.go) and not the data's.
+func NewTCPLoopback() *UnixStream {
+	return &UnixStream{SndBuf: WmemDefault, sendLines: TCPSendLines, recvLines: TCPRecvLines}
+}
 
 // Len is the number of unread bytes queued.
 func (s *UnixStream) Len() int {
@@ -108,7 +123,7 @@ func (s *UnixStream) Readable() bool { return s.qhead < len(s.queue) }
 // socket and must block and call Send again when woken.
 func (s *UnixStream) Send(k *sched.Kernel, t *sched.Task, io *IO) bool {
 	if s.Lines {
-		k.Charge(sched.CostKobjLines, s.lines.cost(k, k.ThisCPU(), UnixSendLines, 0))
+		k.Charge(sched.CostKobjLines, s.lines.cost(k, k.ThisCPU(), s.sendLines, 0))
 	}
 	s.lines.wrote(k.ThisCPU(), true)
 	for io.Done < io.N {
@@ -166,7 +181,11 @@ func (s *UnixStream) Recv(k *sched.Kernel, t *sched.Task, io *IO, waitAll bool) 
 	}
 	s.BytesRead += uint64(io.Done - start)
 	if s.Lines {
-		k.Charge(sched.CostKobjLines, s.lines.cost(k, k.ThisCPU(), UnixRecvLines, io.Done-start))
+		data := 0
+		if s.dataLines {
+			data = io.Done - start
+		}
+		k.Charge(sched.CostKobjLines, s.lines.cost(k, k.ThisCPU(), s.recvLines, data))
 	}
 	s.lines.wrote(k.ThisCPU(), false)
 	if io.Done == io.N || (!waitAll && io.Done > 0) {

@@ -262,8 +262,9 @@ func (b *Bench) Start(k *sched.Kernel) error {
 	b.batcher = engine.NewTimer("tbench-batch", b.batch)
 	conns := make([]*conn, c.Clients)
 	for i := range conns {
-		conns[i] = &conn{c2s: kobj.NewUnixStream(), s2c: kobj.NewUnixStream()}
+		conns[i] = &conn{c2s: kobj.NewTCPLoopback(), s2c: kobj.NewTCPLoopback()}
 		conns[i].c2s.SndBuf, conns[i].s2c.SndBuf = c.TCPSndBuf, c.TCPSndBuf
+		conns[i].c2s.Lines, conns[i].s2c.Lines = k.S.TCPLines, k.S.TCPLines
 	}
 	srv := &forker{b: b, n: c.Clients, mk: func(i int) sched.Program { return &server{b: b, c: conns[i]} }, comm: "tbench_srv"}
 	if _, err := k.Fork(sched.TaskSpec{Comm: "tbench_srv", CPU: 0, Prog: srv}); err != nil {
