@@ -215,6 +215,7 @@ same command with --resume runs only the rest.`,
 						return fmt.Errorf("--bench-out %s: %v", benchFile, unwrapPathError(err))
 					}
 				}
+				printWarnings(env.Stderr, recordWarnings(recs)...)
 				// One line names what ran (the table's header says it too,
 				// but not where the kernel came from).
 				fmt.Fprintf(env.Stderr, "schedlab: compare %s on %s (%d CPUs), %s, columns %s, master seed %d, %d runs each",

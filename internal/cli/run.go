@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/schedlab/schedlab/internal/experiment"
 	"github.com/schedlab/schedlab/internal/kernels"
 	"github.com/schedlab/schedlab/internal/sched"
 	"github.com/schedlab/schedlab/internal/sim"
@@ -156,6 +157,7 @@ func runTool(env *Env, cmd *cobra.Command, rf *runFlags, tool string, toolArgs [
 			return fmt.Errorf("--json %s: %v", o.json, unwrapPathError(err))
 		}
 	}
+	printWarnings(env.Stderr, res.Warnings)
 	// One line on stderr names what ran, so that the tool's own output
 	// (which says nothing of the kernel) cannot be read as another
 	// kernel's; stdout stays the tool's format.
@@ -185,6 +187,32 @@ func kernelOrigin(kernel, asked string, variants []string) string {
 		}
 	}
 	return ""
+}
+
+// printWarnings prints each distinct warning once, in order, as
+// "schedlab: warning: ...": runs of one workload (compare's columns and
+// seeds) read the same input and warn alike.
+func printWarnings(w io.Writer, lists ...[]string) {
+	seen := map[string]bool{}
+	for _, l := range lists {
+		for _, s := range l {
+			if !seen[s] {
+				seen[s] = true
+				fmt.Fprintf(w, "schedlab: warning: %s\n", s)
+			}
+		}
+	}
+}
+
+// recordWarnings are the warnings of records, for printWarnings.
+func recordWarnings(recs []*experiment.Record) [][]string {
+	var out [][]string
+	for _, r := range recs {
+		if r != nil {
+			out = append(out, r.Warnings)
+		}
+	}
+	return out
 }
 
 func toolNames() []string {

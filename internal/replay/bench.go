@@ -131,6 +131,7 @@ func Load(s *Spec) (*Trace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", s.File, err)
 	}
+	tr.Warnings = in.Warnings
 	return tr, nil
 }
 
@@ -379,6 +380,10 @@ func (b *Bench) ReplayEvents() []trace.Event { return b.events }
 // woke whom, how often, by recorded pid. A wake step whose wakee had not
 // yet reached its sleep counts too, though the kernel saw no wakeup.
 func (b *Bench) Executed() Graph { return b.executed }
+
+// Warnings are the trace reader's: a text trace's last line cut short
+// and left out (workload.Warner).
+func (b *Bench) Warnings() []string { return b.tr.Warnings }
 
 // Trace is the reconstruction being replayed.
 func (b *Bench) Trace() *Trace { return b.tr }

@@ -150,6 +150,8 @@ type Trace struct {
 	// Events are the trace's sched events, for the summary.
 	Events []trace.Event
 	Stats  Stats
+	// Warnings are the reader's (Input.Warnings), set by Load.
+	Warnings []string
 }
 
 // Stats count what Reconstruct found.
