@@ -95,6 +95,12 @@ type Step struct {
 	Pid   int32
 	Seq   int32
 	D     uint64
+	// Unwoken marks a sleep (cause ByUnknown) that the recording shows
+	// no wakeup for: the task was switched out blocked and switched in
+	// again with no wakeup between. perf sched latency counts no wait
+	// there, so the replay's summary leaves out the timer wakeup that
+	// ends the replayed sleep.
+	Unwoken bool
 }
 
 // Task is one recorded task and its program.
@@ -109,7 +115,17 @@ type Task struct {
 	PinnedCPU int32
 	// FirstCPU is the CPU the task was first seen on.
 	FirstCPU int32
-	Steps    []Step
+	// Begins says a task alive at the start (Parent 0) begins in the
+	// recording as a new task: forked by the idle task or by a pid that
+	// had exited (with its sched_wakeup_new), or switched in at the
+	// trace's first timestamp. perf sched latency counts that first
+	// switch-in as a wait, as the replay's summary then counts the
+	// replay's creation of the task; for the other tasks alive at the
+	// start (first seen running, woken, or switched in later) the
+	// creation is the replay's setup and counts nothing
+	// (trace.LatencyOptions.SetUp).
+	Begins bool
+	Steps  []Step
 
 	// reconstruction state
 	state    int
@@ -299,9 +315,14 @@ func Reconstruct(evs []trace.Event, o Options) (*Trace, error) {
 					if ev.TS > tr.Start {
 						t.state, t.sleepAt = stSleeping, tr.Start
 						endSleep(t, ev.TS, ByUnknown, 0)
+					} else {
+						t.Begins = true
 					}
 				case stSleeping:
+					// Switched out blocked, switched in again
+					// with no wakeup in the trace.
 					endSleep(t, ev.TS, ByUnknown, 0)
+					t.Steps[len(t.Steps)-1].Unwoken = true
 				}
 				t.state, t.runStart, t.cpu = stRunning, ev.TS, ev.CPU
 			}
@@ -344,7 +365,8 @@ func Reconstruct(evs []trace.Event, o Options) (*Trace, error) {
 				// Forked by the idle task (a kernel thread, or
 				// schedlab's first task), or by a pid that has
 				// exited: a task of the start.
-				get(ev.Next.Pid, ev.Next.Comm, ev.CPU).state = stRunnable
+				c := get(ev.Next.Pid, ev.Next.Comm, ev.CPU)
+				c.state, c.Begins = stRunnable, true
 				continue
 			}
 			parent := get(ev.Task.Pid, ev.Task.Comm, ev.CPU)
