@@ -71,6 +71,10 @@ type LatencyOptions struct {
 	// `schedlab replay`, where a task the recording counted may wait for
 	// nothing. Not a perf option.
 	Uncounted bool
+	// OnWait, if set, sees each wait the table counts: the task, the CPU
+	// it was switched in on, and when the wait began (wakeup or
+	// preemption) and ended (the switch-in). Not a perf option.
+	OnWait func(pid, cpu int32, from, to uint64)
 }
 
 const (
@@ -234,7 +238,11 @@ func Summarize(evs []Event, opts LatencyOptions) (*LatencySummary, error) {
 			if created {
 				in.schedOutEvent('R', ev.TS)
 			}
+			n := in.nbAtoms
 			in.schedInEvent(ev.TS)
+			if in.nbAtoms != n && opts.OnWait != nil {
+				opts.OnWait(ev.Next.Pid, ev.CPU, in.wakeUp, ev.TS)
+			}
 		case SchedWaking, SchedWakeup, SchedWakeupNew:
 			note(&ev.Task)
 			if !isWakeupEvent(ev, waking) {
