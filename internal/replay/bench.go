@@ -155,6 +155,7 @@ type Bench struct {
 	holds    int
 	timeouts int
 	executed Graph
+	why      *whyRecorder
 }
 
 // New returns a run of tr.
@@ -197,6 +198,7 @@ func (b *Bench) Start(k *sched.Kernel) error {
 	b.k = k
 	rec := &recorder{b: b}
 	observe.AttachTracer(k, rec)
+	b.why = attachWhy(k)
 	for _, th := range b.order {
 		if th.rec.Parent != 0 {
 			continue
@@ -459,7 +461,14 @@ func (b *Bench) Report(w io.Writer) error {
 		fmt.Fprintf(w, "; recorded order: %d wakers held until their wakee slept, %d holds timed out", b.holds, b.timeouts)
 	}
 	fmt.Fprintln(w)
-	return WriteSideBySide(w, orig, rep)
+	if err := WriteSideBySide(w, orig, rep); err != nil {
+		return err
+	}
+	why, err := b.Why()
+	if err != nil {
+		return err
+	}
+	return why.Write(w)
 }
 
 // Metrics are the replay's totals: CPU time, the time until the last task

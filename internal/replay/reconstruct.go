@@ -125,7 +125,11 @@ type Task struct {
 	// creation is the replay's setup and counts nothing
 	// (trace.LatencyOptions.SetUp).
 	Begins bool
-	Steps  []Step
+	// RanNs is the recorded time the task ran, from the trace's start for
+	// a task running then to its end for one running then: its bursts
+	// before the recording machine's capacity and frequency scaled them.
+	RanNs uint64
+	Steps []Step
 
 	// reconstruction state
 	state    int
@@ -254,6 +258,7 @@ func Reconstruct(evs []trace.Event, o Options) (*Trace, error) {
 		}
 		if t.state == stRunning && ts > t.runStart {
 			t.burst += scale(cpu, t.runStart, ts)
+			t.RanNs += ts - t.runStart
 			t.runStart = ts
 		}
 		if t.burst > 0 {
@@ -291,6 +296,7 @@ func Reconstruct(evs []trace.Event, o Options) (*Trace, error) {
 				}
 				if t.state == stRunning && ev.TS > t.runStart {
 					t.burst += scale(ev.CPU, t.runStart, ev.TS)
+					t.RanNs += ev.TS - t.runStart
 					t.runStart = ev.TS
 				}
 				switch {
@@ -396,6 +402,7 @@ func Reconstruct(evs []trace.Event, o Options) (*Trace, error) {
 	for _, t := range tr.Tasks {
 		if t.state == stRunning {
 			t.burst += scale(t.cpu, t.runStart, tr.End)
+			t.RanNs += tr.End - t.runStart
 			t.runStart = tr.End
 		}
 		if t.state != stDead || t.burst > 0 {
