@@ -16,6 +16,7 @@ import (
 	"github.com/schedlab/schedlab/internal/kernels"
 	"github.com/schedlab/schedlab/internal/sched"
 	"github.com/schedlab/schedlab/internal/sim"
+	"github.com/schedlab/schedlab/internal/topology"
 	"github.com/schedlab/schedlab/internal/workload"
 )
 
@@ -120,7 +121,7 @@ func runTool(env *Env, cmd *cobra.Command, rf *runFlags, tool string, toolArgs [
 		opt.Observers = append(opt.Observers, obs.attach)
 	}
 	prog := newProgress(env)
-	prog.header("%s on %s, kernel %s%s, seed %d%s", cfg.Tool, cfg.Machine, cfg.Kernel, variantSuffix(cfg.VariantLabel()), cfg.Seed, kernelNote)
+	prog.header("%s on %s, kernel %s%s, seed %d%s", cfg.Tool, machineName(cfg.Machine), cfg.Kernel, variantSuffix(cfg.VariantLabel()), cfg.Seed, kernelNote)
 	if prog.on() {
 		opt.Progress = prog.run
 	}
@@ -187,6 +188,16 @@ func kernelOrigin(kernel, asked string, variants []string) string {
 		}
 	}
 	return ""
+}
+
+// machineName is the name of the machine arg names: a preset's, host, or a
+// machine file's name: (its file name without one), the name every output
+// gives it; arg itself if it does not load (the run then says why).
+func machineName(arg string) string {
+	if spec, err := topology.Load(arg); err == nil {
+		return spec.Name
+	}
+	return arg
 }
 
 // printWarnings prints each distinct warning once, in order, as
