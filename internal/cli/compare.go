@@ -215,6 +215,7 @@ same command with --resume runs only the rest.`,
 						return fmt.Errorf("--bench-out %s: %v", benchFile, unwrapPathError(err))
 					}
 				}
+				printWarnings(env.Stderr, recordWarnings(recs)...)
 				// One line names what ran (the table's header says it too,
 				// but not where the kernel came from).
 				fmt.Fprintf(env.Stderr, "schedlab: compare %s on %s (%d CPUs), %s, columns %s, master seed %d, %d runs each",
@@ -294,15 +295,10 @@ func fmtDuration(d time.Duration) string {
 
 // trustNote is the fidelity corpus's record for the plan's machine and
 // benchmark (fidelity/trust.json): how often its published deltas there
-// came out with their sign. A machine file is looked up by its name.
+// came out with their sign. A machine is looked up by its name (a machine
+// file's name:).
 func trustNote(plan *experiment.Plan) string {
-	m := plan.Machines[0]
-	t := score.EmbeddedTrust()
-	tool := plan.Workloads[0].Tool
-	if m.File {
-		return t.Note(m.Name, tool)
-	}
-	return t.Note(m.Label, tool)
+	return score.EmbeddedTrust().Note(plan.Machines[0].Name, plan.Workloads[0].Tool)
 }
 
 // checkStats checks --stats: empty, or mmtests.

@@ -162,7 +162,7 @@ func explainRuns(cfg sim.Config, opt explainOptions) (*explain.Report, error) {
 	labels := [2]string{cfgs[0].VariantLabel(), cfgs[1].VariantLabel()}
 	if opt.prog != nil {
 		opt.prog.header("explain %s on %s, kernel %s, tip %s against %s, master seed %d, %d runs",
-			cfg.Tool, cfgs[0].Machine, cfgs[0].Kernel, labels[0], labels[1], opt.Seed, opt.Runs)
+			cfg.Tool, machineName(cfgs[0].Machine), cfgs[0].Kernel, labels[0], labels[1], opt.Seed, opt.Runs)
 	}
 	type result struct {
 		res  *sim.Result

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -73,7 +74,7 @@ A single RUN prints its own report.`,
 			Short: "Per-task wakeup-to-run latency (perf sched latency)",
 			Args:  cobra.ExactArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
-				evs, err := readTextTrace(args[0])
+				evs, err := readTextTrace(env, args[0])
 				if err != nil {
 					return err
 				}
@@ -93,7 +94,7 @@ A single RUN prints its own report.`,
 			Short: "Per-switch wait, scheduling delay and run time (perf sched timehist)",
 			Args:  cobra.ExactArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
-				evs, err := readTextTrace(args[0])
+				evs, err := readTextTrace(env, args[0])
 				if err != nil {
 					return err
 				}
@@ -165,8 +166,10 @@ func readSnapshot(path string) (*schedstat.Snapshot, error) {
 }
 
 // readTextTrace reads ftrace text, or a trace.dat (schedlab's, or one
-// trace-cmd recorded on a real kernel: versions 6 and 7).
-func readTextTrace(path string) ([]trace.Event, error) {
+// trace-cmd recorded on a real kernel: versions 6 and 7). A text whose last
+// line has no newline was cut short: that line is left out, with one
+// warning on stderr.
+func readTextTrace(env *Env, path string) ([]trace.Event, error) {
 	if data, err := os.ReadFile(path); err == nil && strings.HasPrefix(string(data[:min(len(data), 10)]), "\x17\x08\x44tracing") {
 		tr, err := trace.ReadDat(data)
 		if err != nil {
@@ -179,9 +182,20 @@ func readTextTrace(path string) ([]trace.Event, error) {
 		return nil, fmt.Errorf("%s: %v", path, unwrapPathError(err))
 	}
 	defer f.Close()
-	evs, err := trace.ReadText(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
+	tr := trace.NewTextReader(f)
+	var evs []trace.Event
+	for {
+		ev, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", path, err)
+		}
+		evs = append(evs, ev)
+	}
+	if n := tr.Cut(); n > 0 {
+		printWarnings(env.Stderr, []string{trace.CutWarning(path, n)})
 	}
 	return evs, nil
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -150,5 +151,62 @@ func TestReplayOrder(t *testing.T) {
 	_, stderr, code = run("replay", path, "--machine", "hikey", "--order", "sorted")
 	if code != 2 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "--order sorted: want free or recorded") {
 		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+// A text trace cut short (no newline after its last line, as a full disk
+// leaves it) replays its complete lines: one warning on stderr naming the
+// file and the cut line, the same text in --json's "warnings", once per
+// compare however many runs read the trace; trace latency reads the
+// complete lines too. A malformed line before the cut stays an error:
+// one line, exit 2, nothing on stdout.
+func TestReplayCutText(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "replay", "testdata", "hackbench-pipe.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Cut line 30 after "next_prio=12": what is left parses, but the line
+	// is left out all the same.
+	lines := strings.SplitAfter(string(data), "\n")
+	dir := t.TempDir()
+	cut := filepath.Join(dir, "cut.txt")
+	whole := filepath.Join(dir, "whole.txt")
+	os.WriteFile(cut, []byte(strings.Join(lines[:29], "")+strings.TrimSuffix(lines[29], "0\n")), 0o644)
+	os.WriteFile(whole, []byte(strings.Join(lines[:29], "")), 0o644)
+	want := "schedlab: warning: " + cut + ":30: the trace ends inside this line (no newline after it: cut short, as a full disk leaves a trace); the line is left out, the 29 lines before it are read\n"
+
+	js := filepath.Join(dir, "r.json")
+	out, stderr, code := run("replay", cut, "--machine", "hikey", "--json", js)
+	if code != 0 || !strings.HasPrefix(stderr, want) || strings.Count(stderr, "\n") != 2 {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	ref, _, _ := run("replay", whole, "--machine", "hikey")
+	if strings.ReplaceAll(out, cut, whole) != ref {
+		t.Errorf("the cut trace's replay differs from its complete part's:\n%s\n%s", out, ref)
+	}
+	var rec struct{ Warnings []string }
+	b, _ := os.ReadFile(js)
+	if err := json.Unmarshal(b, &rec); err != nil || len(rec.Warnings) != 1 || "schedlab: warning: "+rec.Warnings[0]+"\n" != want {
+		t.Errorf("--json warnings %q (%v)", rec.Warnings, err)
+	}
+
+	_, stderr, code = run("compare", "--machine", "hikey", "--variant", "short-task-v4", "--runs", "2", "--jobs", "1", "replay", cut)
+	if code != 0 || strings.Count(stderr, want) != 1 || strings.Count(stderr, "warning") != 1 {
+		t.Errorf("compare: exit %d, stderr %q", code, stderr)
+	}
+
+	out, stderr, code = run("trace", "latency", cut)
+	ref, _, _ = run("trace", "latency", whole)
+	if code != 0 || stderr != want || out != ref {
+		t.Errorf("trace latency: exit %d, stderr %q, output equal to the complete part's: %v", code, stderr, out == ref)
+	}
+
+	bad := filepath.Join(dir, "bad.txt")
+	os.WriteFile(bad, []byte(strings.Join(lines[:20], "")+"garbage\n"+strings.Join(lines[20:29], "")+"  x"), 0o644)
+	for _, args := range [][]string{{"replay", bad, "--machine", "hikey"}, {"trace", "latency", bad}} {
+		out, stderr, code := run(args...)
+		if code != 2 || out != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, bad+":") || !strings.Contains(stderr, "21") {
+			t.Errorf("%v: exit %d, stdout %d bytes, stderr %q", args, code, len(out), stderr)
+		}
 	}
 }

@@ -12,9 +12,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/schedlab/schedlab/internal/experiment"
 	"github.com/schedlab/schedlab/internal/kernels"
 	"github.com/schedlab/schedlab/internal/sched"
 	"github.com/schedlab/schedlab/internal/sim"
+	"github.com/schedlab/schedlab/internal/topology"
 	"github.com/schedlab/schedlab/internal/workload"
 )
 
@@ -119,7 +121,7 @@ func runTool(env *Env, cmd *cobra.Command, rf *runFlags, tool string, toolArgs [
 		opt.Observers = append(opt.Observers, obs.attach)
 	}
 	prog := newProgress(env)
-	prog.header("%s on %s, kernel %s%s, seed %d%s", cfg.Tool, cfg.Machine, cfg.Kernel, variantSuffix(cfg.VariantLabel()), cfg.Seed, kernelNote)
+	prog.header("%s on %s, kernel %s%s, seed %d%s", cfg.Tool, machineName(cfg.Machine), cfg.Kernel, variantSuffix(cfg.VariantLabel()), cfg.Seed, kernelNote)
 	if prog.on() {
 		opt.Progress = prog.run
 	}
@@ -156,6 +158,7 @@ func runTool(env *Env, cmd *cobra.Command, rf *runFlags, tool string, toolArgs [
 			return fmt.Errorf("--json %s: %v", o.json, unwrapPathError(err))
 		}
 	}
+	printWarnings(env.Stderr, res.Warnings)
 	// One line on stderr names what ran, so that the tool's own output
 	// (which says nothing of the kernel) cannot be read as another
 	// kernel's; stdout stays the tool's format.
@@ -185,6 +188,42 @@ func kernelOrigin(kernel, asked string, variants []string) string {
 		}
 	}
 	return ""
+}
+
+// machineName is the name of the machine arg names: a preset's, host, or a
+// machine file's name: (its file name without one), the name every output
+// gives it; arg itself if it does not load (the run then says why).
+func machineName(arg string) string {
+	if spec, err := topology.Load(arg); err == nil {
+		return spec.Name
+	}
+	return arg
+}
+
+// printWarnings prints each distinct warning once, in order, as
+// "schedlab: warning: ...": runs of one workload (compare's columns and
+// seeds) read the same input and warn alike.
+func printWarnings(w io.Writer, lists ...[]string) {
+	seen := map[string]bool{}
+	for _, l := range lists {
+		for _, s := range l {
+			if !seen[s] {
+				seen[s] = true
+				fmt.Fprintf(w, "schedlab: warning: %s\n", s)
+			}
+		}
+	}
+}
+
+// recordWarnings are the warnings of records, for printWarnings.
+func recordWarnings(recs []*experiment.Record) [][]string {
+	var out [][]string
+	for _, r := range recs {
+		if r != nil {
+			out = append(out, r.Warnings)
+		}
+	}
+	return out
 }
 
 func toolNames() []string {

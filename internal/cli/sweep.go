@@ -170,6 +170,7 @@ whole duration: the evaluation exactly as posted.`,
 				if err != nil {
 					return err
 				}
+				printWarnings(env.Stderr, recordWarnings(recs)...)
 				what := fmt.Sprintf("%d runs", len(recs))
 				if sn > 1 {
 					what = fmt.Sprintf("shard %d/%d: %d runs", si, sn, len(recs))

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -75,13 +76,14 @@ type Plan struct {
 
 // PlanMachine is one machine of a plan.
 type PlanMachine struct {
-	Label  string `json:"label"` // the name used in keys and tables
+	Label  string `json:"label"` // the name used in keys and tables: the machine's name
 	Ref    string `json:"ref"`   // preset name, host, or file path (relative: to the results directory)
 	File   bool   `json:"file,omitempty"`
-	Name   string `json:"name"` // the machine's own name
+	Name   string `json:"name"` // the machine's own name (a machine file's name:)
 	NrCPUs int    `json:"nr_cpus"`
 
-	yaml []byte // a file machine's contents until it is written out
+	yaml  []byte // a file machine's contents until it is written out
+	given string // as the spec names it, for errors
 }
 
 // PlanWorkload is one workload of a plan.
@@ -164,17 +166,21 @@ func Resolve(s *Spec, opt ResolveOptions) (*Plan, error) {
 	if err := p.resolveColumns(s, opt); err != nil {
 		return nil, err
 	}
-	// Machines.
-	labels := map[string]bool{}
+	// Machines, each known by its name (a machine file's name:) in keys,
+	// records and tables: two different machines may not share one.
+	labels := map[string]PlanMachine{}
 	for _, m := range s.Machines {
 		pm, err := resolveMachine(s, m)
 		if err != nil {
 			return nil, err
 		}
-		if labels[pm.Label] {
-			return nil, s.errAt("machines", "machine %s is listed twice", pm.Label)
+		if prev, dup := labels[pm.Label]; dup {
+			if prev.Ref == pm.Ref || prev.File && pm.File && bytes.Equal(prev.yaml, pm.yaml) {
+				return nil, s.errAt("machines", "machine %s is listed twice", pm.Label)
+			}
+			return nil, s.errAt("machines", "%s and %s are two machines named %s: give one of them another name (name: in its machine file)", prev.given, pm.given, pm.Label)
 		}
-		labels[pm.Label] = true
+		labels[pm.Label] = pm
 		if p.CPUs != "" {
 			// What sim.Run would refuse at the first run of this
 			// machine, said at the file's line before any run.
@@ -243,7 +249,7 @@ func resolveMachine(s *Spec, m string) (PlanMachine, error) {
 		if err != nil {
 			return PlanMachine{}, s.errAt("machines", "%v", err)
 		}
-		return PlanMachine{Label: m, Ref: m, Name: spec.Name, NrCPUs: len(spec.CPUs)}, nil
+		return PlanMachine{Label: spec.Name, Ref: m, Name: spec.Name, NrCPUs: len(spec.CPUs), given: m}, nil
 	}
 	where := m
 	if !filepath.IsAbs(m) && s.Dir != "" {
@@ -261,12 +267,13 @@ func resolveMachine(s *Spec, m string) (PlanMachine, error) {
 	if _, err := costmodel.For(spec); err != nil {
 		return PlanMachine{}, s.errAt("machines", "%v", err)
 	}
-	label := safe(strings.TrimSuffix(strings.TrimSuffix(filepath.Base(m), ".yaml"), ".yml"))
 	ref := where
 	if abs, err := filepath.Abs(where); err == nil {
 		ref = abs
 	}
-	return PlanMachine{Label: label, Ref: ref, File: true, Name: spec.Name, NrCPUs: len(spec.CPUs), yaml: data}, nil
+	// The machine's name, not its file's: the name is what the machine
+	// is called everywhere (topology.ValidName keeps it fit for keys).
+	return PlanMachine{Label: spec.Name, Ref: ref, File: true, Name: spec.Name, NrCPUs: len(spec.CPUs), yaml: data, given: m}, nil
 }
 
 func unwrapPath(err error) error {

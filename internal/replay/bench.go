@@ -131,19 +131,23 @@ func Load(s *Spec) (*Trace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", s.File, err)
 	}
+	tr.Warnings = in.Warnings
 	return tr, nil
 }
 
 // Bench is one replay run.
 type Bench struct {
-	spec     *Spec
-	tr       *Trace
-	k        *sched.Kernel
-	threads  map[int32]*thread
-	order    []*thread
-	alive    int
-	done     bool
+	spec    *Spec
+	tr      *Trace
+	k       *sched.Kernel
+	threads map[int32]*thread
+	order   []*thread
+	alive   int
+	done    bool
+	// events are the replay's sched events as the kernel emitted them;
+	// ReplayEvents maps their pids to the recorded ones.
 	events   []trace.Event
+	mapped   int // events[:mapped] carry the recorded pids
 	byPID    map[sched.PID]int32
 	end      engine.Time
 	wakes    int
@@ -151,6 +155,7 @@ type Bench struct {
 	holds    int
 	timeouts int
 	executed Graph
+	why      *whyRecorder
 }
 
 // New returns a run of tr.
@@ -178,6 +183,11 @@ type thread struct {
 	holders map[int32]*thread
 	// holding is set while this thread holds at its current wake step.
 	holding bool
+	// unseen is set while the thread sleeps where the recording shows
+	// no wakeup: a sleep the recording shows none for (Step.Unwoken), or
+	// a hold (--order recorded). The summary leaves out the wakeup that
+	// ends the sleep.
+	unseen  bool
 	q       kobj.WaitQueue
 	started bool
 }
@@ -188,6 +198,7 @@ func (b *Bench) Start(k *sched.Kernel) error {
 	b.k = k
 	rec := &recorder{b: b}
 	observe.AttachTracer(k, rec)
+	b.why = attachWhy(k)
 	for _, th := range b.order {
 		if th.rec.Parent != 0 {
 			continue
@@ -235,6 +246,7 @@ const holdTimeout = engine.Second
 // Next runs the task's program from where it stopped.
 func (th *thread) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 	b := th.b
+	th.unseen = false
 	for th.pc < len(th.rec.Steps) {
 		s := &th.rec.Steps[th.pc]
 		switch s.Kind {
@@ -254,6 +266,7 @@ func (th *thread) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 					w.holders = map[int32]*thread{}
 				}
 				w.holders[s.Seq] = th
+				th.unseen = true
 				return sched.Sleep(holdTimeout)
 			}
 			if th.holding {
@@ -289,6 +302,7 @@ func (th *thread) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 			if s.Cause != ByTask {
 				th.pc++
 				if s.D > 0 {
+					th.unseen = s.Unwoken
 					return sched.Sleep(engine.Time(s.D))
 				}
 				continue
@@ -342,27 +356,19 @@ func (b *Bench) Progress() float64 {
 	return float64(exited) / float64(len(b.order))
 }
 
-// recorder keeps the replay's own events for its summary, with the
-// recorded pids in place of the simulated ones.
+// recorder keeps the replay's own events for its summary. It leaves out
+// the wakeups that end a sleep the recording does not show ending in a
+// wakeup: a sleep it shows none for (Step.Unwoken), which perf sched
+// latency could not count there, and a hold (--order recorded), which is
+// the replay's and not the recording's.
 type recorder struct{ b *Bench }
 
 func (r *recorder) Write(ev trace.Event) error {
-	m := func(t *trace.Task) {
-		if t.Pid == 0 {
-			return
-		}
-		if p, ok := r.b.byPID[sched.PID(t.Pid)]; ok {
-			t.Pid = p
-		} else {
-			// A task of the run that no recorded task plays
-			// (--background-cgroups): above any pid a kernel gives
-			// (PID_MAX_LIMIT), so that it matches no recorded row.
-			t.Pid += pidMaxLimit
+	if ev.Type == trace.SchedWaking || ev.Type == trace.SchedWakeup {
+		if p, ok := r.b.byPID[sched.PID(ev.Task.Pid)]; ok && r.b.threads[p].unseen {
+			return nil
 		}
 	}
-	m(&ev.Cur)
-	m(&ev.Task)
-	m(&ev.Next)
 	r.b.events = append(r.b.events, ev)
 	return nil
 }
@@ -372,23 +378,71 @@ func (r *recorder) Close() error { return nil }
 // pidMaxLimit is the kernel's PID_MAX_LIMIT on 64-bit machines.
 const pidMaxLimit = 1 << 22
 
-// ReplayEvents are the replay's sched events, with the recorded pids.
-func (b *Bench) ReplayEvents() []trace.Event { return b.events }
+// ReplayEvents are the replay's sched events, with the recorded pids in
+// place of the simulated ones. The pids are mapped here rather than as
+// the events come: a fork's own events (sched_process_fork,
+// sched_wakeup_new) come before Fork returns the child's pid.
+func (b *Bench) ReplayEvents() []trace.Event {
+	m := func(t *trace.Task) {
+		if t.Pid == 0 {
+			return
+		}
+		if p, ok := b.byPID[sched.PID(t.Pid)]; ok {
+			t.Pid = p
+		} else {
+			// A task of the run that no recorded task plays
+			// (--background-cgroups): above any pid a kernel gives
+			// (PID_MAX_LIMIT), so that it matches no recorded row.
+			t.Pid += pidMaxLimit
+		}
+	}
+	for ; b.mapped < len(b.events); b.mapped++ {
+		ev := &b.events[b.mapped]
+		m(&ev.Cur)
+		m(&ev.Task)
+		m(&ev.Next)
+	}
+	return b.events
+}
 
 // Executed is the graph of the wake steps the replay carried out: who
 // woke whom, how often, by recorded pid. A wake step whose wakee had not
 // yet reached its sleep counts too, though the kernel saw no wakeup.
 func (b *Bench) Executed() Graph { return b.executed }
 
+// Warnings are the trace reader's: a text trace's last line cut short
+// and left out (workload.Warner).
+func (b *Bench) Warnings() []string { return b.tr.Warnings }
+
 // Trace is the reconstruction being replayed.
 func (b *Bench) Trace() *Trace { return b.tr }
 
+// SetUp are the recorded pids whose creation at time 0 is the replay's
+// setup, not a wait the recording shows: the tasks alive at the start
+// that do not begin as new tasks there (Task.Begins).
+func (b *Bench) SetUp() map[int32]bool {
+	m := map[int32]bool{}
+	for _, t := range b.tr.Tasks {
+		if t.Parent == 0 && !t.Begins {
+			m[t.Pid] = true
+		}
+	}
+	return m
+}
+
+// summaries are perf sched latency's tables of the recording and of the
+// replay. The replay's leaves out what stands for nothing in the
+// recording, so that a task's count is comparable: the setup of the tasks
+// alive at the start (SetUp), the wakeups of sleeps the recording shows
+// none for and the releases of holds (the recorder); and it keeps a row
+// for a task that ran without a counted wait, which perf leaves out.
 func (b *Bench) summaries() (orig, rep *trace.LatencySummary, err error) {
 	opts := trace.LatencyOptions{NoMerge: b.spec.Pids}
 	if orig, err = trace.Summarize(b.tr.Events, opts); err != nil {
 		return nil, nil, err
 	}
-	if rep, err = trace.Summarize(b.events, opts); err != nil {
+	opts.SetUp, opts.Uncounted = b.SetUp(), true
+	if rep, err = trace.Summarize(b.ReplayEvents(), opts); err != nil {
 		return nil, nil, err
 	}
 	return orig, rep, nil
@@ -407,7 +461,14 @@ func (b *Bench) Report(w io.Writer) error {
 		fmt.Fprintf(w, "; recorded order: %d wakers held until their wakee slept, %d holds timed out", b.holds, b.timeouts)
 	}
 	fmt.Fprintln(w)
-	return WriteSideBySide(w, orig, rep)
+	if err := WriteSideBySide(w, orig, rep); err != nil {
+		return err
+	}
+	why, err := b.Why()
+	if err != nil {
+		return err
+	}
+	return why.Write(w)
 }
 
 // Metrics are the replay's totals: CPU time, the time until the last task

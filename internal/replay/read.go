@@ -21,6 +21,9 @@ type Input struct {
 	NrCPUs int
 	// Freqs are the trace's power:cpu_frequency changes, in time order.
 	Freqs []trace.Frequency
+	// Warnings are what was read around rather than refused: a text
+	// trace's last line without its newline (trace.CutWarning).
+	Warnings []string
 }
 
 // Read reads the sched events of a trace file: a trace.dat (by its magic),
@@ -29,7 +32,11 @@ type Input struct {
 // report` (with or without -l's latency flags, with the sched_switch
 // plugin's "comm:pid [prio] S ==> comm:pid [prio]" form or the raw fields)
 // and `perf sched script`. Events come back in time order. A mistake is
-// one error naming the file and its byte offset (trace.dat) or line.
+// one error naming the file and its byte offset (trace.dat) or line. A
+// text trace whose last line has no newline was cut short (a full disk, a
+// killed recorder): its complete lines are read and the cut line is left
+// out, even when what is left of it parses (it may end inside a number),
+// with one warning naming the line.
 func Read(path string) (*Input, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -60,6 +67,14 @@ func ParseInput(name string, data []byte) (*Input, error) {
 		}
 		return &Input{Events: tr.Events, NrCPUs: tr.NrCPUs, Freqs: tr.Frequencies}, nil
 	}
+	var warnings []string
+	cut := 0
+	if n := len(data); n > 0 && data[n-1] != '\n' {
+		i := bytes.LastIndexByte(data, '\n')
+		cut = bytes.Count(data[:i+1], []byte{'\n'}) + 1
+		warnings = append(warnings, trace.CutWarning(name, cut))
+		data = data[:i+1]
+	}
 	ncpu := 0
 	var freqs []trace.Frequency
 	var evs []trace.Event
@@ -87,11 +102,14 @@ func ParseInput(name string, data []byte) (*Input, error) {
 		return nil, fileerr.Errorf(name, line+1, "%v", err)
 	}
 	if len(evs) == 0 {
+		if cut > 0 {
+			return nil, fileerr.Errorf(name, cut, "no sched events before this line, which is cut short (no newline after it)")
+		}
 		return nil, fileerr.Errorf(name, 1, "no sched events: want a trace.dat, ftrace text, trace-cmd report or perf sched script output")
 	}
 	sort.SliceStable(evs, func(i, j int) bool { return evs[i].TS < evs[j].TS })
 	sort.SliceStable(freqs, func(i, j int) bool { return freqs[i].TS < freqs[j].TS })
-	return &Input{Events: evs, NrCPUs: ncpu, Freqs: freqs}, nil
+	return &Input{Events: evs, NrCPUs: ncpu, Freqs: freqs, Warnings: warnings}, nil
 }
 
 var freqRE = regexp.MustCompile(`\s(\d+)\.(\d+):\s+(?:power:)?cpu_frequency:\s+state=(\d+) cpu_id=(\d+)`)

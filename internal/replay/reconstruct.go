@@ -95,6 +95,12 @@ type Step struct {
 	Pid   int32
 	Seq   int32
 	D     uint64
+	// Unwoken marks a sleep (cause ByUnknown) that the recording shows
+	// no wakeup for: the task was switched out blocked and switched in
+	// again with no wakeup between. perf sched latency counts no wait
+	// there, so the replay's summary leaves out the timer wakeup that
+	// ends the replayed sleep.
+	Unwoken bool
 }
 
 // Task is one recorded task and its program.
@@ -109,7 +115,21 @@ type Task struct {
 	PinnedCPU int32
 	// FirstCPU is the CPU the task was first seen on.
 	FirstCPU int32
-	Steps    []Step
+	// Begins says a task alive at the start (Parent 0) begins in the
+	// recording as a new task: forked by the idle task or by a pid that
+	// had exited (with its sched_wakeup_new), or switched in at the
+	// trace's first timestamp. perf sched latency counts that first
+	// switch-in as a wait, as the replay's summary then counts the
+	// replay's creation of the task; for the other tasks alive at the
+	// start (first seen running, woken, or switched in later) the
+	// creation is the replay's setup and counts nothing
+	// (trace.LatencyOptions.SetUp).
+	Begins bool
+	// RanNs is the recorded time the task ran, from the trace's start for
+	// a task running then to its end for one running then: its bursts
+	// before the recording machine's capacity and frequency scaled them.
+	RanNs uint64
+	Steps []Step
 
 	// reconstruction state
 	state    int
@@ -150,6 +170,8 @@ type Trace struct {
 	// Events are the trace's sched events, for the summary.
 	Events []trace.Event
 	Stats  Stats
+	// Warnings are the reader's (Input.Warnings), set by Load.
+	Warnings []string
 }
 
 // Stats count what Reconstruct found.
@@ -236,6 +258,7 @@ func Reconstruct(evs []trace.Event, o Options) (*Trace, error) {
 		}
 		if t.state == stRunning && ts > t.runStart {
 			t.burst += scale(cpu, t.runStart, ts)
+			t.RanNs += ts - t.runStart
 			t.runStart = ts
 		}
 		if t.burst > 0 {
@@ -273,6 +296,7 @@ func Reconstruct(evs []trace.Event, o Options) (*Trace, error) {
 				}
 				if t.state == stRunning && ev.TS > t.runStart {
 					t.burst += scale(ev.CPU, t.runStart, ev.TS)
+					t.RanNs += ev.TS - t.runStart
 					t.runStart = ev.TS
 				}
 				switch {
@@ -297,9 +321,14 @@ func Reconstruct(evs []trace.Event, o Options) (*Trace, error) {
 					if ev.TS > tr.Start {
 						t.state, t.sleepAt = stSleeping, tr.Start
 						endSleep(t, ev.TS, ByUnknown, 0)
+					} else {
+						t.Begins = true
 					}
 				case stSleeping:
+					// Switched out blocked, switched in again
+					// with no wakeup in the trace.
 					endSleep(t, ev.TS, ByUnknown, 0)
+					t.Steps[len(t.Steps)-1].Unwoken = true
 				}
 				t.state, t.runStart, t.cpu = stRunning, ev.TS, ev.CPU
 			}
@@ -342,7 +371,8 @@ func Reconstruct(evs []trace.Event, o Options) (*Trace, error) {
 				// Forked by the idle task (a kernel thread, or
 				// schedlab's first task), or by a pid that has
 				// exited: a task of the start.
-				get(ev.Next.Pid, ev.Next.Comm, ev.CPU).state = stRunnable
+				c := get(ev.Next.Pid, ev.Next.Comm, ev.CPU)
+				c.state, c.Begins = stRunnable, true
 				continue
 			}
 			parent := get(ev.Task.Pid, ev.Task.Comm, ev.CPU)
@@ -372,6 +402,7 @@ func Reconstruct(evs []trace.Event, o Options) (*Trace, error) {
 	for _, t := range tr.Tasks {
 		if t.state == stRunning {
 			t.burst += scale(t.cpu, t.runStart, tr.End)
+			t.RanNs += tr.End - t.runStart
 			t.runStart = tr.End
 		}
 		if t.state != stDead || t.burst > 0 {

@@ -1,6 +1,8 @@
 package replay
 
 import (
+	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -235,7 +237,9 @@ func TestMalformed(t *testing.T) {
 }
 
 // FuzzParse: any input is events or one error, never a panic, and what
-// parses reconstructs.
+// parses reconstructs. A text with something after its last newline reads
+// as the text up to that newline does, with one warning naming the line
+// after it.
 func FuzzParse(f *testing.F) {
 	f.Add([]byte("  a-1 [000] d..2. 1.000000: sched_switch: prev_comm=a prev_pid=1 prev_prio=120 prev_state=S ==> next_comm=b next_pid=2 next_prio=120\n"))
 	f.Add([]byte("  trace-cmd-5 [003] 11370.816264: sched_switch:         trace-cmd:86674 [120] S ==> swapper/2:0 [120]\n"))
@@ -253,6 +257,19 @@ func FuzzParse(f *testing.F) {
 		// Reconstruct refuses.
 		if _, err := Reconstruct(evs, Options{}); err != nil {
 			t.Fatal(err)
+		}
+		i := bytes.LastIndexByte(data, '\n')
+		if bytes.HasPrefix(data, []byte("\x17\x08\x44tracing")) || i+1 == len(data) {
+			return
+		}
+		in, err := ParseInput("f", data)
+		whole, werr := Parse("f", data[:i+1])
+		if err != nil || werr != nil || fmt.Sprint(in.Events) != fmt.Sprint(whole) {
+			t.Fatalf("%q reads as %v, up to its last newline as %v", data, err, werr)
+		}
+		want := fmt.Sprintf("f:%d: ", bytes.Count(data, []byte("\n"))+1)
+		if len(in.Warnings) != 1 || !strings.HasPrefix(in.Warnings[0], want) {
+			t.Fatalf("%q: warnings %q, want one at %q", data, in.Warnings, want)
 		}
 	})
 }

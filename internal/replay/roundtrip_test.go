@@ -16,6 +16,23 @@ import (
 	"github.com/schedlab/schedlab/internal/trace"
 )
 
+// realTracePath is the trace recorded on a real 4-CPU kernel, read where it
+// lies (../shared/traces), never copied into the project.
+func realTracePath(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join("..", "..", "..", "shared", "traces", "real-4cpu-sched.dat")
+	if _, err := os.Stat(path); err != nil {
+		path = filepath.Join("..", "..", "..", "..", "shared", "traces", "real-4cpu-sched.dat")
+	}
+	if _, err := os.Stat(path); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	return path
+}
+
 // record runs cfg with a trace.dat writer attached and returns the file.
 func record(t *testing.T, cfg sim.Config, nrCPUs int) (string, *sim.Result) {
 	t.Helper()
@@ -180,16 +197,7 @@ func checkRoundTrip(t *testing.T, b *replay.Bench, res *sim.Result) replay.Graph
 // exits, the summary has a row for every task the recording's summary
 // has, and the same seed gives byte-identical output.
 func TestReplayReal(t *testing.T) {
-	path := filepath.Join("..", "..", "..", "shared", "traces", "real-4cpu-sched.dat")
-	if _, err := os.Stat(path); err != nil {
-		path = filepath.Join("..", "..", "..", "..", "shared", "traces", "real-4cpu-sched.dat")
-	}
-	if _, err := os.Stat(path); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
+	path := realTracePath(t)
 	b, res := bench(t, "hikey", "--pids", path)
 	if b.Progress() != 1 {
 		t.Errorf("progress %v at the end", b.Progress())

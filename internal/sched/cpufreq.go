@@ -126,6 +126,9 @@ func (k *Kernel) applyFreq(fd *freqDomain) {
 		k.updateRqClock(rq)
 		rq.FreqScale = fd.scale
 		k.retime(rq)
+		if h := k.Hooks.Frequency; h != nil {
+			h(c, fd.scale)
+		}
 	}
 	k.FreqChanges++
 }

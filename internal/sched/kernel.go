@@ -202,6 +202,10 @@ type Hooks struct {
 	// Delay sees the stretches of time a CPU cannot run a task waiting
 	// for it: an IPI on its way, an idle-state exit, balancing work.
 	Delay func(cpu cpumask.CPU, why Delay, from, to engine.Time)
+	// Frequency sees each change of a CPU's frequency (Rq.FreqScale,
+	// 1024 at its highest) by cpufreq, once the running task's work up
+	// to now is accounted at the old one.
+	Frequency func(cpu cpumask.CPU, scale uint64)
 }
 
 // TopologyOptions are the topology.Build options a kernel with settings s

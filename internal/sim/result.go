@@ -45,7 +45,11 @@ type Result struct {
 	VariantBranches []VariantBranches `json:"variant_branches,omitempty"`
 	// Output is what the tool printed.
 	Output string `json:"output"`
-	Sim    struct {
+	// Warnings are what the workload read around rather than refused
+	// (workload.Warner: a replayed text trace cut short), each a line
+	// naming the file and line (omitted when none).
+	Warnings []string `json:"warnings,omitempty"`
+	Sim      struct {
 		// Events and SimulatedNs are the measured run's; a warm-up
 		// (Config.Warmup) made WarmupRuns runs in WarmupNs before it.
 		Events      uint64 `json:"events"`

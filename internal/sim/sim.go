@@ -263,6 +263,9 @@ func (b *Built) Run(opt Options) (*Result, error) {
 	}
 	r.Workload.Name, r.Workload.Tool = cfg.Tool, cfg.Tool
 	r.Workload.Args = append([]string{}, cfg.Args...)
+	if w, ok := b.Instance.(workload.Warner); ok {
+		r.Warnings = w.Warnings()
+	}
 	r.Schedstat = schedstat.Sum(observe.Snapshot(k), observe.SchedstatVersion(k.S.Kernel))
 	if before != nil {
 		r.Schedstat.Sub(before) // jiffies too: before was taken at jiffies0

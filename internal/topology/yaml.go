@@ -122,11 +122,14 @@ func (p *yparser) parse(data []byte) (*MachineSpec, error) {
 	}
 
 	s := &MachineSpec{Source: p.file, Arch: ArchX86}
-	s.Name = strings.TrimSuffix(filepath.Base(p.file), filepath.Ext(p.file))
+	s.Name = nameFromFile(p.file)
 	if v := vals["name"]; v != nil {
 		str, err := p.str(v, "name")
 		if err != nil {
 			return nil, err
+		}
+		if !ValidName(str) {
+			return nil, p.errf(v, "name %q: a machine's name keys its runs and names their files: use letters, digits, '.', '_' and '-' (at most 64, beginning with a letter or digit)", str)
 		}
 		s.Name = str
 	}
@@ -700,4 +703,36 @@ func (p *yparser) explicit(s *MachineSpec, vals map[string]*yaml.Node) error {
 		}
 	}
 	return nil
+}
+
+// ValidName reports whether s can name a machine: the name keys its runs in
+// results directories and names the machine file copied there, so it is
+// letters, digits, '.', '_' and '-', at most 64, from a letter or digit.
+func ValidName(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for i, c := range s {
+		alnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+		if !alnum && (i == 0 || c != '.' && c != '_' && c != '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// nameFromFile is the name of a machine file without name: its base name
+// without the extension, any other character made '_', "m" before one
+// that does not begin with a letter or digit, cut to 64: a ValidName.
+func nameFromFile(file string) string {
+	b := []byte(strings.TrimSuffix(filepath.Base(file), filepath.Ext(file)))
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-') {
+			b[i] = '_'
+		}
+	}
+	if len(b) == 0 || !(b[0] >= 'a' && b[0] <= 'z' || b[0] >= 'A' && b[0] <= 'Z' || b[0] >= '0' && b[0] <= '9') {
+		b = append([]byte("m"), b...)
+	}
+	return string(b[:min(len(b), 64)])
 }

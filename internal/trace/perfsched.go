@@ -57,6 +57,24 @@ type LatencyOptions struct {
 	// NoMerge keeps one line per pid (perf's -p/--pids) instead of merging
 	// threads with the same comm.
 	NoMerge bool
+	// SetUp names tasks that the events start by setting up rather than
+	// waking: `schedlab replay` forks the tasks alive when its trace
+	// began at time 0, and their sched_wakeup_new and first switch-in
+	// stand for no wait the recording shows. For these pids a
+	// sched_wakeup_new before their first switch-in is ignored, and that
+	// switch-in is not counted (perf counts the first switch-in of a task
+	// it has not seen, with no delay); their atoms start there. Not a
+	// perf option.
+	SetUp map[int32]bool
+	// Uncounted keeps a row for each task that ran but was never switched
+	// in after a wait, which perf leaves out: the replay's side of
+	// `schedlab replay`, where a task the recording counted may wait for
+	// nothing. Not a perf option.
+	Uncounted bool
+	// OnWait, if set, sees each wait the table counts: the task, the CPU
+	// it was switched in on, and when the wait began (wakeup or
+	// preemption) and ended (the switch-in). Not a perf option.
+	OnWait func(pid, cpu int32, from, to uint64)
 }
 
 const (
@@ -142,7 +160,8 @@ func (r *LatencyRow) AvgDelay() uint64 {
 // of its INFO lines.
 type LatencySummary struct {
 	// Rows are in perf's sort order; tasks never switched in after a
-	// wait and idle are left out, as perf leaves them out.
+	// wait and idle are left out, as perf leaves them out (unless
+	// LatencyOptions.Uncounted).
 	Rows                              []LatencyRow
 	Timestamps, Unordered, SwitchBugs uint64
 }
@@ -212,14 +231,27 @@ func Summarize(evs []Event, opts LatencyOptions) (*LatencySummary, error) {
 			runStart[ev.CPU] = ev.TS
 			out.schedOutEvent(ev.PrevState.Char(), ev.TS)
 			in, created := get(ev.Next.Pid)
+			if (created || !in.started) && opts.SetUp[ev.Next.Pid] {
+				in.started, in.state = true, threadSchedIn
+				continue
+			}
 			if created {
 				in.schedOutEvent('R', ev.TS)
 			}
+			n := in.nbAtoms
 			in.schedInEvent(ev.TS)
+			if in.nbAtoms != n && opts.OnWait != nil {
+				opts.OnWait(ev.Next.Pid, ev.CPU, in.wakeUp, ev.TS)
+			}
 		case SchedWaking, SchedWakeup, SchedWakeupNew:
 			note(&ev.Task)
 			if !isWakeupEvent(ev, waking) {
 				continue
+			}
+			if opts.SetUp[ev.Task.Pid] {
+				if a := atoms[ev.Task.Pid]; a == nil || !a.started {
+					continue // the setup's wakeup_new
+				}
 			}
 			a, created := get(ev.Task.Pid)
 			if created {
@@ -290,7 +322,7 @@ func Summarize(evs []Event, opts LatencyOptions) (*LatencySummary, error) {
 
 	s := &LatencySummary{Timestamps: nrTimestamps, Unordered: nrUnordered, SwitchBugs: nrSwitchBugs}
 	for _, a := range list {
-		if a.nbAtoms == 0 || a.comm == "swapper" {
+		if a.nbAtoms == 0 && (!opts.Uncounted || a.runtime == 0) || a.comm == "swapper" {
 			continue
 		}
 		s.Rows = append(s.Rows, LatencyRow{Comm: a.comm, Pid: a.pid, Merged: max(a.numMerged, 1), Runtime: a.runtime,

@@ -2,6 +2,7 @@ package trace
 
 import (
 	"bytes"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -123,5 +124,46 @@ func TestPerfSchedOnSynth(t *testing.T) {
 	}
 	if strings.Contains(buf.String(), "INFO:") {
 		t.Errorf("consistent stream reported problems:\n%s", buf.String())
+	}
+}
+
+// LatencyOptions.SetUp: a set-up task's sched_wakeup_new and first
+// switch-in count no wait (perf would count both: a wakeup, and a task
+// first seen); its later wakeups count as any task's. Uncounted keeps the
+// row of a task that ran without a counted wait, which perf leaves out.
+func TestLatencySetUp(t *testing.T) {
+	idle := Task{Comm: MakeComm("swapper/0"), Prio: 120}
+	a := Task{Comm: MakeComm("a"), Pid: 7, Prio: 120}
+	b := Task{Comm: MakeComm("b"), Pid: 8, Prio: 120}
+	evs := []Event{
+		WakeupNew(1000, 0, idle, a, 0),
+		Switch(3000, 0, idle, TaskRunning, a),
+		Switch(4000, 0, a, TaskInterruptible, b), // b first seen switched in
+		Waking(5000, 0, b, a, 0),
+		Switch(9000, 0, b, TaskInterruptible, a),
+	}
+	row := func(s *LatencySummary, pid int32) string {
+		for _, r := range s.Rows {
+			if r.Pid == pid {
+				return fmt.Sprintf("count %d delay %d runtime %d", r.Count, r.TotalDelay, r.Runtime)
+			}
+		}
+		return "none"
+	}
+	for _, c := range []struct {
+		opts LatencyOptions
+		a, b string
+	}{
+		{LatencyOptions{NoMerge: true}, "count 2 delay 6000 runtime 1000", "count 1 delay 0 runtime 5000"},
+		{LatencyOptions{NoMerge: true, SetUp: map[int32]bool{7: true, 8: true}}, "count 1 delay 4000 runtime 1000", "none"},
+		{LatencyOptions{NoMerge: true, SetUp: map[int32]bool{8: true}, Uncounted: true}, "count 2 delay 6000 runtime 1000", "count 0 delay 0 runtime 5000"},
+	} {
+		s, err := Summarize(evs, c.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ga, gb := row(s, 7), row(s, 8); ga != c.a || gb != c.b {
+			t.Errorf("%+v: a %s, b %s; want a %s, b %s", c.opts, ga, gb, c.a, c.b)
+		}
 	}
 }

@@ -12,10 +12,14 @@ import (
 // TextReader reads events back from ftrace text as TextWriter writes it
 // (and as the kernel prints it for these seven events with irq-info on and
 // record-tgid off). Header and comment lines ('#') and blank lines are
-// skipped.
+// skipped. A last line without its newline is a line cut short (a trace
+// stopped by a full disk or a killed writer): it is left out, even when
+// what is left of it parses, since it may end inside a number, and Cut
+// says which line it was.
 type TextReader struct {
 	r    *bufio.Reader
 	line int
+	cut  int
 }
 
 // NewTextReader reads ftrace text from r.
@@ -44,11 +48,14 @@ func (t *TextReader) Next() (Event, error) {
 			return Event{}, io.EOF
 		}
 		t.line++
+		if err == io.EOF {
+			// No newline after it: the line was cut short, maybe
+			// within the spaces that pad a comm.
+			t.cut = t.line
+			return Event{}, io.EOF
+		}
 		line = bytes.TrimSuffix(line, []byte{'\n'})
 		if len(line) == 0 || line[0] == '#' {
-			if err == io.EOF {
-				return Event{}, io.EOF
-			}
 			continue
 		}
 		ev, perr := ParseLine(line)
@@ -59,7 +66,19 @@ func (t *TextReader) Next() (Event, error) {
 	}
 }
 
-// ReadText reads every event of an ftrace text.
+// Cut is the number of the last line when it had no newline and was left
+// out (after Next returned io.EOF), or 0.
+func (t *TextReader) Cut() int { return t.cut }
+
+// CutWarning is the one warning of a text trace whose last line, number
+// line, had no newline and was left out: the file, the line and what was
+// read instead, as every reader of text traces words it.
+func CutWarning(file string, line int) string {
+	return fmt.Sprintf("%s:%d: the trace ends inside this line (no newline after it: cut short, as a full disk leaves a trace); the line is left out, the %d lines before it are read", file, line, line-1)
+}
+
+// ReadText reads every event of an ftrace text; a last line without its
+// newline is left out (TextReader.Cut).
 func ReadText(r io.Reader) ([]Event, error) {
 	tr := NewTextReader(r)
 	var evs []Event

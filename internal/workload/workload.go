@@ -42,6 +42,13 @@ type CostAware interface {
 	SetCosts(c costmodel.Syscalls)
 }
 
+// Warner is an Instance whose input was read with a warning rather than
+// refused (a replayed text trace cut short): the run's record carries the
+// warnings, and the CLI prints each once on stderr.
+type Warner interface {
+	Warnings() []string
+}
+
 // ErrHelp is returned by a tool's parser when the arguments ask for its
 // usage text (-h): the caller prints the usage and exits 0.
 var ErrHelp = errors.New("help requested")
