@@ -261,6 +261,9 @@ func (b *Built) Run(opt Options) (*Result, error) {
 		Metrics:       b.Instance.Metrics(),
 		Output:        out.String(),
 	}
+	if h, ok := b.Instance.(workload.Histogrammer); ok {
+		r.Histograms = h.Histograms()
+	}
 	r.Workload.Name, r.Workload.Tool = cfg.Tool, cfg.Tool
 	r.Workload.Args = append([]string{}, cfg.Args...)
 	r.Schedstat = schedstat.Sum(observe.Snapshot(k), observe.SchedstatVersion(k.S.Kernel))
