@@ -124,6 +124,8 @@ func newPlot(title, xlabel, ylabel string) *plot.Plot {
 	p.Title.Text = title
 	p.X.Label.Text = xlabel
 	p.Y.Label.Text = ylabel
+	p.X.Tick.Marker = linearTicks{}
+	p.Y.Tick.Marker = linearTicks{}
 	p.Legend.Top = true
 	p.Legend.Left = false
 	return p
@@ -250,22 +252,6 @@ func HeatmapPlot(name, short, title string, o *experiment.Occupancy) (*Plot, err
 		return nil, err
 	}
 	return &Plot{Name: name, Kind: "heatmap", Title: title, PNG: png}, nil
-}
-
-// cpuTicks labels CPUs at whole numbers: every CPU on small machines, a
-// round step on big ones.
-func cpuTicks(n int) plot.TickerFunc {
-	return func(min, max float64) []plot.Tick {
-		step := 1
-		for n/step > 16 {
-			step *= 2
-		}
-		var ts []plot.Tick
-		for c := 0; c < n; c += step {
-			ts = append(ts, plot.Tick{Value: float64(c), Label: fmt.Sprint(c)})
-		}
-		return ts
-	}
 }
 
 func minInt(a, b int) int {
