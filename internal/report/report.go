@@ -78,6 +78,7 @@ type rowView struct {
 
 type plotView struct {
 	Kind, Title, Alt string
+	Note             string       // after the title in the caption
 	Src              template.URL // a data: URI, built here
 }
 
@@ -96,7 +97,7 @@ type page struct {
 }
 
 func dataURI(p *Plot) plotView {
-	v := plotView{Kind: p.Kind, Title: p.Title, Alt: p.Title}
+	v := plotView{Kind: p.Kind, Title: p.Title, Alt: p.Title, Note: p.Note}
 	if p.SVG != nil {
 		v.Src = template.URL("data:image/svg+xml;base64," + base64.StdEncoding.EncodeToString(p.SVG))
 	} else {
@@ -298,7 +299,7 @@ func latencyCDFs(plan *experiment.Plan, recs []*experiment.Record) ([]*Plot, err
 					if d == nil {
 						continue
 					}
-					points := make([][]plotter.XY, len(plan.Variants))
+					lines := make([]plotter.XYs, len(plan.Variants))
 					for vi, v := range plan.Variants {
 						a := d[v]
 						if a == nil {
@@ -309,9 +310,16 @@ func latencyCDFs(plan *experiment.Plan, recs []*experiment.Record) ([]*Plot, err
 							names = append(names, n)
 						}
 						sort.Strings(names)
+						var pts []plotter.XY
 						for _, n := range names {
-							points[vi] = append(points[vi], plotter.XY{X: a.sum[n] / float64(a.n[n]), Y: compare.Metric(n).Percentile})
+							// The minimum and the maximum are the 0th and
+							// the 100th; the old schbench's min is always 0.
+							x, p := a.sum[n]/float64(a.n[n]), compare.Metric(n).Percentile
+							if !math.IsNaN(x) && !(p == 0 && x <= 0) {
+								pts = append(pts, plotter.XY{X: x, Y: p / 100})
+							}
 						}
+						lines[vi] = percentileSteps(pts)
 					}
 					loadText := ""
 					if w.Param.Index >= 0 {
@@ -319,7 +327,7 @@ func latencyCDFs(plan *experiment.Plan, recs []*experiment.Record) ([]*Plot, err
 					}
 					title := fmt.Sprintf("%s%s on %s, kernel %s: %s distribution", w.Tool, loadText, m.Label, k, g)
 					unit := compare.Metric(g + ".p50").Unit
-					p, err := CDFPlot(fileName("cdf", m.Label, k, w.Name, w.Param.Name+"="+load), title, unit, plan.Variants, points)
+					p, err := CDFPlot(fileName("cdf", m.Label, k, w.Name, w.Param.Name+"="+load), title, "the percentiles each run reports, mean over runs", unit, plan.Variants, lines)
 					if err != nil {
 						return nil, err
 					}
@@ -432,16 +440,16 @@ pre { background: #f7f7f7; padding: 0.6em; overflow-x: auto; font-size: 0.8em; }
 <section id="latency">
 <h2>Latency distributions</h2>
 <div class="grid">
-{{range .CDFs}}<figure class="plot" data-kind="{{.Kind}}"><img src="{{.Src}}" alt="{{.Alt}}"><figcaption>{{.Title}}: the percentiles each run reports, mean over runs.</figcaption></figure>
+{{range .CDFs}}<figure class="plot" data-kind="{{.Kind}}"><img src="{{.Src}}" alt="{{.Alt}}"><figcaption>{{.Title}}: {{.Note}}.</figcaption></figure>
 {{end}}</div>
 </section>
 {{end}}
 {{if .Heatmaps}}
 <section id="occupancy">
 <h2>CPU occupancy of traced runs</h2>
-<p class="caption">From the sched_switch tracepoints of run 0: the fraction of each time bin a CPU ran a task (white idle, dark blue busy).</p>
+<p class="caption">From the sched_switch tracepoints of run 0: the fraction of each time bin a CPU ran a task, on the colour scale beside each map (white idle, dark blue busy all the bin).</p>
 <div class="grid">
-{{range .Heatmaps}}<figure class="plot" data-kind="{{.Kind}}"><img src="{{.Src}}" alt="{{.Alt}}"><figcaption>{{.Title}}</figcaption></figure>
+{{range .Heatmaps}}<figure class="plot" data-kind="{{.Kind}}" data-scale="busy 0-100%"><img src="{{.Src}}" alt="{{.Alt}}"><figcaption>{{.Title}}</figcaption></figure>
 {{end}}</div>
 </section>
 {{end}}
