@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"image"
 	"image/png"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/schedlab/schedlab/internal/experiment"
 	"github.com/schedlab/schedlab/internal/report"
 	"github.com/schedlab/schedlab/internal/testutil"
 )
@@ -30,7 +32,8 @@ workloads:
 var figureRE = regexp.MustCompile(`<figure class="plot" data-kind="(\w+)"[^>]*><img src="data:image/(svg|png)`)
 
 // The report is one self-contained HTML file with the expected plots:
-// one bar chart per table, one latency CDF per schbench load, one heat
+// one bar chart per table, one latency CDF per schbench load (drawn from
+// the runs' histograms, every sample of the load's runs pooled), one heat
 // map with its colour scale per variant at each workload's last load;
 // --plots-dir writes them as files. Where Debian's chromium is installed,
 // a headless screenshot of the whole page must not be blank and must show
@@ -75,6 +78,24 @@ func TestReport(t *testing.T) {
 	}
 	if n := strings.Count(page, `data-kind="heatmap" data-scale="busy 0-100%"`); n != 6 {
 		t.Errorf("%d heat maps say they have a colour scale", n)
+	}
+	// Each CDF pools the samples of its load's runs.
+	res, err := experiment.ReadResults(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	samples := map[string]float64{}
+	for _, r := range res.Found() {
+		if r.Workload.Name == "schbench" {
+			n, _ := r.Metrics.Get("samples")
+			samples[r.Param.Value] += n
+		}
+	}
+	for _, load := range []string{"2", "3"} {
+		want := fmt.Sprintf("schbench workers=%s on hikey, kernel v6.0: latency_us distribution: from schbench&#39;s latency histogram, each variant&#39;s runs pooled (%.0f samples in all)", load, samples[load])
+		if samples[load] == 0 || !strings.Contains(page, want) {
+			t.Errorf("no CDF caption %q", want)
+		}
 	}
 	files, _ := filepath.Glob(filepath.Join(plots, "*"))
 	var svg, pngs int

@@ -4,11 +4,13 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 
+	"github.com/schedlab/schedlab/internal/experiment"
 	"github.com/schedlab/schedlab/internal/workload"
 	"github.com/schedlab/schedlab/internal/workload/schbench"
 )
@@ -124,5 +126,87 @@ func TestCDFAxis(t *testing.T) {
 	}
 	if _, err := cdfFigure("t", "usec", []string{"tip"}, []plotter.XYs{nil}); err == nil {
 		t.Error("a CDF of nothing drawn")
+	}
+}
+
+// recordsFor are records of every point of plan, as a schbench run writes
+// them, whose histograms hist gives by variant and run (nil: none).
+func recordsFor(t *testing.T, plan *experiment.Plan, hist func(variant string, run int) []workload.Bucket) []*experiment.Record {
+	t.Helper()
+	var recs []*experiment.Record
+	for _, pt := range plan.Points() {
+		w := &plan.Workloads[pt.Workload]
+		r := &experiment.Record{Key: pt.Key, Experiment: plan.Name, Run: pt.Run}
+		r.Machine, r.Kernel, r.Variant, r.Seed = plan.Machines[pt.Machine].Label, pt.Kernel, pt.Variant, pt.Seed
+		r.Workload.Name, r.Workload.Tool = w.Name, w.Tool
+		r.Param.Name, r.Param.Value = w.Param.Name, pt.Load
+		r.Metrics = workload.Metrics{
+			{Name: "latency_us.p50", Value: float64(10 * (pt.Run + 1)), Better: workload.LowerIsBetter},
+			{Name: "latency_us.p99", Value: float64(100 * (pt.Run + 1)), Better: workload.LowerIsBetter},
+		}
+		if b := hist(pt.Variant, pt.Run); b != nil {
+			r.Histograms = []workload.Histogram{{Name: "latency_us", Scheme: "schbench_plat", Buckets: b}}
+		}
+		recs = append(recs, r)
+	}
+	return recs
+}
+
+// A variant's CDF pools its runs' histograms: a bucket's count is the sum
+// over the runs, and the line is the pooled histogram's cdfSteps. If one
+// run of the load lacks its histogram (a record of an older schedlab),
+// every variant's line is its percentiles' means over runs.
+func TestLatencyDataPoolsRuns(t *testing.T) {
+	s, err := experiment.Parse("cdf.yaml", []byte("name: cdf\nmachines: [hikey]\nvariants: [short-task-v3]\nruns: 2\nworkloads:\n  - schbench -m 1 -t 2 -r 1\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := experiment.Resolve(s, experiment.ResolveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := func(value, count uint64) workload.Bucket {
+		return workload.Bucket{Lo: value, Hi: value, Value: value, Count: count}
+	}
+	hist := func(variant string, run int) []workload.Bucket {
+		switch {
+		case variant == experiment.Tip && run == 0:
+			return []workload.Bucket{b(10, 1), b(20, 1)}
+		case variant == experiment.Tip:
+			return []workload.Bucket{b(20, 2), b(40, 4)}
+		default:
+			return []workload.Bucket{b(15, 3)}
+		}
+	}
+	data := latencyData(plan, recordsFor(t, plan, hist))
+	if len(data) != 1 || !data[0].histogram || len(data[0].lines) != 2 {
+		t.Fatalf("%+v", data)
+	}
+	want := [][]workload.Bucket{{b(10, 1), b(20, 3), b(40, 4)}, {b(15, 6)}}
+	for vi, w := range want {
+		if got := data[0].lines[vi]; !reflect.DeepEqual(got, cdfSteps(w)) {
+			t.Errorf("%s: %v, want the CDF of %v", plan.Variants[vi], got, w)
+		}
+	}
+	if !strings.Contains(data[0].note, "(14 samples in all)") {
+		t.Errorf("note %q", data[0].note)
+	}
+
+	partial := func(variant string, run int) []workload.Bucket {
+		if variant != experiment.Tip && run == 1 {
+			return nil
+		}
+		return hist(variant, run)
+	}
+	data = latencyData(plan, recordsFor(t, plan, partial))
+	if len(data) != 1 || data[0].histogram {
+		t.Fatalf("%+v", data)
+	}
+	// p50 is 10 and 20 in runs 0 and 1, p99 100 and 200.
+	steps := plotter.XYs{{X: 15, Y: 0.5}, {X: 150, Y: 0.5}, {X: 150, Y: 0.99}}
+	for vi := range plan.Variants {
+		if got := data[0].lines[vi]; !reflect.DeepEqual(got, steps) {
+			t.Errorf("%s without histograms: %v, want %v", plan.Variants[vi], got, steps)
+		}
 	}
 }

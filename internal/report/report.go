@@ -23,6 +23,7 @@ import (
 
 	"github.com/schedlab/schedlab/internal/experiment"
 	"github.com/schedlab/schedlab/internal/experiment/compare"
+	"github.com/schedlab/schedlab/internal/workload"
 )
 
 // Options configure Build.
@@ -255,15 +256,44 @@ func strconvValue(v float64, decimals int) string {
 type cfgKey struct{ machine, kernel, workload, load string }
 
 // latencyCDFs draws, for every workload with latency percentiles and every
-// load, the distribution of each variant: each percentile's mean over runs.
+// load, the distribution of each variant (latencyData).
 func latencyCDFs(plan *experiment.Plan, recs []*experiment.Record) ([]*Plot, error) {
+	var out []*Plot
+	for _, c := range latencyData(plan, recs) {
+		p, err := CDFPlot(c.name, c.title, c.note, c.unit, plan.Variants, c.lines)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// cdfData is what a latency CDF draws: a step line per variant of the
+// plan (nil for one without runs).
+type cdfData struct {
+	name, title, note, unit string
+	lines                   []plotter.XYs
+	histogram               bool // the lines come from histograms
+}
+
+// latencyData is, for every workload with latency percentiles and every
+// load, the distribution of each variant. Where every run of the load
+// recorded the histogram behind the percentiles (schbench), a variant's
+// CDF is its runs' histograms pooled; otherwise it is each percentile's
+// mean over runs.
+func latencyData(plan *experiment.Plan, recs []*experiment.Record) []cdfData {
 	type acc struct {
-		sum map[string]float64
-		n   map[string]int
+		sum     map[string]float64
+		n       map[string]int
+		buckets map[uint64]workload.Bucket // by value
 	}
 	data := map[cfgKey]map[string]*acc{} // → variant → metric sums
 	groups := map[string]string{}        // workload → latency group
+	noHist := map[cfgKey]bool{}          // a run without the histogram
 	for _, r := range recs {
+		k := cfgKey{r.Machine, plan.TableKernel(r), r.Workload.Name, r.Param.Value}
+		var a *acc
 		for _, m := range r.Metrics {
 			info := compare.Metric(m.Name)
 			if info.LatencyGroup == "" {
@@ -273,20 +303,32 @@ func latencyCDFs(plan *experiment.Plan, recs []*experiment.Record) ([]*Plot, err
 				continue // the first group of a workload only
 			}
 			groups[r.Workload.Name] = info.LatencyGroup
-			k := cfgKey{r.Machine, plan.TableKernel(r), r.Workload.Name, r.Param.Value}
 			if data[k] == nil {
 				data[k] = map[string]*acc{}
 			}
-			a := data[k][r.Variant]
-			if a == nil {
-				a = &acc{sum: map[string]float64{}, n: map[string]int{}}
+			if a = data[k][r.Variant]; a == nil {
+				a = &acc{sum: map[string]float64{}, n: map[string]int{}, buckets: map[uint64]workload.Bucket{}}
 				data[k][r.Variant] = a
 			}
 			a.sum[m.Name] += m.Value
 			a.n[m.Name]++
 		}
+		if a == nil {
+			continue
+		}
+		h := histogramOf(r, groups[r.Workload.Name])
+		if h == nil {
+			noHist[k] = true
+			continue
+		}
+		for _, b := range h.Buckets {
+			if x, ok := a.buckets[b.Value]; ok {
+				b.Count += x.Count
+			}
+			a.buckets[b.Value] = b
+		}
 	}
-	var out []*Plot
+	var out []cdfData
 	for _, m := range plan.Machines {
 		for _, k := range plan.Kernels {
 			for _, w := range plan.Workloads {
@@ -295,14 +337,26 @@ func latencyCDFs(plan *experiment.Plan, recs []*experiment.Record) ([]*Plot, err
 					continue
 				}
 				for _, load := range w.Param.Values {
-					d := data[cfgKey{m.Label, k, w.Name, load}]
+					key := cfgKey{m.Label, k, w.Name, load}
+					d := data[key]
 					if d == nil {
 						continue
 					}
 					lines := make([]plotter.XYs, len(plan.Variants))
+					var samples uint64
 					for vi, v := range plan.Variants {
 						a := d[v]
 						if a == nil {
+							continue
+						}
+						if !noHist[key] {
+							buckets := make([]workload.Bucket, 0, len(a.buckets))
+							for _, b := range a.buckets {
+								buckets = append(buckets, b)
+								samples += b.Count
+							}
+							sort.Slice(buckets, func(i, j int) bool { return buckets[i].Value < buckets[j].Value })
+							lines[vi] = cdfSteps(buckets)
 							continue
 						}
 						names := make([]string, 0, len(a.sum))
@@ -326,17 +380,27 @@ func latencyCDFs(plan *experiment.Plan, recs []*experiment.Record) ([]*Plot, err
 						loadText = fmt.Sprintf(" %s=%s", w.Param.Name, load)
 					}
 					title := fmt.Sprintf("%s%s on %s, kernel %s: %s distribution", w.Tool, loadText, m.Label, k, g)
-					unit := compare.Metric(g + ".p50").Unit
-					p, err := CDFPlot(fileName("cdf", m.Label, k, w.Name, w.Param.Name+"="+load), title, "the percentiles each run reports, mean over runs", unit, plan.Variants, lines)
-					if err != nil {
-						return nil, err
+					note := "the percentiles each run reports, mean over runs"
+					if !noHist[key] {
+						note = fmt.Sprintf("from %s's latency histogram, each variant's runs pooled (%d samples in all): each bucket rises by its share of the samples, at the value %s reports for it", w.Tool, samples, w.Tool)
 					}
-					out = append(out, p)
+					out = append(out, cdfData{name: fileName("cdf", m.Label, k, w.Name, w.Param.Name+"="+load), title: title, note: note,
+						unit: compare.Metric(g + ".p50").Unit, lines: lines, histogram: !noHist[key]})
 				}
 			}
 		}
 	}
-	return out, nil
+	return out
+}
+
+// histogramOf is r's histogram of the latency group, if it recorded one.
+func histogramOf(r *experiment.Record, group string) *workload.Histogram {
+	for i := range r.Histograms {
+		if r.Histograms[i].Name == group {
+			return &r.Histograms[i]
+		}
+	}
+	return nil
 }
 
 // heatmaps draws the occupancy of traced runs.
