@@ -1,10 +1,13 @@
 // Package report renders a results directory as one self-contained HTML
 // file: the comparison tables, a bar chart with confidence intervals per
-// table, latency CDFs for workloads that report latency percentiles, per-CPU
-// occupancy heat maps of traced runs, and the schedstat comparison. Plots
-// are drawn with gonum/plot and embedded as data URIs (SVG for charts, PNG
-// for heat maps); the page loads nothing from anywhere. The same plots can
-// be written as files (WritePlots).
+// table, latency CDFs for workloads that report latency percentiles (from
+// the runs' latency histograms where they record them: schbench), per-CPU
+// occupancy heat maps of traced runs with their colour scale, and the
+// schedstat comparison. Plots are drawn with gonum/plot and embedded as
+// data URIs (SVG for charts, PNG for heat maps); the page loads nothing
+// from anywhere. Axis labels have the decimals their step needs and no
+// more, and a legend goes into a corner of the plot that no data enters,
+// or beside it. The same plots can be written as files (WritePlots).
 package report
 
 import (
