@@ -20,10 +20,11 @@ func init() {
 			Short: "Render a sweep's results as one self-contained HTML report with plots",
 			Long: `Render a results directory (from 'schedlab sweep') as one HTML file that needs
 nothing else: the comparison tables, a bar chart with confidence intervals per
-table, latency CDFs for workloads that report latency percentiles, per-CPU
-occupancy heat maps of traced runs (sweep with --trace, or an experiment with
-trace: true), and the schedstat comparison of the variants. --plots-dir also
-writes every plot as SVG and PNG files.`,
+table, latency CDFs for workloads that report latency percentiles (schbench's
+drawn from its whole latency histogram), per-CPU occupancy heat maps of traced
+runs with a colour scale (sweep with --trace, or an experiment with trace:
+true), and the schedstat comparison of the variants. --plots-dir also writes
+every plot as SVG and PNG files.`,
 			Args: cobra.ExactArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
 				if out == "" && plotsDir == "" {

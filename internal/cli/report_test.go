@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"image"
 	"image/png"
 	"os"
@@ -13,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/schedlab/schedlab/internal/experiment"
+	"github.com/schedlab/schedlab/internal/report"
 	"github.com/schedlab/schedlab/internal/testutil"
 )
 
@@ -26,13 +29,15 @@ workloads:
   - schbench -m 1 -t 2,3 -r 1
 `
 
-var figureRE = regexp.MustCompile(`<figure class="plot" data-kind="(\w+)"><img src="data:image/(svg|png)`)
+var figureRE = regexp.MustCompile(`<figure class="plot" data-kind="(\w+)"[^>]*><img src="data:image/(svg|png)`)
 
 // The report is one self-contained HTML file with the expected plots:
-// one bar chart per table, one latency CDF per schbench load, one heat map
-// per variant at each workload's last load; --plots-dir writes them as
-// files. Where Debian's chromium is installed, a headless screenshot of
-// the page must not be blank.
+// one bar chart per table, one latency CDF per schbench load (drawn from
+// the runs' histograms, every sample of the load's runs pooled), one heat
+// map with its colour scale per variant at each workload's last load;
+// --plots-dir writes them as files. Where Debian's chromium is installed,
+// a headless screenshot of the whole page must not be blank and must show
+// every heat map's colour scale.
 func TestReport(t *testing.T) {
 	tmp := t.TempDir()
 	spec := filepath.Join(tmp, "reportme.yaml")
@@ -71,6 +76,27 @@ func TestReport(t *testing.T) {
 	if !strings.Contains(page, "<summary>hackbench groups=2 on hikey, kernel v6.0</summary>") {
 		t.Error("no schedstat comparison")
 	}
+	if n := strings.Count(page, `data-kind="heatmap" data-scale="busy 0-100%"`); n != 6 {
+		t.Errorf("%d heat maps say they have a colour scale", n)
+	}
+	// Each CDF pools the samples of its load's runs.
+	res, err := experiment.ReadResults(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	samples := map[string]float64{}
+	for _, r := range res.Found() {
+		if r.Workload.Name == "schbench" {
+			n, _ := r.Metrics.Get("samples")
+			samples[r.Param.Value] += n
+		}
+	}
+	for _, load := range []string{"2", "3"} {
+		want := fmt.Sprintf("schbench workers=%s on hikey, kernel v6.0: latency_us distribution: from schbench&#39;s latency histogram, each variant&#39;s runs pooled (%.0f samples in all)", load, samples[load])
+		if samples[load] == 0 || !strings.Contains(page, want) {
+			t.Errorf("no CDF caption %q", want)
+		}
+	}
 	files, _ := filepath.Glob(filepath.Join(plots, "*"))
 	var svg, pngs int
 	for _, f := range files {
@@ -91,7 +117,7 @@ func TestReport(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
 		"--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage",
-		"--user-data-dir="+filepath.Join(tmp, "chromium"), "--screenshot="+shot, "--window-size=1200,3000", "file://"+html)
+		"--user-data-dir="+filepath.Join(tmp, "chromium"), "--screenshot="+shot, "--window-size=1200,4500", "file://"+html)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
@@ -110,6 +136,23 @@ func TestReport(t *testing.T) {
 	// Text, tables and plots: a blank or failed page is all white.
 	if dark < 0.005 || colored < 0.01 {
 		t.Errorf("screenshot looks blank: %.4f dark, %.4f coloured pixels", dark, colored)
+	}
+	// The window holds the whole page: its last 200 rows are blank.
+	if d, c := inkFraction(img.(interface {
+		SubImage(image.Rectangle) image.Image
+	}).SubImage(image.Rect(0, img.Bounds().Max.Y-200, img.Bounds().Max.X, img.Bounds().Max.Y))); d+c > 0 {
+		t.Errorf("the page runs to the bottom of the screenshot")
+	}
+	// Every heat map is on the page with its colour scale, which the
+	// browser draws at least 100 pixels tall.
+	scales := report.FindBusyScales(img)
+	if len(scales) != kinds["heatmap"] {
+		t.Errorf("%d colour scales in the screenshot, for %d heat maps: %v", len(scales), kinds["heatmap"], scales)
+	}
+	for _, s := range scales {
+		if s.Dy() < 100 || s.Dx() < 8 {
+			t.Errorf("colour scale %v", s)
+		}
 	}
 }
 

@@ -45,6 +45,7 @@ func FuzzParseRecord(f *testing.F) {
 	f.Add([]byte(`{"schema_version": 3, "metrics": {"x": {"value": null, "better": "lower"}}}`))
 	f.Add([]byte(`{"schema_version": 2, "metrics": {"x": 1}}`))
 	f.Add([]byte(`{"schema_version": 3, "occupancy": {"bin_ns": 1, "cpus": ["AAE="]}}`))
+	f.Add([]byte(`{"schema_version": 3, "histograms": [{"name": "latency_us", "scheme": "schbench_plat", "lo": [3, 600], "hi": [3, 601], "value": [3, 601], "count": [2, 1]}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		const name = "runs/k.json"
 		r, err := ParseRecord(name, data)

@@ -1,10 +1,13 @@
 // Package report renders a results directory as one self-contained HTML
 // file: the comparison tables, a bar chart with confidence intervals per
-// table, latency CDFs for workloads that report latency percentiles, per-CPU
-// occupancy heat maps of traced runs, and the schedstat comparison. Plots
-// are drawn with gonum/plot and embedded as data URIs (SVG for charts, PNG
-// for heat maps); the page loads nothing from anywhere. The same plots can
-// be written as files (WritePlots).
+// table, latency CDFs for workloads that report latency percentiles (from
+// the runs' latency histograms where they record them: schbench), per-CPU
+// occupancy heat maps of traced runs with their colour scale, and the
+// schedstat comparison. Plots are drawn with gonum/plot and embedded as
+// data URIs (SVG for charts, PNG for heat maps); the page loads nothing
+// from anywhere. Axis labels have the decimals their step needs and no
+// more, and a legend goes into a corner of the plot that no data enters,
+// or beside it. The same plots can be written as files (WritePlots).
 package report
 
 import (
@@ -23,6 +26,7 @@ import (
 
 	"github.com/schedlab/schedlab/internal/experiment"
 	"github.com/schedlab/schedlab/internal/experiment/compare"
+	"github.com/schedlab/schedlab/internal/workload"
 )
 
 // Options configure Build.
@@ -78,6 +82,7 @@ type rowView struct {
 
 type plotView struct {
 	Kind, Title, Alt string
+	Note             string       // after the title in the caption
 	Src              template.URL // a data: URI, built here
 }
 
@@ -96,7 +101,7 @@ type page struct {
 }
 
 func dataURI(p *Plot) plotView {
-	v := plotView{Kind: p.Kind, Title: p.Title, Alt: p.Title}
+	v := plotView{Kind: p.Kind, Title: p.Title, Alt: p.Title, Note: p.Note}
 	if p.SVG != nil {
 		v.Src = template.URL("data:image/svg+xml;base64," + base64.StdEncoding.EncodeToString(p.SVG))
 	} else {
@@ -254,15 +259,44 @@ func strconvValue(v float64, decimals int) string {
 type cfgKey struct{ machine, kernel, workload, load string }
 
 // latencyCDFs draws, for every workload with latency percentiles and every
-// load, the distribution of each variant: each percentile's mean over runs.
+// load, the distribution of each variant (latencyData).
 func latencyCDFs(plan *experiment.Plan, recs []*experiment.Record) ([]*Plot, error) {
+	var out []*Plot
+	for _, c := range latencyData(plan, recs) {
+		p, err := CDFPlot(c.name, c.title, c.note, c.unit, plan.Variants, c.lines)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// cdfData is what a latency CDF draws: a step line per variant of the
+// plan (nil for one without runs).
+type cdfData struct {
+	name, title, note, unit string
+	lines                   []plotter.XYs
+	histogram               bool // the lines come from histograms
+}
+
+// latencyData is, for every workload with latency percentiles and every
+// load, the distribution of each variant. Where every run of the load
+// recorded the histogram behind the percentiles (schbench), a variant's
+// CDF is its runs' histograms pooled; otherwise it is each percentile's
+// mean over runs.
+func latencyData(plan *experiment.Plan, recs []*experiment.Record) []cdfData {
 	type acc struct {
-		sum map[string]float64
-		n   map[string]int
+		sum     map[string]float64
+		n       map[string]int
+		buckets map[uint64]workload.Bucket // by value
 	}
 	data := map[cfgKey]map[string]*acc{} // → variant → metric sums
 	groups := map[string]string{}        // workload → latency group
+	noHist := map[cfgKey]bool{}          // a run without the histogram
 	for _, r := range recs {
+		k := cfgKey{r.Machine, plan.TableKernel(r), r.Workload.Name, r.Param.Value}
+		var a *acc
 		for _, m := range r.Metrics {
 			info := compare.Metric(m.Name)
 			if info.LatencyGroup == "" {
@@ -272,20 +306,32 @@ func latencyCDFs(plan *experiment.Plan, recs []*experiment.Record) ([]*Plot, err
 				continue // the first group of a workload only
 			}
 			groups[r.Workload.Name] = info.LatencyGroup
-			k := cfgKey{r.Machine, plan.TableKernel(r), r.Workload.Name, r.Param.Value}
 			if data[k] == nil {
 				data[k] = map[string]*acc{}
 			}
-			a := data[k][r.Variant]
-			if a == nil {
-				a = &acc{sum: map[string]float64{}, n: map[string]int{}}
+			if a = data[k][r.Variant]; a == nil {
+				a = &acc{sum: map[string]float64{}, n: map[string]int{}, buckets: map[uint64]workload.Bucket{}}
 				data[k][r.Variant] = a
 			}
 			a.sum[m.Name] += m.Value
 			a.n[m.Name]++
 		}
+		if a == nil {
+			continue
+		}
+		h := histogramOf(r, groups[r.Workload.Name])
+		if h == nil {
+			noHist[k] = true
+			continue
+		}
+		for _, b := range h.Buckets {
+			if x, ok := a.buckets[b.Value]; ok {
+				b.Count += x.Count
+			}
+			a.buckets[b.Value] = b
+		}
 	}
-	var out []*Plot
+	var out []cdfData
 	for _, m := range plan.Machines {
 		for _, k := range plan.Kernels {
 			for _, w := range plan.Workloads {
@@ -294,14 +340,26 @@ func latencyCDFs(plan *experiment.Plan, recs []*experiment.Record) ([]*Plot, err
 					continue
 				}
 				for _, load := range w.Param.Values {
-					d := data[cfgKey{m.Label, k, w.Name, load}]
+					key := cfgKey{m.Label, k, w.Name, load}
+					d := data[key]
 					if d == nil {
 						continue
 					}
-					points := make([][]plotter.XY, len(plan.Variants))
+					lines := make([]plotter.XYs, len(plan.Variants))
+					var samples uint64
 					for vi, v := range plan.Variants {
 						a := d[v]
 						if a == nil {
+							continue
+						}
+						if !noHist[key] {
+							buckets := make([]workload.Bucket, 0, len(a.buckets))
+							for _, b := range a.buckets {
+								buckets = append(buckets, b)
+								samples += b.Count
+							}
+							sort.Slice(buckets, func(i, j int) bool { return buckets[i].Value < buckets[j].Value })
+							lines[vi] = cdfSteps(buckets)
 							continue
 						}
 						names := make([]string, 0, len(a.sum))
@@ -309,26 +367,43 @@ func latencyCDFs(plan *experiment.Plan, recs []*experiment.Record) ([]*Plot, err
 							names = append(names, n)
 						}
 						sort.Strings(names)
+						var pts []plotter.XY
 						for _, n := range names {
-							points[vi] = append(points[vi], plotter.XY{X: a.sum[n] / float64(a.n[n]), Y: compare.Metric(n).Percentile})
+							// The minimum and the maximum are the 0th and
+							// the 100th; the old schbench's min is always 0.
+							x, p := a.sum[n]/float64(a.n[n]), compare.Metric(n).Percentile
+							if !math.IsNaN(x) && !(p == 0 && x <= 0) {
+								pts = append(pts, plotter.XY{X: x, Y: p / 100})
+							}
 						}
+						lines[vi] = percentileSteps(pts)
 					}
 					loadText := ""
 					if w.Param.Index >= 0 {
 						loadText = fmt.Sprintf(" %s=%s", w.Param.Name, load)
 					}
 					title := fmt.Sprintf("%s%s on %s, kernel %s: %s distribution", w.Tool, loadText, m.Label, k, g)
-					unit := compare.Metric(g + ".p50").Unit
-					p, err := CDFPlot(fileName("cdf", m.Label, k, w.Name, w.Param.Name+"="+load), title, unit, plan.Variants, points)
-					if err != nil {
-						return nil, err
+					note := "the percentiles each run reports, mean over runs"
+					if !noHist[key] {
+						note = fmt.Sprintf("from %s's latency histogram, each variant's runs pooled (%d samples in all): each bucket rises by its share of the samples, at the value %s reports for it", w.Tool, samples, w.Tool)
 					}
-					out = append(out, p)
+					out = append(out, cdfData{name: fileName("cdf", m.Label, k, w.Name, w.Param.Name+"="+load), title: title, note: note,
+						unit: compare.Metric(g + ".p50").Unit, lines: lines, histogram: !noHist[key]})
 				}
 			}
 		}
 	}
-	return out, nil
+	return out
+}
+
+// histogramOf is r's histogram of the latency group, if it recorded one.
+func histogramOf(r *experiment.Record, group string) *workload.Histogram {
+	for i := range r.Histograms {
+		if r.Histograms[i].Name == group {
+			return &r.Histograms[i]
+		}
+	}
+	return nil
 }
 
 // heatmaps draws the occupancy of traced runs.
@@ -432,16 +507,16 @@ pre { background: #f7f7f7; padding: 0.6em; overflow-x: auto; font-size: 0.8em; }
 <section id="latency">
 <h2>Latency distributions</h2>
 <div class="grid">
-{{range .CDFs}}<figure class="plot" data-kind="{{.Kind}}"><img src="{{.Src}}" alt="{{.Alt}}"><figcaption>{{.Title}}: the percentiles each run reports, mean over runs.</figcaption></figure>
+{{range .CDFs}}<figure class="plot" data-kind="{{.Kind}}"><img src="{{.Src}}" alt="{{.Alt}}"><figcaption>{{.Title}}: {{.Note}}.</figcaption></figure>
 {{end}}</div>
 </section>
 {{end}}
 {{if .Heatmaps}}
 <section id="occupancy">
 <h2>CPU occupancy of traced runs</h2>
-<p class="caption">From the sched_switch tracepoints of run 0: the fraction of each time bin a CPU ran a task (white idle, dark blue busy).</p>
+<p class="caption">From the sched_switch tracepoints of run 0: the fraction of each time bin a CPU ran a task, on the colour scale beside each map (white idle, dark blue busy all the bin).</p>
 <div class="grid">
-{{range .Heatmaps}}<figure class="plot" data-kind="{{.Kind}}"><img src="{{.Src}}" alt="{{.Alt}}"><figcaption>{{.Title}}</figcaption></figure>
+{{range .Heatmaps}}<figure class="plot" data-kind="{{.Kind}}" data-scale="busy 0-100%"><img src="{{.Src}}" alt="{{.Alt}}"><figcaption>{{.Title}}</figcaption></figure>
 {{end}}</div>
 </section>
 {{end}}

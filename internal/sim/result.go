@@ -32,9 +32,13 @@ type Result struct {
 	} `json:"workload"`
 	// Options are the run options that changed the kernel or the
 	// machine beyond the baseline and variant (omitted when unset).
-	Options   *RunOptions       `json:"options,omitempty"`
-	Metrics   workload.Metrics  `json:"metrics"`
-	Schedstat *schedstat.Totals `json:"schedstat"`
+	Options *RunOptions      `json:"options,omitempty"`
+	Metrics workload.Metrics `json:"metrics"`
+	// Histograms are the distributions behind the workload's percentile
+	// metrics, in the tool's own buckets, for a workload that keeps them
+	// (workload.Histogrammer: schbench); omitted for the others.
+	Histograms []workload.Histogram `json:"histograms,omitempty"`
+	Schedstat  *schedstat.Totals    `json:"schedstat"`
 	// Balance is what the load balancer did: calls and time of
 	// update_blocked_averages, newidle, periodic and NOHZ balance.
 	Balance *Balance `json:"balance,omitempty"`

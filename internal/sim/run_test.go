@@ -2,9 +2,11 @@ package sim
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"runtime"
 	"sort"
@@ -313,4 +315,41 @@ func BenchmarkTaskMemory(b *testing.B) {
 		perTask = (float64(big) - float64(small)) / float64(100000-1000)
 	}
 	b.ReportMetric(perTask, "B/task")
+}
+
+// A schbench run records the histograms behind its percentiles, with as
+// many samples as the metrics count, and they survive the record's JSON;
+// a workload that keeps none (hackbench) records none.
+func TestHistogramsRecorded(t *testing.T) {
+	for _, tc := range []struct {
+		tool  string
+		args  []string
+		names []string
+	}{
+		{"schbench", []string{"-m", "1", "-t", "2", "-r", "1"}, []string{"latency_us"}},
+		{"schbench-current", []string{"-m", "1", "-t", "2", "-r", "1"}, []string{"wakeup_latency_us", "request_latency_us"}},
+		{"hackbench", []string{"-l", "20", "-g", "1"}, nil},
+	} {
+		res, err := Run(Config{Machine: "hikey", Seed: 1, Tool: tc.tool, Args: tc.args}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Histograms) != len(tc.names) {
+			t.Fatalf("%s: %d histograms, want %v", tc.tool, len(res.Histograms), tc.names)
+		}
+		for i, h := range res.Histograms {
+			samples := "samples"
+			if tc.tool != "schbench" {
+				samples = h.Name + ".samples"
+			}
+			n, _ := res.Metrics.Get(samples)
+			if h.Name != tc.names[i] || h.Scheme != "schbench_plat" || n == 0 || float64(h.Samples()) != n {
+				t.Errorf("%s: histogram %s (%s) holds %d samples, metric %s %g", tc.tool, h.Name, h.Scheme, h.Samples(), samples, n)
+			}
+		}
+		var back Result
+		if err := json.Unmarshal(res.Deterministic(), &back); err != nil || !reflect.DeepEqual(back.Histograms, res.Histograms) {
+			t.Errorf("%s: histograms do not read back: %v", tc.tool, err)
+		}
+	}
 }

@@ -261,6 +261,9 @@ func (b *Built) Run(opt Options) (*Result, error) {
 		Metrics:       b.Instance.Metrics(),
 		Output:        out.String(),
 	}
+	if h, ok := b.Instance.(workload.Histogrammer); ok {
+		r.Histograms = h.Histograms()
+	}
 	r.Workload.Name, r.Workload.Tool = cfg.Tool, cfg.Tool
 	r.Workload.Args = append([]string{}, cfg.Args...)
 	if w, ok := b.Instance.(workload.Warner); ok {

@@ -234,6 +234,13 @@ func (b *Current) Metrics() workload.Metrics {
 	return out
 }
 
+// Histograms are the wakeup and request latency histograms behind their
+// percentiles (workload.Histogrammer); the RPS one is left out, as a rate
+// per second is not a latency.
+func (b *Current) Histograms() []workload.Histogram {
+	return []workload.Histogram{b.wake.Histogram("wakeup_latency_us"), b.req.Histogram("request_latency_us")}
+}
+
 // WakeupStats and RequestStats are the final merged histograms.
 func (b *Current) WakeupStats() *Stats  { return &b.wake }
 func (b *Current) RequestStats() *Stats { return &b.req }

@@ -1,6 +1,11 @@
 package schbench
 
-import "math/bits"
+import (
+	"math"
+	"math/bits"
+
+	"github.com/schedlab/schedlab/internal/workload"
+)
 
 // The latency histogram of schbench, taken from fio ("mr axboe's magic
 // latency histogram"): values below 512 are kept exactly, larger ones in
@@ -46,6 +51,35 @@ func platIdxToVal(idx uint32) uint32 {
 	base := uint32(1) << (errorBits + platBits)
 	k := idx % platVal
 	return base + uint32((float64(k)+0.5)*float64(uint32(1)<<errorBits))
+}
+
+// platIdxBounds is the range of values plat_val_to_idx puts in bucket idx:
+// lo to hi inclusive (the last bucket takes every larger value too).
+func platIdxBounds(idx uint32) (lo, hi uint32) {
+	if idx < platVal<<1 {
+		return idx, idx
+	}
+	errorBits := (idx >> platBits) - 1
+	base := uint32(1) << (errorBits + platBits)
+	lo = base + (idx%platVal)<<errorBits
+	if idx == platNr-1 {
+		return lo, math.MaxUint32
+	}
+	return lo, lo + 1<<errorBits - 1
+}
+
+// Histogram is s as a run records it: the buckets that hold samples, each
+// with its bounds and the value the tool reports for it (plat_idx_to_val).
+func (s *Stats) Histogram(name string) workload.Histogram {
+	h := workload.Histogram{Name: name, Scheme: "schbench_plat", Buckets: []workload.Bucket{}}
+	for i := uint32(0); i < platNr; i++ {
+		if s.Plat[i] == 0 {
+			continue
+		}
+		lo, hi := platIdxBounds(i)
+		h.Buckets = append(h.Buckets, workload.Bucket{Lo: uint64(lo), Hi: uint64(hi), Value: uint64(platIdxToVal(i)), Count: uint64(s.Plat[i])})
+	}
+	return h
 }
 
 // Add mirrors add_lat. Like the tool, Min starts at 0 in zeroed memory and

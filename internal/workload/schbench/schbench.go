@@ -134,6 +134,12 @@ func (b *Bench) Metrics() workload.Metrics {
 // Stats returns the merged latency histogram.
 func (b *Bench) Stats() *Stats { return &b.stats }
 
+// Histograms is the latency histogram behind latency_us.p50 … p99_9
+// (workload.Histogrammer).
+func (b *Bench) Histograms() []workload.Histogram {
+	return []workload.Histogram{b.stats.Histogram("latency_us")}
+}
+
 // ---- main thread ----------------------------------------------------------
 
 type mainThread struct {
