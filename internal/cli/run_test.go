@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -141,6 +142,13 @@ func TestRunErrors(t *testing.T) {
 		{[]string{"run", "hackbench", "-x"}, "schedlab: hackbench: invalid option -- 'x'\n"},
 		{[]string{"run", "hackbench", "--loops=0"}, "schedlab: hackbench: --loops|-l requires an integer > 0\n"},
 		{[]string{"run", "perf-bench-messaging", "--fds=3"}, "schedlab: perf bench sched messaging: unknown option `fds=3'\n"},
+		{[]string{"run", "perf-bench-pipe", "-x"}, "schedlab: perf bench sched pipe: unknown switch `x'\n"},
+		{[]string{"run", "perf", "bench", "sched", "pipe", "-l", "5x"}, "schedlab: perf bench sched pipe: switch `l' expects a numerical value\n"},
+		{[]string{"run", "perf", "bench", "sched", "numa"}, "schedlab: perf bench: schedlab models only 'perf bench sched messaging' and 'perf bench sched pipe', not 'perf bench sched numa'\n"},
+		{[]string{"run", "lat_pipe", "-x"}, "schedlab: lat_pipe: illegal option \"-x\"; usage: lat_pipe [-P <parallelism>] [-W <warmup>] [-N <repetitions>] [--cpus-pair A,B]\n"},
+		{[]string{"run", "lat_pipe", "--cpus-pair", "1"}, "schedlab: lat_pipe: --cpus-pair \"1\": give two CPUs, A,B (or A:B)\n"},
+		{[]string{"run", "--machine", "hikey", "lat_pipe", "--cpus-pair", "1,8"}, "schedlab: lat_pipe: --cpus-pair 1,8: the machine has CPUs 0-7\n"},
+		{[]string{"run", "--machine", "hikey", "perf-bench-pipe", "--cpus-pair", "9,0"}, "schedlab: perf bench sched pipe: --cpus-pair 9,0: the machine has CPUs 0-7\n"},
 		{[]string{"run", "--machine", "nope", "hackbench"}, "schedlab: unknown machine \"nope\" (see 'schedlab machines')\n"},
 		{[]string{"run", "--kernel", "v9", "hackbench", "-l", "1", "-g", "1"}, ""},
 		{[]string{"run", "bogus"}, ""},
@@ -234,6 +242,9 @@ func TestRunToolHelp(t *testing.T) {
 		{"perf", []string{"perf", "bench", "sched", "messaging"}, " Usage: perf bench sched messaging <options>"},
 		{"perf", []string{"perf", "bench", "sched"}, " Usage: perf bench sched messaging <options>"},
 		{"perf", []string{"perf"}, " Usage: perf bench sched messaging <options>"},
+		{"perf", []string{"perf", "bench", "sched", "pipe"}, " Usage: perf bench sched messaging <options>"},
+		{"perf-bench-pipe", []string{"perf-bench-pipe"}, " Usage: perf bench sched pipe <options>"},
+		{"lat_pipe", []string{"lat_pipe"}, "Usage: lat_pipe [-P <parallelism>] [-W <warmup>] [-N <repetitions>]"},
 		{"schbench", []string{"schbench"}, "schbench usage:"},
 		{"schbench-current", []string{"schbench-current"}, "schbench usage:"},
 		{"tbench", []string{"tbench"}, "dbench version 4.00 - Copyright Andrew Tridgell 1999-2004"},
@@ -281,5 +292,33 @@ func TestRunNamesVariantKernel(t *testing.T) {
 		if want := "schedlab: hackbench on hikey (8 CPUs), " + c.want; stderr != want {
 			t.Errorf("%v: stderr\n%q, want\n%q", c.args, stderr, want)
 		}
+	}
+}
+
+// The pipe ping-pongs through the CLI: lat_pipe's line on stdout and its
+// latency_us in --json (what a fidelity case's metric names), and perf
+// bench sched pipe spelled as perf is typed, with schedlab's pin.
+func TestRunPipePingPong(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "lat.json")
+	out, stderr, code := run("run", "--machine", "hikey", "--json", file, "lat_pipe", "-W", "1", "--cpus-pair", "0,4")
+	if code != 0 || !regexp.MustCompile(`^Pipe latency: \d+\.\d{4} microseconds\n$`).MatchString(out) {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec struct {
+		Metrics map[string]struct{ Value float64 } `json:"metrics"`
+	}
+	if err := json.Unmarshal(data, &rec); err != nil {
+		t.Fatal(err)
+	}
+	if lat := rec.Metrics["latency_us"].Value; !strings.Contains(out, strconv.FormatFloat(lat, 'f', 4, 64)) {
+		t.Errorf("latency_us %v, printed %q", lat, out)
+	}
+	out, _, code = run("run", "--machine", "hikey", "perf", "bench", "sched", "pipe", "-l", "100", "--cpus-pair", "0,4")
+	if code != 0 || !strings.HasPrefix(out, "# Running 'sched/pipe' benchmark:\n# Executed 100 pipe operations between two processes\n") {
+		t.Fatalf("exit %d, %q", code, out)
 	}
 }

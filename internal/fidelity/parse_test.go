@@ -307,6 +307,8 @@ func TestMetricNamesBeforeRun(t *testing.T) {
 		"hackbench":            {"-g", "1"},
 		"perf-bench-messaging": {"-g", "1"},
 		"perf":                 {"bench", "sched", "messaging", "-g", "1"},
+		"perf-bench-pipe":      {"-l", "10", "--cpus-pair", "0,1"},
+		"lat_pipe":             {"-W", "1", "-N", "20", "--cpus-pair", "1,64"},
 		"schbench":             {"-m", "1", "-t", "1"},
 		"schbench-current":     {"-m", "1", "-t", "1"},
 		"tbench":               {"1", "127.0.0.1"},
@@ -325,7 +327,7 @@ func TestMetricNamesBeforeRun(t *testing.T) {
 			t.Errorf("%s names no metric before it runs", tool)
 		}
 	}
-	if n := len(sim.Tools()); n != 10 {
+	if n := len(sim.Tools()); n != 12 {
 		t.Errorf("%d tools: add the new one here", n)
 	}
 }

@@ -61,7 +61,8 @@ type Config struct {
 	// depth and the balancer's intervals of a machine that has been
 	// running it, as a benchmark's later iterations on a real machine do.
 	// Only tools whose tasks all exit at their end can be repeated so
-	// (Tool.Repeatable: hackbench and perf bench sched messaging).
+	// (Tool.Repeatable: hackbench, perf bench sched messaging and pipe,
+	// lat_pipe).
 	Warmup engine.Time `json:"warmup_ns,omitempty"`
 	Seed   uint64      `json:"seed"`
 	// Tool is the workload (Tools lists them) and Args its own arguments.

@@ -164,7 +164,7 @@ func TestRtappFormat(t *testing.T) {
 
 func TestUnknownTool(t *testing.T) {
 	_, err := Run(Config{Tool: "nope"}, Options{})
-	if err == nil || !strings.Contains(err.Error(), `unknown workload "nope" (have frames, hackbench, perf, perf-bench-messaging, replay, rt-app, schbench, schbench-current, stream, tbench)`) {
+	if err == nil || !strings.Contains(err.Error(), `unknown workload "nope" (have frames, hackbench, lat_pipe, perf, perf-bench-messaging, perf-bench-pipe, replay, rt-app, schbench, schbench-current, stream, tbench)`) {
 		t.Fatal(err)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"github.com/schedlab/schedlab/internal/workload"
 	"github.com/schedlab/schedlab/internal/workload/frames"
 	"github.com/schedlab/schedlab/internal/workload/hackbench"
+	"github.com/schedlab/schedlab/internal/workload/perfopt"
+	"github.com/schedlab/schedlab/internal/workload/pingpong"
 	"github.com/schedlab/schedlab/internal/workload/rtapp"
 	"github.com/schedlab/schedlab/internal/workload/schbench"
 	"github.com/schedlab/schedlab/internal/workload/stream"
@@ -43,15 +45,52 @@ func init() {
 		Repeatable: true,
 	})
 	register(&Tool{
-		Name:    "perf",
-		Summary: "perf bench [--format=simple] sched messaging ARGS (the same as perf-bench-messaging)",
-		Usage:   hackbench.UsagePerf,
+		Name:    "perf-bench-pipe",
+		Summary: "perf bench sched pipe: two tasks exchange an int over two pipes (-l, -T; --cpus-pair A,B pins them)",
+		Usage:   pingpong.PerfUsage,
 		Parse: func(args []string) (workload.Instance, error) {
-			cfg, err := hackbench.ParsePerfCommand(args)
+			cfg, err := pingpong.ParsePerf(args)
+			if err != nil {
+				return nil, err
+			}
+			return pingpong.NewPerf(cfg), nil
+		},
+		Repeatable: true,
+	})
+	register(&Tool{
+		Name:    "perf",
+		Summary: "perf bench [--format=simple] sched messaging|pipe ARGS (the same as perf-bench-messaging, perf-bench-pipe)",
+		Usage:   hackbench.UsagePerf + pingpong.PerfUsage,
+		Parse: func(args []string) (workload.Instance, error) {
+			cmd, err := perfopt.SplitBench(args, "sched messaging", "sched pipe")
+			if err != nil {
+				return nil, err
+			}
+			if cmd.Name() == "sched pipe" {
+				cfg, err := pingpong.ParsePerfBench(cmd)
+				if err != nil {
+					return nil, err
+				}
+				return pingpong.NewPerf(cfg), nil
+			}
+			cfg, err := hackbench.ParsePerfBench(cmd)
 			if err != nil {
 				return nil, err
 			}
 			return hackbench.New(cfg), nil
+		},
+		Repeatable: true,
+	})
+	register(&Tool{
+		Name:    "lat_pipe",
+		Summary: "lmbench 3 lat_pipe: pipe round trip between a process and its writer (-P, -W, -N; --cpus-pair A,B pins them)",
+		Usage:   pingpong.LatUsage,
+		Parse: func(args []string) (workload.Instance, error) {
+			cfg, err := pingpong.ParseLat(args)
+			if err != nil {
+				return nil, err
+			}
+			return pingpong.NewLat(cfg), nil
 		},
 		Repeatable: true,
 	})

@@ -1,12 +1,12 @@
 package hackbench
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/schedlab/schedlab/internal/workload"
 	"github.com/schedlab/schedlab/internal/workload/getopt"
+	"github.com/schedlab/schedlab/internal/workload/perfopt"
 )
 
 // UsageRTTests is what rt-tests hackbench 2.4 prints for -h (captured from
@@ -139,64 +139,25 @@ var perfOpts = []getopt.Option{
 	{Short: 'h', Long: "help"},
 }
 
-// perfError rewords getopt's messages as perf's parse-options prints them
-// ("Error: unknown switch `x'").
-func perfError(err error) error {
-	var ge *getopt.Error
-	if !errors.As(err, &ge) {
-		return err
-	}
-	m := ge.Msg
-	switch {
-	case strings.HasPrefix(m, "invalid option -- '"):
-		m = "unknown switch `" + strings.TrimSuffix(strings.TrimPrefix(m, "invalid option -- '"), "'") + "'"
-	case strings.HasPrefix(m, "unrecognized option '--"):
-		m = "unknown option `" + strings.TrimSuffix(strings.TrimPrefix(m, "unrecognized option '--"), "'") + "'"
-	case strings.HasPrefix(m, "option requires an argument -- '"):
-		m = "switch `" + strings.TrimSuffix(strings.TrimPrefix(m, "option requires an argument -- '"), "'") + "' requires a value"
-	}
-	return fmt.Errorf("perf bench sched messaging: %s", m)
-}
-
-// parseUint mirrors perf's OPT_UINTEGER: the whole value must be a
-// non-negative decimal number.
-func parseUint(o getopt.Opt) (int, error) {
-	n := 0
-	bad := fmt.Errorf("perf bench sched messaging: switch `%c' expects a numerical value", o.Option.Short)
-	if strings.HasPrefix(o.Name, "--") {
-		bad = fmt.Errorf("perf bench sched messaging: option `%s' expects a numerical value", o.Option.Long)
-	}
-	if o.Arg == "" {
-		return 0, bad
-	}
-	for i := 0; i < len(o.Arg); i++ {
-		c := o.Arg[i]
-		if c < '0' || c > '9' || n > 1<<30 {
-			return 0, bad
-		}
-		n = n*10 + int(c-'0')
-	}
-	return n, nil
-}
-
 // ParsePerf parses `perf bench sched messaging` arguments (perf 6.1:
 // -g/--group, -l/--nr_loops, -p/--pipe, -t/--thread; 20 fds and 100-byte
 // messages are fixed).
 func ParsePerf(args []string) (Config, error) {
 	cfg := DefaultConfig()
 	cfg.Flavour = PerfBench
-	opts, _, err := getopt.Parse("perf bench sched messaging", perfOpts, args)
+	const prog = "perf bench sched messaging"
+	opts, _, err := getopt.Parse(prog, perfOpts, args)
 	if err != nil {
-		return cfg, perfError(err)
+		return cfg, perfopt.Error(prog, err)
 	}
 	for _, o := range opts {
 		switch o.Option.Short {
 		case 'g':
-			if cfg.Groups, err = parseUint(o); err != nil {
+			if cfg.Groups, err = perfopt.Uint(prog, o); err != nil {
 				return cfg, err
 			}
 		case 'l':
-			if cfg.Loops, err = parseUint(o); err != nil {
+			if cfg.Loops, err = perfopt.Uint(prog, o); err != nil {
 				return cfg, err
 			}
 		case 'p':
@@ -216,40 +177,20 @@ func ParsePerf(args []string) (Config, error) {
 // ParsePerfCommand parses a whole `perf bench [--format=default|simple]
 // sched messaging ARGS` command line (after "perf").
 func ParsePerfCommand(args []string) (Config, error) {
-	simple := false
-	i := 0
-	// -h of perf, perf bench or perf bench sched asks for the usage;
-	// schedlab has only the messaging benchmark's to print.
-	help := func(a string) bool { return a == "-h" || a == "--help" }
-	switch {
-	case len(args) > 0 && help(args[0]),
-		len(args) > 1 && args[0] == "bench" && help(args[1]),
-		len(args) > 2 && args[0] == "bench" && args[1] == "sched" && help(args[2]):
-		return Config{}, workload.ErrHelp
+	cmd, err := perfopt.SplitBench(args, "sched messaging")
+	if err != nil {
+		return Config{}, err
 	}
-	if i < len(args) && args[i] == "bench" {
-		i++
-	} else {
-		return Config{}, fmt.Errorf("perf: schedlab models only 'perf bench sched messaging'")
+	return ParsePerfBench(cmd)
+}
+
+// ParsePerfBench parses the arguments of a `perf bench sched messaging`
+// command that perfopt.SplitBench took apart.
+func ParsePerfBench(cmd perfopt.Command) (Config, error) {
+	if cmd.Name() != "sched messaging" {
+		return Config{}, fmt.Errorf("perf bench %s is not perf bench sched messaging", cmd.Name())
 	}
-	for i < len(args) && strings.HasPrefix(args[i], "-") {
-		a := args[i]
-		switch {
-		case a == "--format=simple":
-			simple = true
-		case a == "--format=default":
-		case (a == "--format" || a == "-f") && i+1 < len(args) && (args[i+1] == "simple" || args[i+1] == "default"):
-			simple = args[i+1] == "simple"
-			i++
-		default:
-			return Config{}, fmt.Errorf("perf bench: unknown option %q (schedlab accepts --format=default|simple)", a)
-		}
-		i++
-	}
-	if i+2 > len(args) || args[i] != "sched" || args[i+1] != "messaging" {
-		return Config{}, fmt.Errorf("perf bench: schedlab models only 'perf bench sched messaging'")
-	}
-	cfg, err := ParsePerf(args[i+2:])
-	cfg.Simple = simple
+	cfg, err := ParsePerf(cmd.Args)
+	cfg.Simple = cmd.Simple
 	return cfg, err
 }

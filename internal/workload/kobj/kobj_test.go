@@ -438,3 +438,56 @@ func TestWaitQueueHerdReusesIndex(t *testing.T) {
 		t.Errorf("a round of %d waiters allocates %v times", len(ts), a)
 	}
 }
+
+// Reference: fs/pipe.c:pipe_read (v6.19): a reader blocked on an empty
+// pipe that gets SIGKILL is woken (signal_wake_up, no WF_SYNC) and leaves
+// rd_wait (wait_event_interruptible_exclusive's -ERESTARTSYS, then
+// finish_wait), so the next write wakes nobody. lmbench's cleanup kills
+// its writer process this way. A task that is not waiting is not woken.
+func TestPipeInterrupt(t *testing.T) {
+	k := newKernel(t)
+	p := NewPipe()
+	killed, exited := false, false
+	var rio IO
+	r := fork(t, k, "r", 1, func(k *sched.Kernel, t *sched.Task) sched.Op {
+		if killed {
+			exited = true
+			return sched.Exit()
+		}
+		rio.Reset(1)
+		if !p.Read(k, t, &rio) {
+			return sched.Block()
+		}
+		t.Comm = "read"
+		return sched.Block()
+	})
+	k.Eng.RunUntil(engine.Millisecond)
+	if r.State != sched.TaskInterruptible || p.rdWait.Len() != 1 {
+		t.Fatalf("reader %v with %d readers queued, want it blocked in the read", r.State, p.rdWait.Len())
+	}
+	other := fork(t, k, "other", 2, func(k *sched.Kernel, t *sched.Task) sched.Op { return sched.Block() })
+	k.Eng.RunUntil(2 * engine.Millisecond)
+	if p.Interrupt(k, other) || other.SE.Stats.NrWakeups != 0 {
+		t.Fatal("Interrupt woke a task that was not waiting on the pipe")
+	}
+	killed = true
+	if !p.Interrupt(k, r) {
+		t.Fatal("Interrupt did not find the blocked reader")
+	}
+	if p.rdWait.Len() != 0 {
+		t.Fatalf("%d readers still queued after the signal", p.rdWait.Len())
+	}
+	k.Eng.RunUntil(3 * engine.Millisecond)
+	if !exited || r.State != sched.TaskDead {
+		t.Fatalf("reader exited %v, state %v", exited, r.State)
+	}
+	if r.SE.Stats.NrWakeups != 1 || r.SE.Stats.NrWakeupsSync != 0 {
+		t.Fatalf("reader woken %d times (%d sync), want one plain wakeup", r.SE.Stats.NrWakeups, r.SE.Stats.NrWakeupsSync)
+	}
+	// A write now finds nobody to wake.
+	var wio IO
+	wio.Reset(1)
+	if !p.Write(k, other, &wio) || r.Comm == "read" {
+		t.Fatal("the write after the kill reached the dead reader")
+	}
+}

@@ -244,6 +244,27 @@ func (p *Pipe) Poll(t *sched.Task) bool {
 	return false
 }
 
+// Interrupt is a signal to t while it may wait in this pipe's read, write
+// or poll: the path of a SIGKILL to a task blocked in pipe_read (v6.19).
+// signal_wake_up wakes t (try_to_wake_up with TASK_INTERRUPTIBLE, no
+// WF_SYNC), wait_event_interruptible_exclusive sees signal_pending and
+// returns -ERESTARTSYS, and finish_wait takes t off the queue; here t
+// leaves the queues at once, so that a later write wakes nobody in its
+// place. It reports whether t was waiting here; the program must know it
+// was interrupted (its own flag) and not retry the call. A task not
+// waiting here is left alone: a killed task that is running, or runnable
+// after another wakeup, dies at its return to user space, which its
+// program models by checking its flag.
+func (p *Pipe) Interrupt(k *sched.Kernel, t *sched.Task) bool {
+	if p.rdWait.find(t) == nil && p.wrWait.find(t) == nil {
+		return false
+	}
+	p.rdWait.Remove(t)
+	p.wrWait.Remove(t)
+	k.WakeUp(t, 0)
+	return true
+}
+
 // String summarises the pipe's state.
 func (p *Pipe) String() string {
 	return fmt.Sprintf("pipe{%d bytes in %d pages, %d readers and %d writers waiting}", p.Len(), p.head-p.tail, p.rdWait.Len(), p.wrWait.Len())
