@@ -20,10 +20,10 @@ import (
 	"github.com/schedlab/schedlab/internal/testutil"
 )
 
-// The docs test: every shell command of README.md and docs/*.md runs, so
-// that no document names a flag, kernel or output that schedlab no longer
-// has. CONTRIBUTING.md ("The docs test") is the reference for writers; in
-// short:
+// The docs test: every shell command of README.md, CONTRIBUTING.md and
+// docs/*.md runs, so that no document names a flag, kernel or output that
+// schedlab no longer has. CONTRIBUTING.md ("The docs test") is the
+// reference for writers; in short:
 //
 //   - Commands are the lines of fenced code blocks (info string empty,
 //     sh, shell, bash or console) that start with `schedlab `, `$
@@ -35,8 +35,8 @@ import (
 //   - Each runs in-process through Main, the document's commands in
 //     order in one temporary directory: a relative path names a file
 //     there when an earlier command or block made it, else a file of the
-//     repository if there is one, else (a path with a / or a file
-//     extension) a new file there. The documents run in parallel.
+//     repository if there is one, else (a word with a letter and a /, or
+//     a file extension) a new file there. The documents run in parallel.
 //   - A command must exit 0, its output lines (if the block shows them)
 //     must appear in its output in order.
 //   - An HTML comment `<!-- doc-test: KIND ARGS -->` directly before a
@@ -185,12 +185,12 @@ func (b *docBlock) commands(subcommands map[string]bool) []docCommand {
 	if !docShellRE.MatchString(b.info) {
 		return nil
 	}
-	dollar, any := false, false
+	dollar, hasCommand := false, false
 	for _, l := range b.text {
 		dollar = dollar || strings.HasPrefix(l, "$ ")
-		any = any || isDocCommand(strings.TrimSpace(l), subcommands)
+		hasCommand = hasCommand || isDocCommand(strings.TrimSpace(l), subcommands)
 	}
-	if b.info == "" && !any && !dollar {
+	if b.info == "" && !hasCommand && !dollar {
 		return nil
 	}
 	var cmds []docCommand
@@ -266,7 +266,8 @@ type docRun struct {
 	}
 }
 
-// TestDocCommands runs every shell command of README.md and docs/*.md
+// TestDocCommands runs every shell command of README.md, CONTRIBUTING.md
+// and docs/*.md
 // (CONTRIBUTING.md, "The docs test", says how a document marks a command
 // to shorten or skip).
 func TestDocCommands(t *testing.T) {
@@ -528,16 +529,11 @@ func shortenArgs(args []string, depth int, cmd *cobra.Command, pairs []string, u
 			}
 		}
 		if !done && k == 0 {
+			// Added only where the subcommand has the flag.
 			name := strings.TrimLeft(flag, "-")
-			var f interface{}
-			if strings.HasPrefix(flag, "--") {
-				if fl := cmd.Flags().Lookup(name); fl != nil {
-					f = fl
-				}
-			} else if fl := cmd.Flags().ShorthandLookup(name); len(name) == 1 && fl != nil {
-				f = fl
-			}
-			if f != nil {
+			has := strings.HasPrefix(flag, "--") && cmd.Flags().Lookup(name) != nil ||
+				!strings.HasPrefix(flag, "--") && len(name) == 1 && cmd.Flags().ShorthandLookup(name) != nil
+			if has {
 				args = slices.Insert(args, depth, flag, value)
 				done = true
 			}
