@@ -52,8 +52,10 @@ percentiles, the harmonic mean for rates), pct the change from tip
 significant change (Welch t-test, or --test utest for Mann-Whitney on
 medians), "~" one that is not.
 
---runs defaults to 6, the fewest with which benchstat (and --test utest)
-gives a 95% interval; with fewer the table says why a cell has none.
+--runs defaults to 6, the fewest with which --test utest (benchstat's test)
+gives a 95% interval; Welch's and the paired t-test give one from 2 runs.
+With fewer runs than the test needs, a line under the table says why its
+cells have no interval.
 
 A column need not be a variant: --column 'NAME=FLAGS' (repeatable) is tip
 plus any mix of --variant V, --feature F (sched_features), --sysctl
@@ -235,7 +237,7 @@ same command with --resume runs only the rest.`,
 		f.SetInterspersed(false)
 		rf.add(f, true)
 		f.Lookup("seed").Usage = "master seed: run i of every variant uses a seed derived from it"
-		f.IntVar(&runs, "runs", 6, "runs per variant and load (6 or more give 95% intervals)")
+		f.IntVar(&runs, "runs", 6, "runs per variant and load (a 95% interval needs 2, or 6 with --test utest)")
 		f.IntVar(&jobs, "jobs", 0, "runs at once (default: the number of CPUs)")
 		f.StringVar(&jsonFile, "json", "", "also write the tables and every run as JSON to this file")
 		f.StringVar(&benchFile, "bench-out", "", "also write every run in the Go benchmark format (for benchstat) to this file")

@@ -304,3 +304,40 @@ func tipColumn(t *testing.T, out string) string {
 	}
 	return b.String()
 }
+
+// compare's help says when a cell has no 95% interval: with fewer runs
+// than the test needs (2 for the t-tests, 6 for the U test), and then a
+// line under the table says why. With enough runs there is no such line.
+func TestCompareSaysWhyNoInterval(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		note string
+	}{
+		{[]string{"--runs", "1"}, "No 95% intervals: 1 runs per cell, and the Welch t-test needs at least 2 (--runs 2)."},
+		{[]string{"--runs", "3", "--test", "utest"}, "No 95% intervals: 3 runs per cell, and the Mann-Whitney U test needs at least 6 (--runs 6)."},
+		{[]string{"--runs", "2"}, ""},
+		{[]string{"--runs", "2", "--test", "paired"}, ""},
+	} {
+		args := append([]string{"compare", "--machine", "hikey"}, c.args...)
+		out, errOut, code := runMain(t, append(args, "hackbench", "-l", "10", "-g", "1,2")...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", c.args, code, errOut)
+		}
+		got := ""
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(l, "No 95% intervals") {
+				got = l
+			}
+		}
+		if got != c.note {
+			t.Errorf("%v: the line under the table is %q, want %q", c.args, got, c.note)
+		}
+		if c.note == "" && strings.Contains(out, "±?") {
+			t.Errorf("%v: a cell without an interval:\n%s", c.args, out)
+		}
+	}
+	help, _, _ := runMain(t, "compare", "--help")
+	if !strings.Contains(help, "Welch's and the paired t-test give one from 2 runs") || !strings.Contains(help, "a line under the table says why") {
+		t.Errorf("compare --help no longer says when a cell has no interval:\n%s", help)
+	}
+}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/schedlab/schedlab/internal/costmodel"
 	"github.com/schedlab/schedlab/internal/sim"
+	"github.com/schedlab/schedlab/internal/texttable"
 	"github.com/schedlab/schedlab/internal/topology"
 )
 
@@ -12,6 +13,7 @@ import (
 func init() {
 	register(func(env *Env) *cobra.Command {
 		var costsFile string
+		var wide bool
 		c := &cobra.Command{
 			Use:   "costs [MACHINE]",
 			Short: "Print the cost model's parameters for a machine, with their sources",
@@ -23,7 +25,8 @@ and line that set it.
 
 MACHINE is a preset, "host" or a YAML machine file (default ` + sim.DefaultMachine + `).
 A machine file's costs: section and --costs FILE (the same keys, at top
-level) override the defaults; docs/costs.md describes every parameter.`,
+level) override the defaults; docs/costs.md describes every parameter. The sources
+wrap to fit 100 columns; --wide prints each parameter on one line.`,
 			Args: cobra.MaximumNArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
 				name := sim.DefaultMachine
@@ -38,10 +41,15 @@ level) override the defaults; docs/costs.md describes every parameter.`,
 				if err != nil {
 					return err
 				}
-				return costmodel.WriteTable(env.Stdout, p, spec.Name)
+				width := texttable.Width
+				if wide {
+					width = 0
+				}
+				return costmodel.WriteTable(env.Stdout, p, spec.Name, width)
 			},
 		}
 		c.Flags().StringVar(&costsFile, "costs", "", "a costs file (YAML: parameter: value) applied on top")
+		c.Flags().BoolVar(&wide, "wide", false, "each parameter on one line, its source unwrapped (the layout before the table fitted 100 columns)")
 		return c
 	})
 }

@@ -10,7 +10,18 @@ import (
 
 	"github.com/schedlab/schedlab/internal/costmodel"
 	"github.com/schedlab/schedlab/internal/testutil"
+	"github.com/schedlab/schedlab/internal/texttable"
+	"github.com/schedlab/schedlab/internal/topology"
 )
+
+func mustLoad(t *testing.T, machine string) *topology.MachineSpec {
+	t.Helper()
+	spec, err := topology.Load(machine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return spec
+}
 
 func runCostsCLI(args ...string) (code int, stdout, stderr string) {
 	var out, errb bytes.Buffer
@@ -20,7 +31,7 @@ func runCostsCLI(args ...string) (code int, stdout, stderr string) {
 
 // schedlab costs prints every parameter with a value and a source.
 func TestCostsCommand(t *testing.T) {
-	code, out, errs := runCostsCLI("costs", "kunpeng920-96")
+	code, out, errs := runCostsCLI("costs", "kunpeng920-96", "--wide")
 	if code != 0 || errs != "" {
 		t.Fatalf("exit %d, stderr %q", code, errs)
 	}
@@ -36,7 +47,7 @@ func TestCostsCommand(t *testing.T) {
 	dir := t.TempDir()
 	good := filepath.Join(dir, "c.yaml")
 	os.WriteFile(good, []byte("syscall_ns: 123\n"), 0o644)
-	code, out, _ = runCostsCLI("costs", "hikey", "--costs", good)
+	code, out, _ = runCostsCLI("costs", "hikey", "--costs", good, "--wide")
 	if code != 0 || !regexp.MustCompile(`(?m)^syscall_ns\s+123\s+ns\*\s+`+regexp.QuoteMeta(good)+`:1$`).MatchString(out) {
 		t.Errorf("--costs: exit %d\n%s", code, out)
 	}
@@ -45,6 +56,42 @@ func TestCostsCommand(t *testing.T) {
 	code, _, errs = runCostsCLI("costs", "hikey", "--costs", bad)
 	if code != 2 || !strings.HasPrefix(errs, "schedlab: "+bad+`:2: unknown cost parameter "syscall"`) {
 		t.Errorf("bad costs file: exit %d, %q", code, errs)
+	}
+}
+
+// TestCostsFit: by default every line of every preset's table fits 100
+// columns, the sources wrapped under the SOURCE column; --wide has each
+// parameter on one line, and the same text.
+func TestCostsFit(t *testing.T) {
+	for _, m := range []string{"zen3-2s-nps1", "kunpeng920-128", "hikey", "chromebook-7c"} {
+		_, out, _ := runCostsCLI("costs", m)
+		code, wide, errs := runCostsCLI("costs", m, "--wide")
+		if code != 0 || errs != "" {
+			t.Fatalf("%s --wide: exit %d, stderr %q", m, code, errs)
+		}
+		if err := texttable.Check(out, texttable.Width); err != nil {
+			t.Errorf("costs %s: %v", m, err)
+		}
+		if texttable.Check(wide, texttable.Width) == nil {
+			t.Errorf("costs %s --wide fits 100 columns: it wraps nothing", m)
+		}
+		if strings.Join(strings.Fields(out), "") != strings.Join(strings.Fields(wide), "") {
+			t.Errorf("costs %s: the wrapped table does not say what --wide says, spaces aside", m)
+		}
+		// Every parameter starts a line, and every source is whole on
+		// its --wide line.
+		p, err := costmodel.Resolve(mustLoad(t, m), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range costmodel.All() {
+			if !regexp.MustCompile(`(?m)^` + q.Key + `\s+` + regexp.QuoteMeta(p.FormatValue(q.Key)) + `\s`).MatchString(out) {
+				t.Errorf("costs %s: no line for %s", m, q.Key)
+			}
+			if !regexp.MustCompile(`(?m)^` + q.Key + `\s.*` + regexp.QuoteMeta(p.Source(q.Key)) + `$`).MatchString(wide) {
+				t.Errorf("costs %s --wide: %s's source is not on its line", m, q.Key)
+			}
+		}
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/schedlab/schedlab/internal/fidelity/fit"
 	"github.com/schedlab/schedlab/internal/fidelity/score"
 	"github.com/schedlab/schedlab/internal/sim"
+	"github.com/schedlab/schedlab/internal/texttable"
 )
 
 // fidelityCommit names the commit a report is made on; tests replace it.
@@ -28,7 +29,7 @@ var fidelityCommit = fidelity.Commit
 func init() {
 	register(func(env *Env) *cobra.Command {
 		var (
-			quick, markdown, list          bool
+			quick, markdown, list, wide    bool
 			glob, jsonFile, dir, corpusDir string
 			trustFile                      string
 			costsFile                      string
@@ -59,7 +60,8 @@ many. With --dir RESULTS each run's record is kept there and a rerun skips
 the runs already done (after running the cheapest of each machine and benchmark
 again to check that the model still gives what the
 directory holds). --list prints every point with its citation and runs
-nothing. --markdown prints docs/fidelity.md instead of the tables; --json
+nothing: grouped by case to fit 100 columns, or one line per point with
+--wide; the count comes last. --markdown prints docs/fidelity.md instead of the tables; --json
 also writes the report as JSON. --corpus DIR reads the cases from DIR instead.
 --costs FILE lays a cost-model file over every run's machine costs, and
 --sysctl NAME=VALUE a setting over every run's own (to measure a model
@@ -76,6 +78,9 @@ belongs to (--case); docs/costs.md, "Calibration against the fidelity
 corpus", describes the procedure.`,
 			Args: cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, args []string) error {
+				if wide && !list {
+					return fmt.Errorf("fidelity: --wide is a layout of --list: add --list or drop --wide")
+				}
 				if list {
 					for _, name := range []string{"json", "markdown", "dir", "jobs", "seeds", "max-seeds", "trust"} {
 						if cmd.Flags().Changed(name) {
@@ -155,10 +160,14 @@ corpus", describes the procedure.`,
 				if err != nil {
 					return err
 				}
+				width := texttable.Width
+				if wide {
+					width = 0
+				}
 				if list {
 					return score.WriteList(env.Stdout, cases, func(cs *fidelity.Case, row, col int) bool {
 						return (!quick || cs.InQuick(row)) && (loads == nil || slices.Contains(loads, cs.Rows[row].Load))
-					})
+					}, width)
 				}
 				if jobs == 0 {
 					jobs = runtime.NumCPU()
@@ -249,6 +258,7 @@ corpus", describes the procedure.`,
 		f.StringVar(&trustFile, "trust", "", "also write the deltas' record per machine and benchmark, which compare and report print beside a delta, to this file (commit it as "+corpus.TrustFile+" with docs/fidelity.md)")
 		f.BoolVar(&markdown, "markdown", false, "print docs/fidelity.md (the full table and summary, with the commit) instead of the tables")
 		f.BoolVar(&list, "list", false, "print every point with its citation, and a count; run nothing")
+		f.BoolVar(&wide, "wide", false, "with --list: one line per point with its case, citation, machine and command, however long (the layout before the list fitted 100 columns)")
 		f.StringVar(&dir, "dir", "", "keep each run's record in this results directory; a rerun skips the runs already there")
 		f.IntVar(&seeds, "seeds", 0, fmt.Sprintf("seeds per simulated value (default %d, or %d with --quick); given, no stopping rule unless --max-seeds", fidelity.DefaultSeeds, fidelity.QuickSeeds))
 		f.IntVar(&maxSeeds, "max-seeds", 0, fmt.Sprintf("most seeds a row with deltas gets by the stopping rule (default %d; --quick and --seeds: no rule)", fidelity.DefaultMaxSeeds))

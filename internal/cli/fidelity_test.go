@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/schedlab/schedlab/internal/fidelity/score"
+	"github.com/schedlab/schedlab/internal/texttable"
 )
 
 // The synthetic cases of internal/fidelity's tests: made-up numbers, small
@@ -97,7 +99,7 @@ func TestFidelityDeterministicAndResumable(t *testing.T) {
 }
 
 func TestFidelityList(t *testing.T) {
-	code, out, errs := runFidelity(t, "--corpus", fidelityTestCorpus, "--list")
+	code, out, errs := runFidelity(t, "--corpus", fidelityTestCorpus, "--list", "--wide")
 	if code != 0 || errs != "" {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -114,11 +116,69 @@ func TestFidelityList(t *testing.T) {
 	if code != 0 || !strings.HasSuffix(out, "\n2 points from 1 source (1 thread), 1 machine, 1 benchmark (1 case)\n") {
 		t.Errorf("--list --quick --case: exit %d\n%s", code, out)
 	}
-	// The embedded corpus lists too (it may be empty).
-	code, out, errs = runFidelity(t, "--list")
-	lines = strings.Split(strings.TrimRight(out, "\n"), "\n")
-	if code != 0 || !regexp.MustCompile(score.CountsLineRE).MatchString(lines[len(lines)-1]) {
-		t.Errorf("embedded corpus: exit %d %s\n%s", code, errs, out)
+	if code, _, errs = runFidelity(t, "--corpus", fidelityTestCorpus, "--wide"); code != 2 || !strings.Contains(errs, "--wide is a layout of --list") {
+		t.Errorf("--wide without --list: exit %d, %q", code, errs)
+	}
+}
+
+// TestFidelityListFits: the embedded corpus's list fits 100 columns by
+// default, grouped by case, and ends with its count; --wide has a line
+// per point, wider than 100 columns, with each point's case, citation,
+// machine and command, which the default gives under the case.
+func TestFidelityListFits(t *testing.T) {
+	code, out, errs := runFidelity(t, "--list")
+	if code != 0 || errs != "" {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if err := texttable.Check(out, texttable.Width); err != nil {
+		t.Error(err)
+	}
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	count := lines[len(lines)-1]
+	if !regexp.MustCompile(score.CountsLineRE).MatchString(count) {
+		t.Fatalf("the list does not end with its count: %q", count)
+	}
+	_, wide, _ := runFidelity(t, "--list", "--wide")
+	if texttable.Check(wide, texttable.Width) == nil {
+		t.Error("--list --wide fits 100 columns: it is not the wide layout")
+	}
+	wideLines := strings.Split(strings.TrimRight(wide, "\n"), "\n")
+	if wideLines[len(wideLines)-1] != count {
+		t.Errorf("--wide ends with %q, want the count %q", wideLines[len(wideLines)-1], count)
+	}
+	// Each point of --wide, under its case in the default list: the
+	// case, its machine and citation, then the load, column, value and
+	// command (wrapped: compared without spaces).
+	squeeze := func(s string) string { return strings.Join(strings.Fields(s), "") }
+	byCase := map[string]string{}
+	cur := ""
+	for _, l := range lines[:len(lines)-1] {
+		if l != "" && l[0] != ' ' {
+			cur = l
+		}
+		byCase[cur] += l + "\n"
+	}
+	header := regexp.MustCompile(`^case +source +machine +command +load +column +published$`)
+	if !header.MatchString(wideLines[0]) {
+		t.Fatalf("--wide header %q", wideLines[0])
+	}
+	cols := regexp.MustCompile(`  +`)
+	points := 0
+	for _, l := range wideLines[1 : len(wideLines)-1] {
+		f := cols.Split(l, -1)
+		if len(f) != 7 {
+			t.Fatalf("--wide line %q: %d cells", l, len(f))
+		}
+		block := squeeze(byCase[f[0]])
+		for _, want := range []string{"machine:" + f[2], "source:" + f[1], f[4] + f[5] + f[6] + f[3]} {
+			if !strings.Contains(block, squeeze(want)) {
+				t.Fatalf("case %s in the default list lacks %q:\n%s", f[0], want, byCase[f[0]])
+			}
+		}
+		points++
+	}
+	if want := regexp.MustCompile(`^\d+`).FindString(count); want != fmt.Sprint(points) {
+		t.Errorf("--wide lists %d points, the count says %s", points, want)
 	}
 }
 

@@ -130,7 +130,7 @@ func TestVariantsBaselines(t *testing.T) {
 		"sis-node": "v6.0", "sis-cluster": "v6.0", "sis-node-limit": "v6.0", "sis-util-v1": "v6.0", "sis-util-v2": "v6.0",
 	}
 	seen := 0
-	for _, line := range strings.Split(runCLI(t, "variants"), "\n")[1:] {
+	for _, line := range strings.Split(runCLI(t, "variants", "--wide"), "\n")[1:] {
 		f := strings.Fields(line)
 		if len(f) < 2 {
 			continue

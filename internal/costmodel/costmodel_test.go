@@ -383,7 +383,7 @@ func TestIdleGovernor(t *testing.T) {
 func TestWriteTable(t *testing.T) {
 	p := mustFor(t, preset(t, "hikey960"))
 	var b bytes.Buffer
-	if err := WriteTable(&b, p, "hikey960"); err != nil {
+	if err := WriteTable(&b, p, "hikey960", 0); err != nil {
 		t.Fatal(err)
 	}
 	for _, q := range All() {

@@ -4,31 +4,48 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
+
+	"github.com/schedlab/schedlab/internal/texttable"
 )
 
 // WriteTable prints every parameter of p, its value, unit and source, by
-// group: what `schedlab costs` shows.
-func WriteTable(w io.Writer, p *Params, machine string) error {
+// group: what `schedlab costs` shows. With width > 0 the sources wrap so
+// that every line fits width columns; 0 gives each parameter one line.
+func WriteTable(w io.Writer, p *Params, machine string, width int) error {
 	fmt.Fprintf(w, "cost parameters of %s (defaults: %s)\n", machine, p.Name)
-	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	var rows [][]string
+	flush := func() error {
+		if rows == nil {
+			return nil
+		}
+		err := texttable.Write(w, "", rows, width, 3)
+		rows = nil
+		return err
+	}
 	group := ""
 	for _, q := range params {
 		if q.Group != group {
+			if err := flush(); err != nil {
+				return err
+			}
 			group = q.Group
-			fmt.Fprintf(tw, "\n# %s\n", group)
-			fmt.Fprintln(tw, "PARAMETER\tVALUE\tUNIT\tSOURCE")
+			fmt.Fprintf(w, "\n# %s\n", group)
+			rows = append(rows, []string{"PARAMETER", "VALUE", "UNIT", "SOURCE"})
 		}
 		unit := q.Unit
 		if q.Scaled {
 			unit += "*"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", q.Key, p.FormatValue(q.Key), unit, p.Source(q.Key))
+		rows = append(rows, []string{q.Key, p.FormatValue(q.Key), unit, p.Source(q.Key)})
 	}
-	if err := tw.Flush(); err != nil {
+	if err := flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintln(w, "\n* work at capacity 1024 and maximum frequency; a smaller or slower CPU takes 1024/capacity × 1024/freq_scale as long.")
+	foot := "* work at capacity 1024 and maximum frequency; a smaller or slower CPU takes 1024/capacity × 1024/freq_scale as long."
+	if width > 0 {
+		foot = strings.Join(texttable.Wrap(foot, width), "\n")
+	}
+	_, err := fmt.Fprintf(w, "\n%s\n", foot)
 	return err
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/schedlab/schedlab/internal/fidelity"
+	"github.com/schedlab/schedlab/internal/texttable"
 )
 
 // Line is the summary in one line, as the text output ends and
@@ -335,23 +336,53 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	return err
 }
 
-// WriteList writes every point of cases for which in holds, one line
-// each with its citation, then the count line: what `fidelity --list`
-// prints. Nothing is run.
-func WriteList(w io.Writer, cases []*fidelity.Case, in func(cs *fidelity.Case, row, col int) bool) error {
-	rows := [][]string{{"case", "source", "machine", "command", "load", "column", "published"}}
+// WriteList writes every point of cases for which in holds, then the
+// count line: what `fidelity --list` prints. Nothing is run. With width 0
+// it is one table, a line per point with its case, citation, machine and
+// command; with width > 0 the points are grouped by case, under the
+// case's machine and citation, so that every line fits width columns
+// (the commands and citations wrapped where they must).
+func WriteList(w io.Writer, cases []*fidelity.Case, in func(cs *fidelity.Case, row, col int) bool, width int) error {
+	type point struct {
+		cs       *fidelity.Case
+		row, col int
+		value    float64
+	}
+	var points []point
 	for _, cs := range cases {
 		for ri, row := range cs.Rows {
 			for ci, col := range cs.Columns {
 				v, ok := row.Values[col.Name]
-				if !ok || !cs.Simulated(ci) || !in(cs, ri, ci) {
-					continue
+				if ok && cs.Simulated(ci) && in(cs, ri, ci) {
+					points = append(points, point{cs, ri, ci, v})
 				}
-				rows = append(rows, []string{cs.ID, cs.Citation(), cs.MachineLabel(), cs.PublishedCommand(row.Load), loadLabel(row.Load), col.Name, fmtPub(v) + " " + cs.Metric.Unit})
 			}
 		}
 	}
-	writeTable(w, "", rows, nil)
+	cells := func(p point) (command, load, column, published string) {
+		row := p.cs.Rows[p.row]
+		return p.cs.PublishedCommand(row.Load), loadLabel(row.Load), p.cs.Columns[p.col].Name, fmtPub(p.value) + " " + p.cs.Metric.Unit
+	}
+	if width <= 0 {
+		rows := [][]string{{"case", "source", "machine", "command", "load", "column", "published"}}
+		for _, p := range points {
+			command, load, column, published := cells(p)
+			rows = append(rows, []string{p.cs.ID, p.cs.Citation(), p.cs.MachineLabel(), command, load, column, published})
+		}
+		writeTable(w, "", rows, nil)
+	}
+	for i := 0; width > 0 && i < len(points); {
+		cs := points[i].cs
+		fmt.Fprintln(w, cs.ID)
+		texttable.Write(w, "  ", [][]string{{"machine:", cs.MachineLabel()}, {"source:", cs.Citation()}}, width, 1)
+		rows := [][]string{{"load", "column", "published", "command"}}
+		for ; i < len(points) && points[i].cs == cs; i++ {
+			command, load, column, published := cells(points[i])
+			rows = append(rows, []string{load, column, published, command})
+		}
+		texttable.Write(w, "  ", rows, width, 3)
+		fmt.Fprintln(w)
+	}
 	_, err := fmt.Fprintln(w, Count(cases, in).Line())
 	return err
 }

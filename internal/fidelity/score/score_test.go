@@ -306,7 +306,10 @@ func TestFormatsGolden(t *testing.T) {
 		{"report.md", func(b *bytes.Buffer) error { return rep.WriteMarkdown(b) }},
 		{"report.json", func(b *bytes.Buffer) error { return rep.WriteJSON(b) }},
 		{"list.txt", func(b *bytes.Buffer) error {
-			return WriteList(b, c.Cases, func(*fidelity.Case, int, int) bool { return true })
+			return WriteList(b, c.Cases, func(*fidelity.Case, int, int) bool { return true }, 0)
+		}},
+		{"list-narrow.txt", func(b *bytes.Buffer) error {
+			return WriteList(b, c.Cases, func(*fidelity.Case, int, int) bool { return true }, 60)
 		}},
 	} {
 		var b bytes.Buffer
