@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -316,4 +317,37 @@ func tableHeader2(t *testing.T, out string) []string {
 	}
 	t.Fatalf("no table in\n%s", out)
 	return nil
+}
+
+// A counter metric (balance.migrations) is neither better nor worse: the
+// report's caption and bar plot say "a count" and that a positive change
+// is more, as compare's table does, while time keeps "lower is better".
+func TestReportCounterDirection(t *testing.T) {
+	dir := t.TempDir()
+	res := filepath.Join(dir, "cmp")
+	if _, errOut, code := runMain(t, "compare", "--machine", "hikey", "--runs", "2", "--out", res,
+		"--column", "nowaw=--feature NO_WA_WEIGHT", "--metric", "time_s", "--metric", "balance.migrations",
+		"hackbench", "-l", "10", "-g", "1"); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	html := filepath.Join(dir, "r.html")
+	if _, errOut, code := runMain(t, "report", res, "-o", html); code != 0 {
+		t.Fatalf("report: exit %d: %s", code, errOut)
+	}
+	data, err := os.ReadFile(html)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(data)
+	counter := regexp.MustCompile(`of the runs, a count, neither better nor worse; in parentheses the change from tip, positive = more;`)
+	timed := regexp.MustCompile(`of the runs, lower is better; in parentheses the change from tip, positive = better;`)
+	if n := len(counter.FindAllString(page, -1)); n != 1 {
+		t.Errorf("%d captions of a count, want 1 (balance.migrations)", n)
+	}
+	if n := len(timed.FindAllString(page, -1)); n != 1 {
+		t.Errorf("%d captions of lower is better, want 1 (time_s)", n)
+	}
+	if strings.Contains(page, "higher is better") {
+		t.Errorf("the report calls a metric higher-is-better; neither is")
+	}
 }

@@ -325,7 +325,11 @@ func printTables(w io.Writer, tables []*compare.Table, stats string) error {
 			return err
 		}
 		if stats == "mmtests" {
-			fmt.Fprintf(w, "\nmmtests compare-kernels statistics of %s (B%s-N: the mean of the best N%% of the runs; * as in the table)\n", t.Metric.Name, map[bool]string{true: "Hmean", false: "Amean"}[t.Metric.Stat == compare.HMean])
+			best := "the best N%% of the runs"
+			if t.Metric.Better == workload.Counter {
+				best = "the largest N%% of the runs, as a count has no best"
+			}
+			fmt.Fprintf(w, "\nmmtests compare-kernels statistics of %s (B%s-N: the mean of "+best+"; * as in the table)\n", t.Metric.Name, map[bool]string{true: "Hmean", false: "Amean"}[t.Metric.Stat == compare.HMean])
 			if err := compare.FormatMMTests(w, t); err != nil {
 				return err
 			}

@@ -240,7 +240,10 @@ func BarPlot(name string, t *compare.Table) (*Plot, error) {
 		unit = " (" + unit + ")"
 	}
 	dir := "lower is better"
-	if t.Metric.HigherBetter() {
+	switch {
+	case t.Metric.Better == workload.Counter:
+		dir = "a count"
+	case t.Metric.HigherBetter():
 		dir = "higher is better"
 	}
 	title := fmt.Sprintf("%s on %s, %s (%s)", t.Command, t.Machine, t.Kernel, dir)

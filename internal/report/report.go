@@ -165,8 +165,11 @@ func Build(res *experiment.Results, opt Options) (*Report, error) {
 		if tv.Param == "" {
 			tv.Param = "load"
 		}
-		dir := "lower is better"
-		if t.Metric.HigherBetter() {
+		dir, sign := "lower is better", "positive = better"
+		switch {
+		case t.Metric.Better == workload.Counter:
+			dir, sign = "a count, neither better nor worse", "positive = more"
+		case t.Metric.HigherBetter():
 			dir = "higher is better"
 		}
 		unit := ""
@@ -174,8 +177,8 @@ func Build(res *experiment.Results, opt Options) (*Report, error) {
 			unit = " (" + t.Metric.Unit + ")"
 		}
 		tv.Title = fmt.Sprintf("%s — %s%s on %s, kernel %s", t.Command, t.Metric.Label, unit, t.Machine, t.Kernel)
-		tv.Caption = fmt.Sprintf("%s of the runs, %s; in parentheses the change from tip, positive = better; ± the %.0f%% confidence interval; * significant (%s, p < %g), ~ not.",
-			t.Stat, dir, t.Conf*100, t.Test, t.Alpha)
+		tv.Caption = fmt.Sprintf("%s of the runs, %s; in parentheses the change from tip, %s; ± the %.0f%% confidence interval; * significant (%s, p < %g), ~ not.",
+			t.Stat, dir, sign, t.Conf*100, t.Test, t.Alpha)
 		for li, load := range t.Loads {
 			rv := rowView{Load: load}
 			for vi := range t.Variants {
