@@ -481,6 +481,7 @@ figure.plot img { max-width: 100%; height: auto; border: 1px solid #eee; }
 figure.plot figcaption { font-size: 0.85em; color: #555; }
 pre { background: #f7f7f7; padding: 0.6em; overflow-x: auto; font-size: 0.8em; }
 .missing { color: #b00; font-weight: 600; }
+div.wide { max-width: 100%; overflow-x: auto; }
 .grid { display: flex; flex-wrap: wrap; gap: 1em; }
 .grid figure.plot { flex: 1 1 45%; }
 </style>
@@ -496,10 +497,10 @@ pre { background: #f7f7f7; padding: 0.6em; overflow-x: auto; font-size: 0.8em; }
 {{range .Tables}}
 <section class="comparison" id="{{.ID}}">
 <h2>{{.Title}}</h2>
-<table class="cmp">
+<div class="wide"><table class="cmp">
 <tr><th>{{.Param}}</th>{{range .Variants}}<th>{{.}}</th>{{end}}</tr>
 {{range .Rows}}<tr><th>{{.Load}}</th>{{range .Cells}}<td{{if .Class}} class="{{.Class}}"{{end}}>{{.Text}}</td>{{end}}</tr>
-{{end}}</table>
+{{end}}</table></div>
 <p class="caption">{{.Caption}}</p>
 {{range .Warnings}}<p class="caption">note: {{.}}</p>{{end}}
 {{with .Plot}}<figure class="plot" data-kind="{{.Kind}}"><img src="{{.Src}}" alt="{{.Alt}}"><figcaption>{{.Title}}</figcaption></figure>{{end}}
