@@ -142,9 +142,10 @@ const (
 //	ipi_same_llc_ns        = RTT(the nearest pair of two CPUs: SMT siblings, else a
 //	                         cluster inside the LLC, else the LLC)/2 − (write + read of 100 B) − context_switch
 //	                         − the exit latency of the idle state the governor picks for RTT/2
-//	                         − the pipe's lines a hop moves (kobj.PipeHopLines, 10 for
-//	                           100 B) × the line bounce measured at that distance, which
-//	                           the model charges apart (model_kobj_lines)
+//	                         − the pipe's lines a hop waits for (kobj.PipeHopLines, 9 for
+//	                           100 B: the write's 3 before its wakeup, the read's 4 and the
+//	                           data's 2) × the line bounce measured at that distance, which
+//	                           the model charges apart (model_kobj_lines, model_lines_before_wake)
 //	ipi_other_llc/node_ns  = the same for CPUs in another LLC / node
 //	line_*_ns              = one-way cache-line bounce latency by distance
 //	                         (line_same_cluster_ns only where a cluster is smaller than its LLC)

@@ -137,6 +137,20 @@ type Settings struct {
 	// baseline; it needs KobjLines.
 	TCPLines bool `sysctl:"model_tcp_lines"`
 
+	// LinesBeforeWake charges the lines a pipe write or a socket send
+	// moves before the wakeup it issues, as the kernel touches them:
+	// pipe_write (fs/pipe.c, v6.x) takes pipe->mutex, reads head and
+	// tail and fills the pipe_buffer, and unlocks before
+	// wake_up_interruptible_sync_poll, and only file_update_time's inode
+	// line follows the wakeup; unix_stream_sendmsg and a loopback
+	// tcp_sendmsg write every line they move before sk_data_ready wakes
+	// the reader. The writer pays them as CPU time before the wakeup, so
+	// a ping-pong's round trip waits for them (kobj.Pipe.WriteLines,
+	// kobj.UnixStream.SendLines). Off: a write's lines are charged after
+	// its wakeup, as before (the reader then runs while the writer pays
+	// them). On in every baseline; it needs KobjLines.
+	LinesBeforeWake bool `sysctl:"model_lines_before_wake"`
+
 	// LLCSharedLines models the LLC's sched_domain_shared, whose fields
 	// share one cache line, as that line (issue 14's many-writer lines):
 	// a load by test_idle_cores costs the line's transfer from its last
@@ -656,6 +670,8 @@ func Baseline(kernel string) (Settings, error) {
 		KobjLocks: true,
 		KobjLines: true,
 		TCPLines:  true,
+		// a write's lines before its wakeup: every version
+		LinesBeforeWake: true,
 		// sd_llc_shared's has_idle_cores as a cache line: every version
 		LLCSharedLines:     true,
 		RemoteEnqueueLines: true,

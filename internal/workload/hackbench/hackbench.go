@@ -147,6 +147,16 @@ func (ch *channel) lock(k *sched.Kernel, io *kobj.IO, c *costmodel.Syscalls, wri
 	return ch.pipe.Lock(k, io, c.PipeLockHold(write, n))
 }
 
+// linesBeforeWake is what a write pays for the lines it moves before
+// its wakeup (kobj.Pipe.WriteLines, kobj.UnixStream.SendLines), after
+// its lock and before it commits.
+func (ch *channel) linesBeforeWake(k *sched.Kernel, io *kobj.IO) engine.Time {
+	if ch.kind == chanPipe {
+		return ch.pipe.WriteLines(k, io)
+	}
+	return ch.sock.SendLines(k, io)
+}
+
 // end is the struct file of the read or the write end.
 func (ch *channel) end(write bool) *kobj.File {
 	if write {
@@ -603,6 +613,9 @@ func (ch *child) send(k *sched.Kernel, t *sched.Task) (sched.Op, bool) {
 		}
 		if d := out.lock(k, &ch.io, &b.cfg.Costs, true, ch.left); d > 0 {
 			return sched.Run(d), true // mutex_optimistic_spin
+		}
+		if d := out.linesBeforeWake(k, &ch.io); d > 0 {
+			return sched.Run(d), true
 		}
 		if !out.write(k, t, &ch.io) {
 			return sched.Block(), true

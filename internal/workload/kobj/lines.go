@@ -38,24 +38,30 @@ import (
 // A TCP copy's data lines are not charged by distance: copying kilobytes
 // streams them with many misses in flight, which tcp_ns_per_byte covers.
 const (
-	PipeLines     = 4
-	UnixSendLines = 3
-	UnixRecvLines = 5
-	TCPSendLines  = 6
-	TCPRecvLines  = 7
-	lineSize      = 64
+	PipeLines = 4
+	// PipeWriteLinesBeforeWake are the PipeLines a write touches before
+	// its wakeup (the mutex, head and tail, the pipe_buffer); the inode's
+	// i_mtime line follows it (Settings.LinesBeforeWake).
+	PipeWriteLinesBeforeWake = 3
+	UnixSendLines            = 3
+	UnixRecvLines            = 5
+	TCPSendLines             = 6
+	TCPRecvLines             = 7
+	lineSize                 = 64
 )
 
-// PipeHopLines is how many cache lines this model charges one hop of a
-// pipe ping-pong between two CPUs of different cores (a write of bytes to
-// one pipe by one end, then its read by the other, each end alone on its
-// CPU): the write's PipeLines, which the other end's last read of that
-// pipe left on its CPU, and the read's PipeLines plus the data's lines.
-// schedlab calibrate subtracts them from the measured hop so that the
-// IPI latency it derives does not count them twice (package calibrate,
-// Derive).
+// PipeHopLines is how many cache lines a hop of a pipe ping-pong between
+// two CPUs of different cores waits for in this model (a write of bytes
+// to one pipe by one end, then its read by the other, each end alone on
+// its CPU): the write's PipeWriteLinesBeforeWake, which the other end's
+// last read of that pipe left on its CPU and which the writer pays before
+// its wakeup, and the read's PipeLines plus the data's lines. The write's
+// inode line follows its wakeup, while the reader wakes, and is not on the
+// hop's path. schedlab calibrate subtracts them from the measured hop so
+// that the IPI latency it derives does not count them twice (package
+// calibrate, Derive).
 func PipeHopLines(bytes int) int {
-	return 2*PipeLines + (bytes+lineSize-1)/lineSize
+	return PipeWriteLinesBeforeWake + PipeLines + (bytes+lineSize-1)/lineSize
 }
 
 // lines records which CPU last wrote a kernel object's shared lines (meta)

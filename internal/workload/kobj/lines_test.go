@@ -86,43 +86,64 @@ func TestPipeLines(t *testing.T) {
 // TestPipeHopLines: in a ping-pong between CPU 0 and CPU 1 (same CCX, 17 ns
 // a line) over two pipes, once both pipes have been round once, each hop
 // (a write of 100 bytes to one pipe from one end, its read from the other)
-// pays the lines PipeHopLines counts, the figure schedlab calibrate takes
-// out of the measured hop: the write's 4, the read's 4 and 2 data lines.
+// waits for the lines PipeHopLines counts, the figure schedlab calibrate
+// takes out of the measured hop: the 3 the write pays before its wakeup
+// (WriteLines: mutex, head and tail, pipe_buffer), the read's 4 and 2
+// data lines. The write's inode line, charged after the wakeup, is the
+// fourth of its PipeLines; with model_lines_before_wake off WriteLines
+// pays nothing and the write's 4 all follow the wakeup.
 func TestPipeHopLines(t *testing.T) {
-	k := zen3Kernel(t)
-	k.S.KobjLines = true
-	pipes := [2]*Pipe{NewPipe(), NewPipe()}
-	for _, p := range pipes {
-		p.Lines = true
-	}
-	var io IO
-	hop := func(p *Pipe, from, to int) engine.Time {
-		var paid engine.Time
-		k.SetThisCPU(cpumask.CPU(from))
-		paid += p.lines.cost(k, cpumask.CPU(from), PipeLines, 0)
-		io.Reset(100)
-		if !p.Write(k, nil, &io) {
-			t.Fatal("write blocked")
+	for _, before := range []bool{true, false} {
+		k := zen3Kernel(t)
+		k.S.KobjLines = true
+		k.S.LinesBeforeWake = before
+		pipes := [2]*Pipe{NewPipe(), NewPipe()}
+		for _, p := range pipes {
+			p.Lines = true
 		}
-		k.SetThisCPU(cpumask.CPU(to))
-		paid += p.lines.cost(k, cpumask.CPU(to), PipeLines, 100)
-		io.Reset(100)
-		if !p.Read(k, nil, &io) {
-			t.Fatal("read blocked")
+		var io IO
+		hop := func(p *Pipe, from, to int) (path, after engine.Time) {
+			k.SetThisCPU(cpumask.CPU(from))
+			io.Reset(100)
+			path += p.WriteLines(k, &io)
+			if again := p.WriteLines(k, &io); again != 0 {
+				t.Errorf("a second WriteLines for one attempt paid %d ns", again)
+			}
+			rest := PipeLines
+			if before {
+				rest -= PipeWriteLinesBeforeWake
+			}
+			after = p.lines.cost(k, cpumask.CPU(from), rest, 0)
+			if !p.Write(k, nil, &io) {
+				t.Fatal("write blocked")
+			}
+			k.SetThisCPU(cpumask.CPU(to))
+			path += p.lines.cost(k, cpumask.CPU(to), PipeLines, 100)
+			io.Reset(100)
+			if !p.Read(k, nil, &io) {
+				t.Fatal("read blocked")
+			}
+			return path, after
 		}
-		return paid
-	}
-	for round := range 3 {
-		there, back := hop(pipes[0], 0, 1), hop(pipes[1], 1, 0)
-		if round == 0 {
-			continue // the first round finds lines nobody or one end wrote
-		}
-		want := engine.Time(4+4+2) * 17
-		if got := engine.Time(PipeHopLines(100)) * 17; got != want {
-			t.Fatalf("PipeHopLines(100) × 17 = %d ns, want %d", got, want)
-		}
-		if there != want || back != want {
-			t.Errorf("round %d: hops paid %d and %d ns, want %d each", round, there, back, want)
+		for round := range 3 {
+			there, thereAfter := hop(pipes[0], 0, 1)
+			back, backAfter := hop(pipes[1], 1, 0)
+			if round == 0 {
+				continue // the first round finds lines nobody or one end wrote
+			}
+			want, wantAfter := engine.Time(3+4+2)*17, engine.Time(1)*17
+			if !before {
+				want, wantAfter = engine.Time(4+2)*17, engine.Time(4)*17
+			}
+			if before {
+				if got := engine.Time(PipeHopLines(100)) * 17; got != want {
+					t.Fatalf("PipeHopLines(100) × 17 = %d ns, want %d", got, want)
+				}
+			}
+			if there != want || back != want || thereAfter != wantAfter || backAfter != wantAfter {
+				t.Errorf("before=%v round %d: hops waited %d and %d ns, want %d each; after the wakeup %d and %d, want %d",
+					before, round, there, back, want, thereAfter, backAfter, wantAfter)
+			}
 		}
 	}
 }
@@ -184,5 +205,43 @@ func TestTCPLoopbackLines(t *testing.T) {
 	off := [2]*UnixStream{NewTCPLoopback(), NewTCPLoopback()}
 	if there, back := hopCost(off); there != 0 || back != 0 {
 		t.Errorf("TCP without Lines: %d and %d ns, want 0", there, back)
+	}
+}
+
+// TestSendLinesBeforeWake: a send pays its lines before it commits
+// (SendLines), once per attempt: on a TCP connection between CPU 0 and
+// CPU 16 (line_other_llc_ns 80) whose lines the other end wrote last, 6 ×
+// 80 ns; Send then records the sender as their owner, so that the next
+// attempt from the same CPU pays nothing and the receiver pays its 7.
+// With model_lines_before_wake off SendLines pays nothing (Send charges
+// the 6 lines after its wakeup, as TestTCPLoopbackLines counts them).
+func TestSendLinesBeforeWake(t *testing.T) {
+	for _, before := range []bool{true, false} {
+		k := zen3Kernel(t)
+		k.S.KobjLines, k.S.LinesBeforeWake = true, before
+		s := NewTCPLoopback()
+		s.Lines = true
+		var io IO
+		s.lines.wrote(16, true) // the receiver's CPU wrote the lines last
+		k.SetThisCPU(0)
+		io.Reset(100)
+		first, again := s.SendLines(k, &io), s.SendLines(k, &io)
+		want := engine.Time(6 * 80)
+		if !before {
+			want = 0
+		}
+		if first != want || again != 0 {
+			t.Errorf("before=%v: SendLines paid %d then %d ns, want %d then 0", before, first, again, want)
+		}
+		if !s.Send(k, nil, &io) {
+			t.Fatal("send blocked")
+		}
+		io.Reset(100)
+		if next := s.SendLines(k, &io); next != 0 {
+			t.Errorf("before=%v: a second send from the lines' owner paid %d ns", before, next)
+		}
+		if got := s.lines.cost(k, 16, s.recvLines, 0); got != 7*80 {
+			t.Errorf("before=%v: the receiver would pay %d ns, want %d", before, got, 7*80)
+		}
 	}
 }

@@ -27,6 +27,10 @@ type IO struct {
 	// locked records that this attempt holds its object's mutex
 	// (Pipe.Lock); the attempt's Write or Read lets go of it.
 	locked bool
+	// linesPaid records that this attempt paid its lines before its
+	// wakeup (Pipe.WriteLines, UnixStream.SendLines); the attempt's
+	// Write or Send charges only what follows the wakeup.
+	linesPaid bool
 }
 
 // Reset starts a new call for n bytes.
@@ -102,6 +106,28 @@ func (p *Pipe) Lock(k *sched.Kernel, io *IO, hold engine.Time) engine.Time {
 	return wait
 }
 
+// WriteLines is what the attempt of io that is about to commit a write
+// pays, before it commits, for the pipe's lines that pipe_write (v6.x)
+// touches before its wakeup (PipeWriteLinesBeforeWake: the mutex, head
+// and tail, the pipe_buffer), when another CPU wrote them last. The
+// program runs that long and then calls Write, which charges the inode
+// line after the wakeup. A second call for the same attempt returns 0.
+// Nothing is paid unless the pipe's lines take part (Lines) and the run
+// models them and their order (Settings.KobjLines, LinesBeforeWake).
+//
+// Simplification: the lines' owner is read here and recorded by Write;
+// a call by another CPU between the two (possible only without
+// model_kobj_locks, as the mutex is held from Lock) is not seen.
+func (p *Pipe) WriteLines(k *sched.Kernel, io *IO) engine.Time {
+	if !p.Lines || !k.S.KobjLines || !k.S.LinesBeforeWake || io.linesPaid || io.N-io.Done <= 0 {
+		return 0
+	}
+	io.linesPaid = true
+	d := p.lines.cost(k, k.ThisCPU(), PipeWriteLinesBeforeWake, 0)
+	k.Account(sched.CostKobjLines, d)
+	return d
+}
+
 // Write mirrors fs/pipe.c:pipe_write (v6.x) for task t: it copies as much of
 // io as fits and reports whether the call is complete. When it is not, t is
 // on the pipe's writer queue and the program must block and call Write again
@@ -111,7 +137,12 @@ func (p *Pipe) Write(k *sched.Kernel, t *sched.Task, io *IO) bool {
 	if io.N <= 0 {
 		return true
 	}
-	p.touch(k, 0, true)
+	if io.linesPaid {
+		io.linesPaid = false
+		p.touchAfter(k, PipeLines-PipeWriteLinesBeforeWake)
+	} else {
+		p.touch(k, 0, true)
+	}
 	wasEmpty := p.empty()
 	left := io.N - io.Done
 	// Merge the sub-page remainder into the last page if it fits.
@@ -166,6 +197,16 @@ func (p *Pipe) touch(k *sched.Kernel, read int, write bool) {
 		k.Charge(sched.CostKobjLines, p.lines.cost(k, k.ThisCPU(), PipeLines, read))
 	}
 	p.lines.wrote(k.ThisCPU(), write)
+}
+
+// touchAfter charges a write that paid its first lines before its
+// wakeup (WriteLines) for the n lines it touches after it, and records
+// that this CPU now holds the pipe's lines.
+func (p *Pipe) touchAfter(k *sched.Kernel, n int) {
+	if p.Lines {
+		k.Charge(sched.CostKobjLines, p.lines.cost(k, k.ThisCPU(), n, 0))
+	}
+	p.lines.wrote(k.ThisCPU(), true)
 }
 
 func (p *Pipe) wrote(io *IO, n int) {

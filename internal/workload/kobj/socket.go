@@ -3,6 +3,7 @@ package kobj
 import (
 	"fmt"
 
+	"github.com/schedlab/schedlab/internal/engine"
 	"github.com/schedlab/schedlab/internal/sched"
 )
 
@@ -114,6 +115,25 @@ func (s *UnixStream) Wmem() int { return s.wmem }
 // Readable reports whether data is queued.
 func (s *UnixStream) Readable() bool { return s.qhead < len(s.queue) }
 
+// SendLines is what the attempt of io that is about to commit a send
+// pays first for the lines it moves (UnixSendLines or TCPSendLines) when
+// another CPU wrote them last: unix_stream_sendmsg and a loopback
+// tcp_sendmsg (v6.x) write them all before sk_data_ready wakes the
+// reader. The program runs that long and then calls Send, which charges
+// nothing more for them. A second call for the same attempt returns 0.
+// Nothing is paid unless the socket's lines take part (Lines) and the
+// run models their order (Settings.LinesBeforeWake). Simplification as
+// Pipe.WriteLines': the owner read here is recorded by Send.
+func (s *UnixStream) SendLines(k *sched.Kernel, io *IO) engine.Time {
+	if !s.Lines || !k.S.LinesBeforeWake || io.linesPaid || io.N-io.Done <= 0 {
+		return 0
+	}
+	io.linesPaid = true
+	d := s.lines.cost(k, k.ThisCPU(), s.sendLines, 0)
+	k.Account(sched.CostKobjLines, d)
+	return d
+}
+
 // Send mirrors net/unix/af_unix.c:unix_stream_sendmsg (v6.x): the message
 // is cut into skbs of at most sk_sndbuf/2-64 bytes ("keep two messages in
 // the pipe"); each allocation waits in sock_alloc_send_pskb while
@@ -122,7 +142,9 @@ func (s *UnixStream) Readable() bool { return s.qhead < len(s.queue) }
 // It reports whether the call is complete; if not, t waits on the sending
 // socket and must block and call Send again when woken.
 func (s *UnixStream) Send(k *sched.Kernel, t *sched.Task, io *IO) bool {
-	if s.Lines {
+	if io.linesPaid {
+		io.linesPaid = false
+	} else if s.Lines {
 		k.Charge(sched.CostKobjLines, s.lines.cost(k, k.ThisCPU(), s.sendLines, 0))
 	}
 	s.lines.wrote(k.ThisCPU(), true)

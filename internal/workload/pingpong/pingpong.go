@@ -145,6 +145,9 @@ func (c *call) write(k *sched.Kernel, t *sched.Task, p *kobj.Pipe, n int, costs 
 	if d := p.Lock(k, &c.io, costs.PipeLockHold(true, n)); d > 0 {
 		return sched.Run(d), false // mutex_optimistic_spin
 	}
+	if d := p.WriteLines(k, &c.io); d > 0 {
+		return sched.Run(d), false
+	}
 	if !p.Write(k, t, &c.io) {
 		return sched.Block(), false
 	}

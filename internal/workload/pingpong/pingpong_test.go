@@ -187,15 +187,16 @@ func TestLatencyGrowsWithDistance(t *testing.T) {
 }
 
 // The line cost alone, from its rule. A hop is a write to one pipe and
-// its read at the other end; kobj charges each call its lines
-// (kobj.PipeHopLines counts them: the write's PipeLines, the read's, and
-// the byte's line) after the call has taken effect (Kernel.Charge: spent
-// before the task's next operation). So the write's lines come after its
-// wakeup, while the reader's CPU is still taking the IPI and switching,
-// and only the read's PipeLines + 1 data line are on the round trip's
-// path, twice. Inside a die the IPI is the same for every pair, so a
-// cluster's line cost 100 ns below the die's makes core 1's cluster
-// partner 2 × 5 × 100 ns faster than a core of another cluster; with
+// its read at the other end. The write pays the lines pipe_write touches
+// before its wakeup (kobj.Pipe.WriteLines: 3 of its PipeLines) before it
+// wakes the reader, and its inode line after; the read's PipeLines and
+// the byte's line are charged after the read took effect (Kernel.Charge:
+// spent before the task's next operation, its write). So the hop's path
+// holds kobj.PipeHopLines(1) = 3 + 4 + 1 lines, twice a round trip. Inside
+// a die the IPI is the same for every pair, so a cluster's line cost
+// 100 ns below the die's makes core 1's cluster partner 2 × 8 × 100 ns
+// faster than a core of another cluster; with model_lines_before_wake=0
+// the write's lines all follow its wakeup and it is 2 × 5 × 100 ns; with
 // model_kobj_lines=0 they are as fast (within the scheduler's own rq
 // lines, a few ns).
 func TestLineCostPerRoundTrip(t *testing.T) {
@@ -206,10 +207,15 @@ func TestLineCostPerRoundTrip(t *testing.T) {
 	lat := func(pair string, sysctls ...string) float64 {
 		return metric(t, runCfg(t, sim.Config{Machine: kp, CostsFile: costs, Sysctls: sysctls, Tool: "lat_pipe", Args: []string{"--cpus-pair", pair}}), "latency_us")
 	}
-	readLines := kobj.PipeHopLines(1) - kobj.PipeLines
-	want := 2 * float64(readLines) * 100 / 1000 // µs
+	pathLines := kobj.PipeHopLines(1)
+	want := 2 * float64(pathLines) * 100 / 1000 // µs
 	if d := lat("1,4") - lat("1,0"); math.Abs(d-want) > 0.03*want {
-		t.Errorf("other cluster − same cluster: %.4f µs, want 2 reads × %d lines × 100 ns = %.4f", d, readLines, want)
+		t.Errorf("other cluster − same cluster: %.4f µs, want 2 hops × %d lines × 100 ns = %.4f", d, pathLines, want)
+	}
+	readLines := kobj.PipeLines + 1
+	want = 2 * float64(readLines) * 100 / 1000
+	if d := lat("1,4", "model_lines_before_wake=0") - lat("1,0", "model_lines_before_wake=0"); math.Abs(d-want) > 0.03*want {
+		t.Errorf("model_lines_before_wake=0: other cluster − same cluster: %.4f µs, want 2 reads × %d lines × 100 ns = %.4f", d, readLines, want)
 	}
 	if a, b := lat("1,4", "model_kobj_lines=0"), lat("1,0", "model_kobj_lines=0"); math.Abs(a-b) > 0.02 {
 		t.Errorf("without line costs: 1,4 %.4f µs, 1,0 %.4f; want the same", a, b)

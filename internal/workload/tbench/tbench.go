@@ -555,6 +555,9 @@ func (cl *client) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 				cl.io.Reset(op.send)
 				return sched.Run(sys(k, c.TCPSendCost(op.send)))
 			}
+			if d := cl.c.c2s.SendLines(k, &cl.io); d > 0 {
+				return sched.Run(d)
+			}
 			if !cl.c.c2s.Send(k, t, &cl.io) {
 				return sched.Block()
 			}
@@ -626,6 +629,9 @@ func (s *server) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 			s.paid = true
 			s.io.Reset(op.recv)
 			return sched.Run(sys(k, c.TCPSendCost(op.recv)))
+		}
+		if d := s.c.s2c.SendLines(k, &s.io); d > 0 {
+			return sched.Run(d)
 		}
 		if !s.c.s2c.Send(k, t, &s.io) {
 			return sched.Block()
