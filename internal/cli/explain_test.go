@@ -58,13 +58,13 @@ func checkPrintedIdentity(t *testing.T, out string) {
 func TestExplainCommand(t *testing.T) {
 	dir := t.TempDir()
 	j := filepath.Join(dir, "x.json")
-	args := []string{"explain", "--machine", "hikey", "--variant", "short-task-v3", "--json", j, "hackbench", "-l", "50", "-g", "2"}
+	args := []string{"explain", "--machine", "hikey", "--variant", "short-task-v3", "--json", j, "hackbench", "-l", "50", "-g", "3"}
 	out, stderr, code := run(args...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	for _, want := range []string{
-		"schedlab explain: hackbench -l 50 -g 2 on hikey (8 CPUs), kernel v6.0: tip (base:short-task-v3) against short-task-v3, 1 run\n",
+		"schedlab explain: hackbench -l 50 -g 3 on hikey (8 CPUs), kernel v6.0: tip (base:short-task-v3) against short-task-v3, 1 run\n",
 		"\n1. First divergence\n", "First decision with a different CPU or reason: #",
 		"select_task_rq_fair wakeup fast path", "waking CPU ",
 		"\n2. Decisions over 1 run", "wakeups by path and reason", "short task (select_idle_cpu scan skipped)",

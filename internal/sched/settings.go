@@ -151,6 +151,14 @@ type Settings struct {
 	// them). On in every baseline; it needs KobjLines.
 	LinesBeforeWake bool `sysctl:"model_lines_before_wake"`
 
+	// LazyMM follows each CPU's active_mm across idle (lazy TLB,
+	// core.c:context_switch, v6.x): a task switched in after the idle
+	// task pays context_switch_mm_ns only if the CPU last ran another
+	// address space, as switch_mm does nothing for the same mm. Off:
+	// every switch from idle pays it, as if the MMU had been switched to
+	// the idle task's. On in every baseline.
+	LazyMM bool `sysctl:"model_lazy_mm"`
+
 	// LLCSharedLines models the LLC's sched_domain_shared, whose fields
 	// share one cache line, as that line (issue 14's many-writer lines):
 	// a load by test_idle_cores costs the line's transfer from its last
@@ -672,6 +680,8 @@ func Baseline(kernel string) (Settings, error) {
 		TCPLines:  true,
 		// a write's lines before its wakeup: every version
 		LinesBeforeWake: true,
+		// lazy TLB across idle: every version
+		LazyMM: true,
 		// sd_llc_shared's has_idle_cores as a cache line: every version
 		LLCSharedLines:     true,
 		RemoteEnqueueLines: true,

@@ -384,6 +384,10 @@ type Rq struct {
 	idleState int
 	idleAvg   uint64
 	idleSince engine.Time
+	// activeMM is the address space the CPU's MMU holds: the MM of the
+	// last task switched in, which the idle task keeps (lazy TLB,
+	// active_mm); 0 before any task ran. Settings.LazyMM.
+	activeMM int64
 	// idleExiting is set while the CPU leaves its idle state for an
 	// interrupt; idleExitDone is when it can run the handler (idle_exit.go).
 	idleExiting  bool

@@ -505,6 +505,25 @@ func (k *Kernel) costsExitIdle(rq *Rq) {
 	rq.idleState = -1
 }
 
+// mmSwitch reports whether switching from prev to the user task next
+// changes the CPU's address space, which costs ContextSwitchMM. It
+// mirrors core.c:context_switch (v6.x): a switch to a task with an mm
+// calls switch_mm_irqs_off(prev->active_mm, next->mm), which does no
+// work when the two are the same (arm64's switch_mm tests prev != next;
+// x86's checks only the TLB generation). The idle task has no mm and
+// keeps the last one as its active_mm (enter_lazy_tlb), so that a task
+// switched in after idle pays only if another address space ran last
+// (activeMM). With lazy false (model_lazy_mm=0) every switch from idle
+// pays, as before 2026-12-06. Simplification: kernel threads here have
+// their own MM and pay as processes do, where the kernel's borrow
+// active_mm as the idle task does.
+func mmSwitch(lazy bool, activeMM int64, prev, next *Task) bool {
+	if prev.IsIdleTask() {
+		return !lazy || activeMM != next.MM
+	}
+	return prev.MM != next.MM
+}
+
 // switchCosts charges a context switch on rq from prev to next: the direct
 // cost and, after a migration, the cache refill, and updates the sharing of
 // the core and of memory bandwidth.
@@ -521,9 +540,10 @@ func (k *Kernel) switchCosts(rq *Rq, prev, next *Task) {
 	}
 	rq.Costs.ContextSwitches++
 	extra := k.Costs.ContextSwitch
-	if prev.IsIdleTask() || prev.MM != next.MM {
+	if mmSwitch(k.S.LazyMM, rq.activeMM, prev, next) {
 		extra += k.Costs.ContextSwitchMM
 	}
+	rq.activeMM = next.MM
 	var refill engine.Time
 	if next.lastRanCPU != cpumask.None {
 		if next.lastRanCPU != rq.CPU {

@@ -553,3 +553,29 @@ func benchRun(b *testing.B, machine, tool string, args ...string) {
 	b.ReportMetric(float64(events)/float64(b.N), "events/op")
 	b.ReportMetric(float64(simulated)/float64(wall), "sim-s/wall-s")
 }
+
+// Lazy TLB across idle, from its rule (core.c:context_switch, v6.x): each
+// lat_pipe process is pinned alone on its CPU, so every switch in comes
+// from the idle task, whose active_mm is still the process's own mm, and
+// switch_mm has nothing to do. With model_lazy_mm=0 both switches of a
+// round trip pay context_switch_mm_ns (1820 ns on Kunpeng 920): the round
+// trip is 2 × 1820 ns longer, to within the costs' jitter. With both
+// processes on one CPU they switch into each other directly, never from
+// idle, and pay it either way.
+func TestLazyMMRoundTrip(t *testing.T) {
+	const mm = 1.820 // µs, kunpeng920-128's context_switch_mm_ns
+	lat := func(sysctls ...string) float64 {
+		return metric(t, runCfg(t, sim.Config{Machine: kp, Sysctls: sysctls, Tool: "lat_pipe", Args: []string{"--cpus-pair", "1,4"}}), "latency_us")
+	}
+	if d := lat("model_lazy_mm=0") - lat(); math.Abs(d-2*mm) > 0.03*2*mm {
+		t.Errorf("lazy off − on: %.4f µs, want 2 × %.3f", d, mm)
+	}
+	// On one CPU the two processes switch into each other directly: each
+	// switch pays it, lazy or not.
+	same := func(sysctls ...string) float64 {
+		return metric(t, runCfg(t, sim.Config{Machine: kp, Sysctls: sysctls, Tool: "lat_pipe", Args: []string{"--cpus-pair", "1,1"}}), "latency_us")
+	}
+	if a, b := same(), same("model_lazy_mm=0"); math.Abs(a-b) > 0.01*a {
+		t.Errorf("one CPU: %.4f µs lazy, %.4f without; want the same", a, b)
+	}
+}
