@@ -257,6 +257,16 @@ type Settings struct {
 	// they spread past 6 of the 16 LLCs (docs/costs.md, "Balance phase").
 	BalancePhase bool `sysctl:"model_balance_phase"`
 
+	// ShareSgStats lets a balancing pass reuse the per-CPU sums that an
+	// earlier pass's update_sg_lb_stats made of the same group while
+	// none of the group's CPUs has changed since (sgShare,
+	// balance_share.go): the statistics are the same, so every output
+	// is; only the simulator's own time changes. It changes nothing the
+	// kernel does: the pass charges the same work. On in every
+	// baseline; off recomputes every group on every pass, as before
+	// (docs/performance.md, "Shared group statistics").
+	ShareSgStats bool `sysctl:"model_share_sg_stats"`
+
 	// CpufreqGovernor is the cpufreq governor when the cost model is on:
 	// "performance", "schedutil", or "" for the machine's own
 	// (cpufreq_governor in its spec: performance on the Kunpeng servers)
@@ -664,6 +674,8 @@ func Baseline(kernel string) (Settings, error) {
 		SharedFdTable: true,
 		// steady state: a booted-a-while kernel's balance phases
 		BalancePhase: true,
+		// a simulator's saving, not a kernel's: every baseline
+		ShareSgStats: true,
 		// wakeup path
 		SISScanCost:           25,
 		ShortTaskDurAvgFactor: 8,
