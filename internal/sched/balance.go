@@ -251,10 +251,14 @@ type balanceState struct {
 	// lbTasks is likewise the array behind each CPU's env->tasks list.
 	lbMask  []cpumask.Mask
 	lbTasks [][]*Task
-	// sgGen are the CPUs' generations and sgShare the groups' kept
-	// statistics (Settings.ShareSgStats, balance_share.go).
+	// sgGen are the generation slots (CPUs', LLCs'), sgLLCSlot each
+	// CPU's LLC slot, sgShare the groups' kept statistics and sgSlots
+	// the slots each group reads (Settings.ShareSgStats,
+	// balance_share.go).
 	sgGen       []uint64
+	sgLLCSlot   []int32
 	sgShare     []sgShared
+	sgSlots     [][]int32
 	sgShareHits uint64
 }
 

@@ -153,7 +153,7 @@ func (k *Kernel) updateSgLbStats(env *lbEnv, sds *sdLbStats, g *topology.Group, 
 	if k.sgShareable(env, g) {
 		e := k.sgSharedStats(env, g)
 		k.sgShareApply(env, sds, e, localGroup, sgs, sgOverloaded)
-		nCPUs = len(e.cpus)
+		nCPUs = g.Weight
 	} else {
 		nCPUs = k.sgLbStatsCPUs(env, sds, g, localGroup, sgs, sgOverloaded)
 	}

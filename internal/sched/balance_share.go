@@ -1,9 +1,6 @@
 package sched
 
-import (
-	"github.com/schedlab/schedlab/internal/cpumask"
-	"github.com/schedlab/schedlab/internal/topology"
-)
+import "github.com/schedlab/schedlab/internal/topology"
 
 // Shared group statistics (Settings.ShareSgStats): a simulator's saving,
 // not a kernel mechanism.
@@ -43,39 +40,72 @@ import (
 // writes or counts per CPU and neither uses nor keeps shared sums.
 
 // sgShared is what updateSgLbStats's loop made of one group's CPUs, and
-// when.
+// when: one cache line.
 type sgShared struct {
-	// cpus is the group's span; gen the sum of their generations when
-	// the fields below were made; ok that they were.
-	cpus []cpumask.CPU
-	gen  uint64
-	ok   bool
+	// gen is the sum of the group's generation slots (sgSlots) when
+	// the fields below were made; 0 if never (every slot starts at 1).
+	gen uint64
 
 	load, util, runnable uint64
-	sumHNrRunning        int
-	sumNrRunning         int
-	idleCPUs             int
-	// overutilized: some CPU is cpu_overutilized (only computed with
-	// RdFlagsV60 and NohzRdLines, the loop's condition).
-	overutilized bool
-	// overloaded: a busy CPU runs more than one task (sg_overloaded at
-	// the root domain).
-	overloaded bool
 	// misfitAsym is the largest misfit_task_load of a busy CPU
 	// (SD_ASYM_CPUCAPACITY domains); misfitReduced the largest cpu_load
 	// of a busy CPU with sched_reduced_capacity for imbalance_pct pct
 	// (the other domains, when the balancing CPU is idle).
 	misfitAsym    uint64
 	misfitReduced uint64
-	pct           int
+
+	sumHNrRunning, sumNrRunning, idleCPUs int32
+	pct                                   int16
+	// overutilized: some CPU is cpu_overutilized (only computed with
+	// RdFlagsV60 and NohzRdLines, the loop's condition).
+	overutilized bool
+	// overloaded: a busy CPU runs more than one task (sg_overloaded at
+	// the root domain).
+	overloaded bool
 }
 
-// initSgShare sets up the per-CPU generations and the per-group entries.
+// initSgShare sets up the generation slots and the per-group entries.
+// Slots 0..n-1 are the CPUs', one per LLC (sd_llc_shared) follows, and a
+// last one takes the bumps of CPUs without an LLC domain. A CPU's change
+// bumps its own slot and its LLC's; a group reads the slots of the LLCs
+// it holds whole and of its other CPUs, so that a socket of 8 LLCs sums
+// 8 slots, not 128. Every CPU of the group bumps a slot the group reads
+// at each change, so an unchanged sum still means an unchanged group.
 func (k *Kernel) initSgShare() {
-	k.bal.sgGen = make([]uint64, k.NrCPUs())
-	k.bal.sgShare = make([]sgShared, len(k.Topo.Groups))
-	for i, g := range k.Topo.Groups {
-		k.bal.sgShare[i].cpus = g.Span.CPUs()
+	t := k.Topo
+	n := t.NrCPUs
+	b := &k.bal
+	b.sgGen = make([]uint64, n+t.NrShared+1)
+	for i := range b.sgGen {
+		b.sgGen[i] = 1
+	}
+	b.sgLLCSlot = make([]int32, n)
+	for cpu := range n {
+		b.sgLLCSlot[cpu] = int32(n + t.NrShared)
+		if sh := t.SdLLCShared[cpu]; sh >= 0 {
+			b.sgLLCSlot[cpu] = int32(n + sh)
+		}
+	}
+	b.sgShare = make([]sgShared, len(t.Groups))
+	b.sgSlots = make([][]int32, len(t.Groups))
+	for i, g := range t.Groups {
+		if g.Weight != g.Span.Weight() {
+			panic("sched: group weight is not its span's")
+		}
+		var slots []int32
+		whole := make([]bool, t.NrShared)
+		for sh, info := range t.Shared {
+			whole[sh] = info.Span.SubsetOf(g.Span)
+			if whole[sh] {
+				slots = append(slots, int32(n+sh))
+			}
+		}
+		for _, cpu := range g.Span.CPUs() {
+			if sh := t.SdLLCShared[cpu]; sh < 0 || !whole[sh] {
+				slots = append(slots, int32(cpu))
+			}
+		}
+		b.sgSlots[i] = slots
 	}
 }
 
@@ -83,7 +113,9 @@ func (k *Kernel) initSgShare() {
 // of rq's CPU: its kept group sums are no longer current.
 func (rq *Rq) sgStatsChanged() {
 	if k := rq.k; k != nil {
-		k.bal.sgGen[rq.CPU]++
+		b := &k.bal
+		b.sgGen[rq.CPU]++
+		b.sgGen[b.sgLLCSlot[rq.CPU]]++
 	}
 }
 
@@ -95,38 +127,40 @@ func (c *CfsRq) sgStatsChanged() {
 	}
 }
 
-// sgGenSum is the sum of the generations of cpus.
-func (k *Kernel) sgGenSum(cpus []cpumask.CPU) uint64 {
+// sgGenSum is the sum of the generation slots.
+func (k *Kernel) sgGenSum(slots []int32) uint64 {
 	gen := k.bal.sgGen
 	var s uint64
-	for _, c := range cpus {
-		s += gen[c]
+	for _, i := range slots {
+		s += gen[i]
 	}
 	return s
 }
 
 // sgShareable reports whether this pass can use and keep g's shared sums:
-// sharing is on, the pass considers every CPU of g, and it neither
-// refreshes nor looks for blocked load CPU by CPU.
+// g has at least Settings.ShareSgStats CPUs (a smaller group's sums cost
+// about as many cache lines to look up and check as to make: an SMT
+// pair's or a 4-CPU cluster's gain nothing, a 16-CPU LLC's or a socket's
+// do), the pass considers every CPU of g, and it neither refreshes nor
+// looks for blocked load CPU by CPU.
 func (k *Kernel) sgShareable(env *lbEnv, g *topology.Group) bool {
-	return k.S.ShareSgStats && env.flags&lbfNohzStats == 0 && !env.nohzStatsSkipped &&
-		g.Span.SubsetOf(env.cpus)
+	return k.S.ShareSgStats > 0 && g.Weight >= k.S.ShareSgStats && env.flags&lbfNohzStats == 0 &&
+		!env.nohzStatsSkipped && g.Span.SubsetOf(env.cpus)
 }
 
 // sgSharedStats returns g's sums, made now if none are current.
 func (k *Kernel) sgSharedStats(env *lbEnv, g *topology.Group) *sgShared {
 	e := &k.bal.sgShare[g.ID]
-	pct := env.sd.T.ImbalancePct
-	gen := k.sgGenSum(e.cpus)
-	if e.ok && e.gen == gen && e.pct == pct {
+	gen := k.sgGenSum(k.bal.sgSlots[g.ID])
+	if e.gen == gen && int(e.pct) == env.sd.T.ImbalancePct {
 		k.bal.sgShareHits++
 		if invariantsEnabled {
-			k.sgShareCheck(env, e)
+			k.sgShareCheck(env, g, e)
 		}
 		return e
 	}
-	k.sgShareFill(env, e)
-	e.gen, e.ok = gen, true
+	k.sgShareFill(env, g, e)
+	e.gen = gen
 	return e
 }
 
@@ -137,18 +171,19 @@ func (k *Kernel) SgSharedReuses() uint64 { return k.bal.sgShareHits }
 
 // sgShareFill makes e's sums from its CPUs, as updateSgLbStats's loop
 // reads them, for env's domain.
-func (k *Kernel) sgShareFill(env *lbEnv, e *sgShared) {
-	*e = sgShared{cpus: e.cpus, pct: env.sd.T.ImbalancePct}
+func (k *Kernel) sgShareFill(env *lbEnv, g *topology.Group, e *sgShared) {
+	*e = sgShared{pct: int16(env.sd.T.ImbalancePct)}
 	overutil := k.S.RdFlagsV60 && k.S.NohzRdLines
-	for _, i := range e.cpus {
+	// every CPU of the group: sgShareable checked that env->cpus has them
+	for i := range g.Span.AndCPUs(env.cpus) {
 		rq := k.Rqs[i]
 		load := cpuLoad(rq)
 		e.load += load
 		e.util += cpuUtilCfsRq(rq, k.S.UtilEst)
 		e.runnable += cpuRunnable(rq)
-		e.sumHNrRunning += rq.CFS.HNrRunnable
+		e.sumHNrRunning += int32(rq.CFS.HNrRunnable)
 		nrRunning := rq.NrRunning
-		e.sumNrRunning += nrRunning
+		e.sumNrRunning += int32(nrRunning)
 		if overutil && k.cpuOverutilized(i) {
 			e.overutilized = true
 		}
@@ -173,9 +208,9 @@ func (k *Kernel) sgShareApply(env *lbEnv, sds *sdLbStats, e *sgShared, localGrou
 	sgs.GroupLoad = e.load
 	sgs.GroupUtil = e.util
 	sgs.GroupRunnable = e.runnable
-	sgs.SumHNrRunning = e.sumHNrRunning
-	sgs.SumNrRunning = e.sumNrRunning
-	sgs.IdleCPUs = e.idleCPUs
+	sgs.SumHNrRunning = int(e.sumHNrRunning)
+	sgs.SumNrRunning = int(e.sumNrRunning)
+	sgs.IdleCPUs = int(e.idleCPUs)
 	if e.overutilized {
 		sds.overutilized = true
 	}
@@ -197,11 +232,9 @@ func (k *Kernel) sgShareApply(env *lbEnv, sds *sdLbStats, e *sgShared, localGrou
 
 // sgShareCheck panics if e's sums differ from those of its CPUs now: a
 // write that did not record itself (-tags invariants).
-func (k *Kernel) sgShareCheck(env *lbEnv, e *sgShared) {
+func (k *Kernel) sgShareCheck(env *lbEnv, g *topology.Group, e *sgShared) {
 	var fresh sgShared
-	fresh.cpus = e.cpus
-	k.sgShareFill(env, &fresh)
-	fresh.gen, fresh.ok = e.gen, e.ok
+	k.sgShareFill(env, g, &fresh)
 	if fresh.load != e.load || fresh.util != e.util || fresh.runnable != e.runnable ||
 		fresh.sumHNrRunning != e.sumHNrRunning || fresh.sumNrRunning != e.sumNrRunning ||
 		fresh.idleCPUs != e.idleCPUs || fresh.overutilized != e.overutilized ||

@@ -259,13 +259,15 @@ type Settings struct {
 
 	// ShareSgStats lets a balancing pass reuse the per-CPU sums that an
 	// earlier pass's update_sg_lb_stats made of the same group while
-	// none of the group's CPUs has changed since (sgShare,
-	// balance_share.go): the statistics are the same, so every output
-	// is; only the simulator's own time changes. It changes nothing the
-	// kernel does: the pass charges the same work. On in every
-	// baseline; off recomputes every group on every pass, as before
-	// (docs/performance.md, "Shared group statistics").
-	ShareSgStats bool `sysctl:"model_share_sg_stats"`
+	// none of the group's CPUs has changed since (balance_share.go), for
+	// groups of at least this many CPUs; 0 shares none and recomputes
+	// every group on every pass, as schedlab did before. The statistics
+	// are the same either way, and so is every output: only the
+	// simulator's own time changes (the pass charges the same work).
+	// 8 in every baseline: a smaller group's sums cost about as much to
+	// look up as to make (docs/performance.md, "Shared group
+	// statistics").
+	ShareSgStats int `sysctl:"model_share_sg_stats"`
 
 	// CpufreqGovernor is the cpufreq governor when the cost model is on:
 	// "performance", "schedutil", or "" for the machine's own
@@ -675,7 +677,7 @@ func Baseline(kernel string) (Settings, error) {
 		// steady state: a booted-a-while kernel's balance phases
 		BalancePhase: true,
 		// a simulator's saving, not a kernel's: every baseline
-		ShareSgStats: true,
+		ShareSgStats: 8,
 		// wakeup path
 		SISScanCost:           25,
 		ShortTaskDurAvgFactor: 8,
@@ -989,6 +991,9 @@ func (s *Settings) Validate() error {
 	}
 	if s.IdleLatencyLimitUs < -1 || s.IdleLatencyLimitUs > 1e9 {
 		return fmt.Errorf("model_idle_latency_limit_us must be -1 (no request) or 0..1000000000, not %d", s.IdleLatencyLimitUs)
+	}
+	if s.ShareSgStats < 0 {
+		return fmt.Errorf("model_share_sg_stats must be 0 (no sharing) or the smallest group that shares, in CPUs, not %d", s.ShareSgStats)
 	}
 	if s.Kthreads < 0 || s.Kthreads > 1 {
 		return fmt.Errorf("model_kthreads must be 0 (none) or 1 (a quiet server's), not %d", s.Kthreads)

@@ -14,29 +14,28 @@ import (
 
 // TestShareSgStatsExact: the load balancer's shared group statistics
 // (model_share_sg_stats, internal/sched/balance_share.go) change nothing a
-// run produces. Each run is made with sharing on and off, on the presets
-// and machine files, the three baselines and a few variants (the blocked
-// load ones walk the paths that do not share), with cgroups and with the
-// noise settings; the records (output, metrics, schedstat, balance
-// counters, events) must be byte for byte the same, and so must a hash of
-// every context switch, wakeup and migration with its time. With sharing
-// on the balancer must have reused statistics, and with it off never, so
-// that the comparison compares something. Under -tags invariants every
-// reuse is also checked against a fresh sum (sgShareCheck).
+// run produces. Each run is made with sharing off (0), for every group (1:
+// the small machines' groups, the asymmetric ones' misfit sums) and as
+// the baselines have it (8), on the presets and machine files, the three
+// baselines and a few variants (the blocked load ones walk the paths that
+// do not share), with cgroups and with the noise settings; the records
+// (output, metrics, schedstat, balance counters, events) must be byte for
+// byte the same, and so must a hash of every context switch, wakeup and
+// migration with its time. Sharing every group must have reused
+// statistics, and no sharing never, so that the comparison compares
+// something. Under -tags invariants every reuse is also checked against a
+// fresh sum (sgShareCheck).
 func TestShareSgStatsExact(t *testing.T) {
 	machines := filepath.Join("..", "topology", "testdata", "machines")
 	hb := []string{"-p", "-T", "-l", "100", "-g", "2"}
 	cases := []struct {
 		name string
 		cfg  Config
-		// noReuse: a run whose balancer never shares (every pass
-		// refreshes blocked load CPU by CPU).
-		noReuse bool
 	}{
 		{name: "zen3 v6.19 hackbench", cfg: Config{Machine: "zen3-2s-nps1", Kernel: "v6.19", Tool: "hackbench", Args: hb}},
 		{name: "zen3-nps4 v6.0 hackbench sockets", cfg: Config{Machine: "zen3-2s-nps4", Kernel: "v6.0", Tool: "hackbench", Args: []string{"-l", "50", "-g", "2"}}},
 		{name: "kunpeng v5.12 hackbench", cfg: Config{Machine: "kunpeng920-96", Kernel: "v5.12", Tool: "hackbench", Args: hb}},
-		{name: "kunpeng file v6.19 tbench", cfg: Config{Machine: filepath.Join(machines, "kunpeng920-96.yaml"), Kernel: "v6.19", Tool: "tbench", Args: []string{"-t", "1", "16"}}},
+		{name: "kunpeng file v6.19 tbench", cfg: Config{Machine: filepath.Join(machines, "kunpeng920-96.yaml"), Kernel: "v6.19", Tool: "tbench", Args: []string{"-t", "1", "8"}}},
 		{name: "hikey960 v6.19 schbench (asymmetric)", cfg: Config{Machine: filepath.Join(machines, "hikey960.yaml"), Kernel: "v6.19", Tool: "schbench", Args: []string{"-m", "2", "-t", "4", "-r", "1"}}},
 		{name: "chromebook v6.0 schbench (asymmetric)", cfg: Config{Machine: filepath.Join(machines, "chromebook-7c.yaml"), Kernel: "v6.0", Tool: "schbench", Args: []string{"-m", "2", "-t", "4", "-r", "1"}}},
 		{name: "odd v5.12 tbench", cfg: Config{Machine: filepath.Join(machines, "odd.yaml"), Kernel: "v5.12", Tool: "tbench", Args: []string{"-t", "1", "8"}}},
@@ -53,13 +52,17 @@ func TestShareSgStatsExact(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
-			var recs [2][]byte
-			var traces [2]uint64
-			var reuses [2]uint64
-			for i, share := range []string{"1", "0"} {
+			shares := []string{"0", "1", ""} // "": the baseline's
+			var recs [3][]byte
+			var traces [3]uint64
+			var reuses [3]uint64
+			for i, share := range shares {
 				cfg := c.cfg
 				cfg.Seed = 7
-				cfg.Sysctls = append(append([]string(nil), c.cfg.Sysctls...), "model_share_sg_stats="+share)
+				cfg.Sysctls = append([]string(nil), c.cfg.Sysctls...)
+				if share != "" {
+					cfg.Sysctls = append(cfg.Sysctls, "model_share_sg_stats="+share)
+				}
 				var k *sched.Kernel
 				var h traceHash
 				res, err := Run(cfg, Options{Observers: []Observer{func(kk *sched.Kernel) (func() error, error) {
@@ -73,19 +76,21 @@ func TestShareSgStatsExact(t *testing.T) {
 				res.Options = nil // the one difference: the sysctl given
 				recs[i], traces[i], reuses[i] = res.Deterministic(), h.sum(), k.SgSharedReuses()
 			}
-			if !bytes.Equal(recs[0], recs[1]) {
-				t.Errorf("records differ with sharing on and off:\n on: %.2000s\noff: %.2000s", recs[0], recs[1])
+			for i := 1; i < len(shares); i++ {
+				if !bytes.Equal(recs[0], recs[i]) {
+					t.Errorf("records differ with model_share_sg_stats=%q and 0:\n%.2000s\n%.2000s", shares[i], recs[i], recs[0])
+				}
+				if traces[0] != traces[i] {
+					t.Errorf("the switches, wakeups and migrations differ with model_share_sg_stats=%q and 0", shares[i])
+				}
 			}
-			if traces[0] != traces[1] {
-				t.Errorf("the switches, wakeups and migrations differ with sharing on and off")
+			if reuses[0] != 0 {
+				t.Errorf("sharing off reused group statistics %d times", reuses[0])
 			}
-			if reuses[1] != 0 {
-				t.Errorf("sharing off reused group statistics %d times", reuses[1])
+			if reuses[1] == 0 {
+				t.Errorf("sharing every group never reused statistics: nothing was compared")
 			}
-			if reuses[0] == 0 && !c.noReuse {
-				t.Errorf("sharing on never reused group statistics: nothing was compared")
-			}
-			t.Logf("%d reuses", reuses[0])
+			t.Logf("reuses: %d sharing every group, %d as the baseline", reuses[1], reuses[2])
 		})
 	}
 }
