@@ -257,6 +257,7 @@ type balanceState struct {
 	// balance_share.go).
 	sgGen       []uint64
 	sgLLCSlot   []int32
+	sgCPU       []sgCPU
 	sgShare     []sgShared
 	sgSlots     [][]int32
 	sgShareHits uint64

@@ -42,7 +42,14 @@ func capacityGreater(cap1, cap2 uint64) bool { return cap1*1024 > cap2*1078 }
 // IRQs take a noticeable part of the CPU. Without RT/DL/IRQ load in
 // schedlab, capacity_of equals the original capacity and this is false.
 func (k *Kernel) checkCPUCapacity(rq *Rq, sd *SchedDomain) bool {
-	return rq.CPUCapacity*uint64(sd.T.ImbalancePct) < rq.CPUCapacityOrig*100
+	return capacityReduced(rq.CPUCapacity, rq.CPUCapacityOrig, sd.T.ImbalancePct)
+}
+
+// capacityReduced is check_cpu_capacity's test for a CPU of capacity
+// capacity and original capacity capacityOrig in a domain of
+// imbalance_pct pct.
+func capacityReduced(capacity, capacityOrig uint64, pct int) bool {
+	return capacity*uint64(pct) < capacityOrig*100
 }
 
 // schedReducedCapacity mirrors fair.c:sched_reduced_capacity (v6.19).

@@ -1,6 +1,9 @@
 package sched
 
-import "github.com/schedlab/schedlab/internal/topology"
+import (
+	"github.com/schedlab/schedlab/internal/cpumask"
+	"github.com/schedlab/schedlab/internal/topology"
+)
 
 // Shared group statistics (Settings.ShareSgStats): a simulator's saving,
 // not a kernel mechanism.
@@ -22,9 +25,13 @@ import "github.com/schedlab/schedlab/internal/topology"
 // kept with the sum of its CPUs' generations when they were made; as
 // generations only grow, the same sum later means that no CPU of the
 // group changed in between, and the kept sums are what the loop would
-// compute. -tags invariants recomputes every reused sum and panics on a
-// difference (sgShareCheck), and TestShareSgStatsExact (internal/sim)
-// compares whole runs with sharing on and off.
+// compute. When the sum moved, the group's sums are made again from a
+// dense copy of what the loop reads of each CPU (sgCPU, one line instead
+// of the runqueue's and the cfs_rq's), copied again for the CPUs whose
+// own generation moved. -tags invariants recomputes every group's sums
+// from the runqueues and panics on a difference (sgShareCheck), and
+// TestShareSgStatsExact (internal/sim) compares whole runs with sharing
+// on and off.
 //
 // What else the loop depends on: which CPUs the pass considers (env->cpus,
 // which drops CPUs whose tasks are pinned on a retry: only a pass that
@@ -86,6 +93,12 @@ func (k *Kernel) initSgShare() {
 			b.sgLLCSlot[cpu] = int32(n + sh)
 		}
 	}
+	b.sgCPU = make([]sgCPU, n)
+	for cpu := range n {
+		if c := t.Spec.CPUs[cpu].Capacity; c < 0 || c > SchedCapacityScale {
+			panic("sched: a CPU's capacity is outside 0..1024")
+		}
+	}
 	b.sgShare = make([]sgShared, len(t.Groups))
 	b.sgSlots = make([][]int32, len(t.Groups))
 	for i, g := range t.Groups {
@@ -137,30 +150,64 @@ func (k *Kernel) sgGenSum(slots []int32) uint64 {
 	return s
 }
 
-// sgShareable reports whether this pass can use and keep g's shared sums:
-// g has at least Settings.ShareSgStats CPUs (a smaller group's sums cost
-// about as many cache lines to look up and check as to make: an SMT
-// pair's or a 4-CPU cluster's gain nothing, a 16-CPU LLC's or a socket's
-// do), the pass considers every CPU of g, and it neither refreshes nor
-// looks for blocked load CPU by CPU.
+// sgCPU is what updateSgLbStats's loop reads of one CPU, copied from its
+// runqueue and root cfs_rq (two lines, of structures all over memory)
+// into one line of a dense array, and copied again when the CPU's
+// generation has moved.
+type sgCPU struct {
+	// gen is the CPU's generation (its own slot) when copied; 0 if never.
+	gen                          uint64
+	load, util, runnable, misfit uint64
+	hNrRunnable, nrRunning       int32
+	// capacity and capacityOrig are capacity_of and
+	// arch_scale_cpu_capacity (at most SCHED_CAPACITY_SCALE: checked
+	// at boot).
+	capacity, capacityOrig uint32
+	// idle: nr_running is 0 and idle_cpu; overutilized:
+	// cpu_overutilized, with RdFlagsV60 and NohzRdLines only.
+	idle, overutilized bool
+}
+
+// sgCPUCopy copies what the loop reads of CPU i into s, at generation gen.
+func (k *Kernel) sgCPUCopy(i cpumask.CPU, s *sgCPU, gen uint64) {
+	rq := k.Rqs[i]
+	s.gen = gen
+	s.load = cpuLoad(rq)
+	s.util = cpuUtilCfsRq(rq, k.S.UtilEst)
+	s.runnable = cpuRunnable(rq)
+	s.misfit = rq.MisfitTaskLoad
+	s.hNrRunnable = int32(rq.CFS.HNrRunnable)
+	s.nrRunning = int32(rq.NrRunning)
+	s.capacity, s.capacityOrig = uint32(rq.CPUCapacity), uint32(rq.CPUCapacityOrig)
+	s.idle = rq.NrRunning == 0 && rq.IdleCPU()
+	s.overutilized = k.S.RdFlagsV60 && k.S.NohzRdLines && k.cpuOverutilized(i)
+}
+
+// sgShareable reports whether this pass can take g's statistics from the
+// kept sums and the CPUs' copies: g has at least Settings.ShareSgStats
+// CPUs (a smaller group's sums cost about as many cache lines to look up
+// and check as to make: an SMT pair's or a 4-CPU cluster's gain nothing,
+// a 16-CPU LLC's or a socket's do), the pass considers every CPU of g,
+// and it neither refreshes nor looks for blocked load CPU by CPU.
 func (k *Kernel) sgShareable(env *lbEnv, g *topology.Group) bool {
 	return k.S.ShareSgStats > 0 && g.Weight >= k.S.ShareSgStats && env.flags&lbfNohzStats == 0 &&
 		!env.nohzStatsSkipped && g.Span.SubsetOf(env.cpus)
 }
 
-// sgSharedStats returns g's sums, made now if none are current.
+// sgSharedStats returns g's sums: those kept if they are current, else
+// made now from the CPUs' copies.
 func (k *Kernel) sgSharedStats(env *lbEnv, g *topology.Group) *sgShared {
 	e := &k.bal.sgShare[g.ID]
 	gen := k.sgGenSum(k.bal.sgSlots[g.ID])
 	if e.gen == gen && int(e.pct) == env.sd.T.ImbalancePct {
 		k.bal.sgShareHits++
-		if invariantsEnabled {
-			k.sgShareCheck(env, g, e)
-		}
-		return e
+	} else {
+		k.sgShareFill(env, g, e)
+		e.gen = gen
 	}
-	k.sgShareFill(env, g, e)
-	e.gen = gen
+	if invariantsEnabled {
+		k.sgShareCheck(env, g, e)
+	}
 	return e
 }
 
@@ -169,12 +216,47 @@ func (k *Kernel) sgSharedStats(env *lbEnv, g *topology.Group) *sgShared {
 // from its CPUs.
 func (k *Kernel) SgSharedReuses() uint64 { return k.bal.sgShareHits }
 
-// sgShareFill makes e's sums from its CPUs, as updateSgLbStats's loop
-// reads them, for env's domain.
+// sgShareFill makes e's sums from the copies of its CPUs, refreshing
+// those whose generation moved, for env's domain: what updateSgLbStats's
+// loop computes from the runqueues (sgShareFillRqs).
 func (k *Kernel) sgShareFill(env *lbEnv, g *topology.Group, e *sgShared) {
+	pct := env.sd.T.ImbalancePct
+	*e = sgShared{pct: int16(pct)}
+	gen, cpus := k.bal.sgGen, k.bal.sgCPU
+	// every CPU of the group: sgShareable checked that env->cpus has them
+	for i := range g.Span.AndCPUs(env.cpus) {
+		s := &cpus[i]
+		if g := gen[i]; s.gen != g {
+			k.sgCPUCopy(i, s, g)
+		}
+		e.load += s.load
+		e.util += s.util
+		e.runnable += s.runnable
+		e.sumHNrRunning += s.hNrRunnable
+		e.sumNrRunning += s.nrRunning
+		if s.overutilized {
+			e.overutilized = true
+		}
+		if s.idle {
+			e.idleCPUs++
+			continue
+		}
+		if s.nrRunning > 1 {
+			e.overloaded = true
+		}
+		e.misfitAsym = max(e.misfitAsym, s.misfit)
+		// sched_reduced_capacity
+		if s.hNrRunnable == 1 && capacityReduced(uint64(s.capacity), uint64(s.capacityOrig), pct) {
+			e.misfitReduced = max(e.misfitReduced, s.load)
+		}
+	}
+}
+
+// sgShareFillRqs is sgShareFill from the runqueues themselves, as
+// updateSgLbStats's loop reads them: the oracle of sgShareCheck.
+func (k *Kernel) sgShareFillRqs(env *lbEnv, g *topology.Group, e *sgShared) {
 	*e = sgShared{pct: int16(env.sd.T.ImbalancePct)}
 	overutil := k.S.RdFlagsV60 && k.S.NohzRdLines
-	// every CPU of the group: sgShareable checked that env->cpus has them
 	for i := range g.Span.AndCPUs(env.cpus) {
 		rq := k.Rqs[i]
 		load := cpuLoad(rq)
@@ -230,11 +312,11 @@ func (k *Kernel) sgShareApply(env *lbEnv, sds *sdLbStats, e *sgShared, localGrou
 	}
 }
 
-// sgShareCheck panics if e's sums differ from those of its CPUs now: a
-// write that did not record itself (-tags invariants).
+// sgShareCheck panics if e's sums differ from those of its CPUs'
+// runqueues now: a write that did not record itself (-tags invariants).
 func (k *Kernel) sgShareCheck(env *lbEnv, g *topology.Group, e *sgShared) {
 	var fresh sgShared
-	k.sgShareFill(env, g, &fresh)
+	k.sgShareFillRqs(env, g, &fresh)
 	if fresh.load != e.load || fresh.util != e.util || fresh.runnable != e.runnable ||
 		fresh.sumHNrRunning != e.sumHNrRunning || fresh.sumNrRunning != e.sumNrRunning ||
 		fresh.idleCPUs != e.idleCPUs || fresh.overutilized != e.overutilized ||

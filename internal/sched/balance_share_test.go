@@ -71,10 +71,14 @@ func TestShareSgStatsReuse(t *testing.T) {
 }
 
 // TestSgSharedLine: a group's kept statistics and the generation they
-// were made at fill one cache line, which is all a reuse reads of them.
+// were made at fill one cache line, which is all a reuse reads of them,
+// and so does the copy of what the loop reads of a CPU.
 func TestSgSharedLine(t *testing.T) {
 	if got := unsafe.Sizeof(sgShared{}); got != 64 {
 		t.Errorf("sgShared is %d bytes, want 64", got)
+	}
+	if got := unsafe.Sizeof(sgCPU{}); got != 64 {
+		t.Errorf("sgCPU is %d bytes, want 64", got)
 	}
 }
 
