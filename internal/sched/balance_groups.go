@@ -45,9 +45,10 @@ func (k *Kernel) checkCPUCapacity(rq *Rq, sd *SchedDomain) bool {
 	return capacityReduced(rq.CPUCapacity, rq.CPUCapacityOrig, sd.T.ImbalancePct)
 }
 
-// capacityReduced is check_cpu_capacity's test for a CPU of capacity
-// capacity and original capacity capacityOrig in a domain of
-// imbalance_pct pct.
+// capacityReduced is fair.c:check_cpu_capacity's test (v6.19) for a CPU
+// of capacity capacity and original capacity capacityOrig in a domain of
+// imbalance_pct pct (also what the shared statistics' per-CPU copies are
+// tested with, balance_share.go).
 func capacityReduced(capacity, capacityOrig uint64, pct int) bool {
 	return capacity*uint64(pct) < capacityOrig*100
 }
