@@ -251,6 +251,16 @@ type balanceState struct {
 	// lbTasks is likewise the array behind each CPU's env->tasks list.
 	lbMask  []cpumask.Mask
 	lbTasks [][]*Task
+	// sgGen are the generation slots (CPUs', LLCs'), sgLLCSlot each
+	// CPU's LLC slot, sgShare the groups' kept statistics and sgSlots
+	// the slots each group reads (Settings.ShareSgStats,
+	// balance_share.go).
+	sgGen       []uint64
+	sgLLCSlot   []int32
+	sgCPU       []sgCPU
+	sgShare     []sgShared
+	sgSlots     [][]int32
+	sgShareHits uint64
 }
 
 // initBalance sets up the balancer's state at boot (init_sched_fair_class,
@@ -268,6 +278,7 @@ func (k *Kernel) initBalance() {
 	b.niRand = make([]func() uint32, n)
 	b.lbMask = make([]cpumask.Mask, n)
 	b.lbTasks = make([][]*Task, n)
+	k.initSgShare()
 	for i := range b.lbMask {
 		b.lbMask[i] = cpumask.New(n)
 	}

@@ -42,7 +42,15 @@ func capacityGreater(cap1, cap2 uint64) bool { return cap1*1024 > cap2*1078 }
 // IRQs take a noticeable part of the CPU. Without RT/DL/IRQ load in
 // schedlab, capacity_of equals the original capacity and this is false.
 func (k *Kernel) checkCPUCapacity(rq *Rq, sd *SchedDomain) bool {
-	return rq.CPUCapacity*uint64(sd.T.ImbalancePct) < rq.CPUCapacityOrig*100
+	return capacityReduced(rq.CPUCapacity, rq.CPUCapacityOrig, sd.T.ImbalancePct)
+}
+
+// capacityReduced is fair.c:check_cpu_capacity's test (v6.19) for a CPU
+// of capacity capacity and original capacity capacityOrig in a domain of
+// imbalance_pct pct (also what the shared statistics' per-CPU copies are
+// tested with, balance_share.go).
+func capacityReduced(capacity, capacityOrig uint64, pct int) bool {
+	return capacity*uint64(pct) < capacityOrig*100
 }
 
 // schedReducedCapacity mirrors fair.c:sched_reduced_capacity (v6.19).
@@ -92,7 +100,10 @@ func (k *Kernel) updateCPUCapacity(sd *SchedDomain, cpu cpumask.CPU) {
 	if capacity == 0 {
 		capacity = 1
 	}
-	rq.CPUCapacity = capacity
+	if rq.CPUCapacity != capacity {
+		rq.CPUCapacity = capacity
+		rq.sgStatsChanged()
+	}
 	sgc := k.SGC(sd.T.Groups[0])
 	sgc.Capacity = capacity
 	sgc.MinCapacity = capacity
@@ -140,12 +151,39 @@ func (k *Kernel) updateGroupCapacity(sd *SchedDomain, cpu cpumask.CPU) {
 // domain) and misfit tasks (non-local groups), then classify it. With
 // Settings.NewidleNohzStats (before v5.13) a newly idle pass also refreshes
 // the blocked load of the idle CPUs it reads (LBF_NOHZ_STATS).
+// With Settings.ShareSgStats the loop's sums may come from an earlier pass
+// that read the same group unchanged (balance_share.go).
 func (k *Kernel) updateSgLbStats(env *lbEnv, sds *sdLbStats, g *topology.Group, sgs *SgLbStats, sgOverloaded *bool) {
 	*sgs = SgLbStats{}
 	localGroup := g == sds.local
+	c := &k.Costs.Balance
+	nCPUs := 0
+	if k.sgShareable(env, g) {
+		e := k.sgSharedStats(env, g)
+		k.sgShareApply(env, sds, e, localGroup, sgs, sgOverloaded)
+		nCPUs = g.Weight
+	} else {
+		nCPUs = k.sgLbStatsCPUs(env, sds, g, localGroup, sgs, sgOverloaded)
+	}
+	k.lbCharge(c.SgStats(nCPUs))
+	sgs.GroupCapacity = k.SGC(g).Capacity
+	sgs.GroupWeight = g.Weight
+	// group_asym_packing: SD_ASYM_PACKING is not modelled.
+	if k.S.LBSMTAware && !localGroup && smtBalance(env, sgs, g) {
+		sgs.GroupSMTBalance = true
+	}
+	sgs.GroupType = k.groupClassify(env.sd.T.ImbalancePct, g, sgs)
+	if sgs.GroupType == GroupOverloaded {
+		sgs.AvgLoad = sgs.GroupLoad * SchedCapacityScale / sgs.GroupCapacity
+	}
+}
+
+// sgLbStatsCPUs is update_sg_lb_stats's loop over the group's CPUs that
+// take part in this pass (updateSgLbStats); it returns how many there
+// were.
+func (k *Kernel) sgLbStatsCPUs(env *lbEnv, sds *sdLbStats, g *topology.Group, localGroup bool, sgs *SgLbStats, sgOverloaded *bool) int {
 	sdFlags := env.sd.T.Flags
 	balancingAtRd := env.sd.Parent == nil
-	c := &k.Costs.Balance
 	nCPUs := 0
 	// for_each_cpu_and(i, sched_group_span(group), env->cpus)
 	for i := range g.Span.AndCPUs(env.cpus) {
@@ -191,17 +229,7 @@ func (k *Kernel) updateSgLbStats(env *lbEnv, sds *sdLbStats, g *topology.Group, 
 			}
 		}
 	}
-	k.lbCharge(c.SgStats(nCPUs))
-	sgs.GroupCapacity = k.SGC(g).Capacity
-	sgs.GroupWeight = g.Weight
-	// group_asym_packing: SD_ASYM_PACKING is not modelled.
-	if k.S.LBSMTAware && !localGroup && smtBalance(env, sgs, g) {
-		sgs.GroupSMTBalance = true
-	}
-	sgs.GroupType = k.groupClassify(env.sd.T.ImbalancePct, g, sgs)
-	if sgs.GroupType == GroupOverloaded {
-		sgs.AvgLoad = sgs.GroupLoad * SchedCapacityScale / sgs.GroupCapacity
-	}
+	return nCPUs
 }
 
 // updateSdPickBusiest mirrors fair.c:update_sd_pick_busiest (v6.19; with

@@ -926,8 +926,10 @@ func TestTgLoadAvgRatelimit(t *testing.T) {
 		base := tg.LoadAvg
 		c.LastUpdateTgLoadAvg, c.TgLoadAvgContrib = 0, 0
 		c.Avg.LoadAvg = 1000
+		c.sgStatsChanged()
 		k.updateTgLoadAvg(c)
 		c.Avg.LoadAvg = 2000
+		c.sgStatsChanged()
 		k.updateTgLoadAvg(c)
 		if got := tg.LoadAvg - base; got != tc.want {
 			t.Errorf("%s: tg->load_avg grew by %d, want %d", tc.kern, got, tc.want)
@@ -1028,6 +1030,7 @@ func TestSchedutilRunnableBoost(t *testing.T) {
 		withCosts(t, k)
 		c := k.Rqs[0].CFS
 		c.Avg.UtilAvg, c.Avg.RunnableAvg, c.Avg.UtilEst = 300, 700, 0
+		c.sgStatsChanged()
 		k.thisCPU = 0
 		k.cpufreqUpdateUtil(k.Rqs[0])
 		k.Eng.RunUntil(k.Now() + engine.Microsecond)
@@ -1241,10 +1244,12 @@ func TestNewidleTTWUPendingV512(t *testing.T) {
 		rq := k.Rqs[1]
 		rq.AvgIdle = uint64(4 * engine.Millisecond)
 		rq.TTWUPending = 1
+		rq.sgStatsChanged() // as ttwuQueue does
 		before := k.BalanceStats.NewidleGatePassed
 		k.thisCPU = 1
 		k.schedBalanceNewidle(rq)
 		rq.TTWUPending = 0
+		rq.sgStatsChanged()
 		if got := k.BalanceStats.NewidleGatePassed > before; got != tc.passed {
 			t.Errorf("%s: newly idle balance with a wakeup pending passed the gate: %v, want %v", tc.kern, got, tc.passed)
 		}

@@ -15,6 +15,7 @@ import (
 func (k *Kernel) addNrRunning(rq *Rq, n int) {
 	prev := rq.NrRunning
 	rq.NrRunning += n
+	rq.sgStatsChanged()
 	// load balancing: a second runnable task overloads the root domain.
 	if prev < 2 && rq.NrRunning >= 2 {
 		k.setRdOverloaded(true)
@@ -22,7 +23,10 @@ func (k *Kernel) addNrRunning(rq *Rq, n int) {
 }
 
 // subNrRunning mirrors sched.h:sub_nr_running (v6.19).
-func (k *Kernel) subNrRunning(rq *Rq, n int) { rq.NrRunning -= n }
+func (k *Kernel) subNrRunning(rq *Rq, n int) {
+	rq.NrRunning -= n
+	rq.sgStatsChanged()
+}
 
 // sched_info accounting (kernel/sched/stats.h).
 func (k *Kernel) schedInfoEnqueue(rq *Rq, t *Task) {
@@ -191,6 +195,7 @@ func (k *Kernel) schedule(rq *Rq, preempt bool) {
 		rq.NrSwitches++
 		*switchCount++
 		rq.Curr = next
+		rq.sgStatsChanged()
 		prev.OnCPU = false
 		next.OnCPU = true
 		k.schedInfoSwitch(rq, prev, next)
@@ -832,6 +837,7 @@ func (k *Kernel) ttwuQueue(p *Task, cpu cpumask.CPU, wakeFlags int) {
 	rq := k.Rqs[cpu]
 	if k.S.TTWUQueue && k.ttwuQueueCond(p, cpu) {
 		rq.TTWUPending++
+		rq.sgStatsChanged()
 		p.pendingWakeFlags = wakeFlags
 		now := k.Eng.Now()
 		at := now + k.ipiLatency(k.thisCPU, cpu)
@@ -852,6 +858,7 @@ func (k *Kernel) ttwuPendingFired(p *Task) {
 	}
 	k.thisCPU = rq.CPU
 	rq.TTWUPending--
+	rq.sgStatsChanged()
 	k.updateRqClock(rq)
 	k.ttwuDoActivate(rq, p, p.pendingWakeFlags)
 	k.afterEvent()

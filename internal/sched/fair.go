@@ -341,6 +341,7 @@ func setDelayed(se *SchedEntity) {
 	}
 	for ; se != nil; se = se.Parent {
 		se.CfsRq.HNrRunnable--
+		se.CfsRq.sgStatsChanged()
 	}
 }
 
@@ -352,6 +353,7 @@ func clearDelayed(se *SchedEntity) {
 	}
 	for ; se != nil; se = se.Parent {
 		se.CfsRq.HNrRunnable++
+		se.CfsRq.sgStatsChanged()
 	}
 }
 
@@ -479,6 +481,7 @@ func (k *Kernel) enqueueTaskFair(rq *Rq, p *Task, flags int) {
 		k.enqueueEntity(c, se, flags)
 		slice = cfsRqMinSlice(c)
 		c.HNrRunnable += hNrRunnable
+		c.sgStatsChanged()
 		c.HNrQueued++
 		c.HNrIdle += hNrIdle
 		flags = enqueueWakeup
@@ -496,6 +499,7 @@ func (k *Kernel) enqueueTaskFair(rq *Rq, p *Task, flags int) {
 			slice = cfsRqMinSlice(c)
 		}
 		c.HNrRunnable += hNrRunnable
+		c.sgStatsChanged()
 		c.HNrQueued++
 		c.HNrIdle += hNrIdle
 	}
@@ -533,6 +537,7 @@ func (k *Kernel) dequeueEntities(rq *Rq, se *SchedEntity, flags int) int {
 			break
 		}
 		c.HNrRunnable -= hNrRunnable
+		c.sgStatsChanged()
 		c.HNrQueued -= hNrQueued
 		c.HNrIdle -= hNrIdle
 		if c.Load.Weight != 0 {
@@ -559,6 +564,7 @@ func (k *Kernel) dequeueEntities(rq *Rq, se *SchedEntity, flags int) int {
 			slice = cfsRqMinSlice(c)
 		}
 		c.HNrRunnable -= hNrRunnable
+		c.sgStatsChanged()
 		c.HNrQueued -= hNrQueued
 		c.HNrIdle -= hNrIdle
 	}
@@ -988,6 +994,7 @@ func (k *Kernel) updateMisfitStatus(p *Task, rq *Rq) {
 	if !k.asymCPUCapacity() {
 		return
 	}
+	rq.sgStatsChanged()
 	if p == nil || p.NrCPUsAllowed == 1 {
 		rq.MisfitTaskLoad = 0
 		return

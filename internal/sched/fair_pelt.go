@@ -83,6 +83,7 @@ func updateLoadAvgSE(now uint64, c *CfsRq, se *SchedEntity) bool {
 func updateLoadAvgCfsRq(now uint64, c *CfsRq) bool {
 	if updateLoadSum(now, &c.Avg, scaleLoadDown(c.Load.Weight), uint64(c.HNrRunnable), c.Curr != nil) {
 		updateLoadAvg(&c.Avg, 1)
+		c.sgStatsChanged()
 		return true
 	}
 	return false
@@ -110,6 +111,7 @@ func (k *Kernel) updateCfsRqLoadAvg(now uint64, c *CfsRq) bool {
 		divider := uint64(getPeltDivider(sa))
 		removedLoad, removedUtil, removedRunnable := c.Removed.LoadAvg, c.Removed.UtilAvg, c.Removed.RunnableAvg
 		c.Removed = Removed{}
+		c.sgStatsChanged()
 
 		subPositive(&sa.LoadAvg, removedLoad)
 		subPositive(&sa.LoadSum, removedLoad*divider)
@@ -134,12 +136,14 @@ func (k *Kernel) updateCfsRqLoadAvg(now uint64, c *CfsRq) bool {
 
 // enqueueLoadAvg mirrors fair.c:enqueue_load_avg (v6.19).
 func enqueueLoadAvg(c *CfsRq, se *SchedEntity) {
+	c.sgStatsChanged()
 	c.Avg.LoadAvg += se.Avg.LoadAvg
 	c.Avg.LoadSum += seWeight(se) * se.Avg.LoadSum
 }
 
 // dequeueLoadAvg mirrors fair.c:dequeue_load_avg (v6.19).
 func dequeueLoadAvg(c *CfsRq, se *SchedEntity) {
+	c.sgStatsChanged()
 	subPositive(&c.Avg.LoadAvg, se.Avg.LoadAvg)
 	subPositive(&c.Avg.LoadSum, seWeight(se)*se.Avg.LoadSum)
 	c.Avg.LoadSum = maxU32(c.Avg.LoadSum, c.Avg.LoadAvg*PeltMinDivider)
@@ -158,7 +162,7 @@ func (k *Kernel) attachEntityLoadAvg(c *CfsRq, se *SchedEntity) {
 	} else {
 		se.Avg.LoadSum = 1
 	}
-	enqueueLoadAvg(c, se)
+	enqueueLoadAvg(c, se) // and sgStatsChanged
 	c.Avg.UtilAvg += se.Avg.UtilAvg
 	c.Avg.UtilSum += se.Avg.UtilSum
 	c.Avg.RunnableAvg += se.Avg.RunnableAvg
@@ -169,7 +173,7 @@ func (k *Kernel) attachEntityLoadAvg(c *CfsRq, se *SchedEntity) {
 
 // detachEntityLoadAvg mirrors fair.c:detach_entity_load_avg (v6.19).
 func (k *Kernel) detachEntityLoadAvg(c *CfsRq, se *SchedEntity) {
-	dequeueLoadAvg(c, se)
+	dequeueLoadAvg(c, se) // and sgStatsChanged
 	subPositive(&c.Avg.UtilAvg, se.Avg.UtilAvg)
 	subPositive32(&c.Avg.UtilSum, uint64(se.Avg.UtilSum))
 	c.Avg.UtilSum = uint32(maxU32(uint64(c.Avg.UtilSum), c.Avg.UtilAvg*PeltMinDivider))
@@ -201,6 +205,7 @@ func updateTgCfsUtil(c *CfsRq, se *SchedEntity, gcfs *CfsRq) {
 	newSum := uint32(se.Avg.UtilAvg * divider)
 	deltaSum := int64(newSum) - int64(se.Avg.UtilSum)
 	se.Avg.UtilSum = newSum
+	c.sgStatsChanged()
 	addPositive(&c.Avg.UtilAvg, deltaAvg)
 	addPositive32(&c.Avg.UtilSum, deltaSum)
 	c.Avg.UtilSum = uint32(maxU32(uint64(c.Avg.UtilSum), c.Avg.UtilAvg*PeltMinDivider))
@@ -217,6 +222,7 @@ func updateTgCfsRunnable(c *CfsRq, se *SchedEntity, gcfs *CfsRq) {
 	newSum := se.Avg.RunnableAvg * divider
 	deltaSum := int64(newSum) - int64(se.Avg.RunnableSum)
 	se.Avg.RunnableSum = newSum
+	c.sgStatsChanged()
 	addPositive(&c.Avg.RunnableAvg, deltaAvg)
 	addPositive(&c.Avg.RunnableSum, deltaSum)
 	c.Avg.RunnableSum = maxU32(c.Avg.RunnableSum, c.Avg.RunnableAvg*PeltMinDivider)
@@ -258,6 +264,7 @@ func updateTgCfsLoad(c *CfsRq, se *SchedEntity, gcfs *CfsRq) {
 	deltaSum := loadSum - int64(seWeight(se))*int64(se.Avg.LoadSum)
 	se.Avg.LoadSum = uint64(runnableSum)
 	se.Avg.LoadAvg = uint64(loadAvg)
+	c.sgStatsChanged()
 	addPositive(&c.Avg.LoadAvg, deltaAvg)
 	addPositive(&c.Avg.LoadSum, deltaSum)
 	c.Avg.LoadSum = maxU32(c.Avg.LoadSum, c.Avg.LoadAvg*PeltMinDivider)
@@ -450,6 +457,7 @@ func (k *Kernel) utilEstEnqueue(c *CfsRq, p *Task) {
 	if !k.S.UtilEst {
 		return
 	}
+	c.sgStatsChanged()
 	c.Avg.UtilEst += uint32(k.taskUtilEstRaw(p))
 }
 
@@ -463,6 +471,7 @@ func (k *Kernel) utilEstDequeue(c *CfsRq, p *Task) {
 		return
 	}
 	e := uint32(k.taskUtilEstRaw(p))
+	c.sgStatsChanged()
 	if e > c.Avg.UtilEst {
 		c.Avg.UtilEst = 0
 	} else {

@@ -203,11 +203,13 @@ func TestUtilEstUpdateRules(t *testing.T) {
 	p := &Task{}
 	p.SE.Avg.UtilEst = 200 | utilAvgUnchanged
 	c.Avg.UtilEst = 50
+	c.sgStatsChanged()
 	k.utilEstEnqueue(c, p)
 	if c.Avg.UtilEst != 250 {
 		t.Errorf("util_est_enqueue: root util_est %d, want 50 + 200", c.Avg.UtilEst)
 	}
 	c.Avg.UtilEst = 150
+	c.sgStatsChanged()
 	k.utilEstDequeue(c, p)
 	if c.Avg.UtilEst != 0 {
 		t.Errorf("util_est_dequeue: root util_est %d, want max(150 − 200, 0)", c.Avg.UtilEst)

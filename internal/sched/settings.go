@@ -279,6 +279,18 @@ type Settings struct {
 	// they spread past 6 of the 16 LLCs (docs/costs.md, "Balance phase").
 	BalancePhase bool `sysctl:"model_balance_phase"`
 
+	// ShareSgStats lets a balancing pass reuse the per-CPU sums that an
+	// earlier pass's update_sg_lb_stats made of the same group while
+	// none of the group's CPUs has changed since (balance_share.go), for
+	// groups of at least this many CPUs; 0 shares none and recomputes
+	// every group on every pass, as schedlab did before. The statistics
+	// are the same either way, and so is every output: only the
+	// simulator's own time changes (the pass charges the same work).
+	// 8 in every baseline: a smaller group's sums cost about as much to
+	// look up as to make (docs/performance.md, "Shared group
+	// statistics").
+	ShareSgStats int `sysctl:"model_share_sg_stats"`
+
 	// CpufreqGovernor is the cpufreq governor when the cost model is on:
 	// "performance", "schedutil", or "" for the machine's own
 	// (cpufreq_governor in its spec: performance on the Kunpeng servers)
@@ -690,6 +702,8 @@ func Baseline(kernel string) (Settings, error) {
 		SharedFdTable: true,
 		// steady state: a booted-a-while kernel's balance phases
 		BalancePhase: true,
+		// a simulator's saving, not a kernel's: every baseline
+		ShareSgStats: 8,
 		// wakeup path
 		SISScanCost:           25,
 		ShortTaskDurAvgFactor: 8,
@@ -1003,6 +1017,9 @@ func (s *Settings) Validate() error {
 	}
 	if s.IdleLatencyLimitUs < -1 || s.IdleLatencyLimitUs > 1e9 {
 		return fmt.Errorf("model_idle_latency_limit_us must be -1 (no request) or 0..1000000000, not %d", s.IdleLatencyLimitUs)
+	}
+	if s.ShareSgStats < 0 {
+		return fmt.Errorf("model_share_sg_stats must be 0 (no sharing) or the smallest group that shares, in CPUs, not %d", s.ShareSgStats)
 	}
 	if s.Kthreads < 0 || s.Kthreads > 1 {
 		return fmt.Errorf("model_kthreads must be 0 (none) or 1 (a quiet server's), not %d", s.Kthreads)
