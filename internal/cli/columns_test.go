@@ -351,3 +351,20 @@ func TestReportCounterDirection(t *testing.T) {
 		t.Errorf("the report calls a metric higher-is-better; neither is")
 	}
 }
+
+// One of a thing is singular: compare with --runs 1 says "of 1 run", and
+// report counts "1 table" but "0 heat maps".
+func TestOneIsSingular(t *testing.T) {
+	out, errOut, code := runMain(t, "compare", "--machine", "hikey", "--runs", "1", "hackbench", "-l", "5", "-g", "1")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "Statistic     : AMean of 1 run (seeds") {
+		t.Errorf("compare --runs 1:\n%s", out)
+	}
+	for n, want := range map[int]string{0: "0 heat maps", 1: "1 heat map", 2: "2 heat maps"} {
+		if got := counted(n, "heat map"); got != want {
+			t.Errorf("counted(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

@@ -60,8 +60,9 @@ every plot as SVG and PNG files.`,
 						return err
 					}
 				}
-				fmt.Fprintf(env.Stderr, "schedlab: report of %s: %d tables, %d bar charts, %d latency CDFs, %d heat maps",
-					res.Plan.Name, rep.Count("bars"), rep.Count("bars"), rep.Count("cdf"), rep.Count("heatmap"))
+				fmt.Fprintf(env.Stderr, "schedlab: report of %s: %s, %s, %s, %s",
+					res.Plan.Name, counted(rep.Count("bars"), "table"), counted(rep.Count("bars"), "bar chart"),
+					counted(rep.Count("cdf"), "latency CDF"), counted(rep.Count("heatmap"), "heat map"))
 				if len(res.Missing) > 0 {
 					fmt.Fprintf(env.Stderr, " (%d runs missing)", len(res.Missing))
 				}
@@ -75,4 +76,13 @@ every plot as SVG and PNG files.`,
 		c.Flags().StringVar(&heat, "heatmaps", "last-load", "traced runs to draw: last-load (every variant at each workload's last load), all, none")
 		return c
 	})
+}
+
+// counted is n and the noun, in the plural unless n is 1 ("1 table",
+// "0 heat maps").
+func counted(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

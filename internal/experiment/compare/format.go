@@ -58,7 +58,7 @@ func FormatTable(w io.Writer, t *Table) error {
 	}
 	fmt.Fprintf(bw, "Metric        : %s (%s), %s\n", m.Label, m.Name, unit)
 	fmt.Fprintf(bw, "Interpretation: %s\n", direction)
-	fmt.Fprintf(bw, "Statistic     : %s of %s runs (seeds from master seed %d; run i of tip and of each variant share one seed), ±%.0f%% confidence interval\n", t.Stat, nruns, t.Seed, t.Conf*100)
+	fmt.Fprintf(bw, "Statistic     : %s of %s %s (seeds from master seed %d; run i of tip and of each variant share one seed), ±%.0f%% confidence interval\n", t.Stat, nruns, plural(uint64(runs), "run", "runs"), t.Seed, t.Conf*100)
 	if t.Sequential != nil {
 		fmt.Fprintf(bw, "Runs          : %s (Bonferroni over the looks; --full-length runs all); = within ±%g%% of tip by that rule, sign not settled\n", t.Sequential, t.Sequential.WithinPct)
 	}
