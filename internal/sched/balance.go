@@ -665,7 +665,9 @@ func (k *Kernel) schedBalanceDomains(rq *Rq, idle int) {
 			goto out
 		}
 		if timeAfterEq(jiff, sd.LastBalance+interval) {
-			if k.schedBalanceRq(cpu, rq, sd, idle, &continueBalancing) > 0 {
+			moved := k.schedBalanceRq(cpu, rq, sd, idle, &continueBalancing)
+			k.countClusterLevel(sd, moved)
+			if moved > 0 {
 				// LBF_DST_PINNED may have moved the pull elsewhere:
 				// recompute this CPU's idleness.
 				idle = CPUNotIdle

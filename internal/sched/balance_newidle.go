@@ -80,6 +80,7 @@ func (k *Kernel) schedBalanceNewidle(rq *Rq) int {
 				weight = (1024 + weight/2) / weight
 			}
 			pulled = k.schedBalanceRq(thisCPU, rq, sd, CPUNewlyIdle, &continueBalancing)
+			k.countClusterLevel(sd, pulled)
 			t1 := uint64(k.bal.spent)
 			domainCost := t1 - t0
 			currCost += domainCost

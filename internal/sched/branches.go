@@ -64,6 +64,12 @@ const (
 	// BranchNoTgPropagate: an attach or detach on a task group's cfs_rq
 	// was not propagated to the group's entity (no-tg-propagate).
 	BranchNoTgPropagate
+	// BranchClusterLevel: a load-balance pass ran at the CLS level, which
+	// the comparison kernel does not have (cluster-level).
+	BranchClusterLevel
+	// BranchSelectIdleCluster: select_idle_cluster found an idle CPU in
+	// target's cluster before select_idle_cpu ran (cluster-level).
+	BranchSelectIdleCluster
 	// NrBranches is the number of branches.
 	NrBranches
 )
@@ -81,6 +87,10 @@ type BranchInfo struct {
 }
 
 var branchInfos = [NrBranches]BranchInfo{
+	BranchClusterLevel: {"sched_balance_rq:CLS",
+		"taken: a load-balance pass (periodic, idle or newly idle) ran at the CLS level; changed: it moved a task, which the comparison kernel, without that level, did not do at that point", true},
+	BranchSelectIdleCluster: {"select_idle_sibling:select_idle_cluster",
+		"taken: select_idle_cluster returned an idle CPU of target's cluster; changed: the CPU differs from the one v5.12's select_idle_cpu finds from the same state", true},
 	BranchShortAffine: {"wake_affine_idle:is_short_task",
 		"taken: wake_affine_idle chose this_cpu because curr(this_cpu) is short; changed: wake_affine's choice differs from the comparison kernel's (prev_cpu when it is idle and the check comes first, else wake_affine_weight's)", true},
 	BranchShortScan: {"select_idle_cpu:is_short_task",
@@ -131,5 +141,13 @@ func (k *Kernel) countBranch(b Branch, changed bool) {
 	c.Taken++
 	if changed {
 		c.Changed++
+	}
+}
+
+// countClusterLevel counts a balance pass of sd that moved moved tasks when
+// sd is the CLS level the cluster-level variant adds (BranchClusterLevel).
+func (k *Kernel) countClusterLevel(sd *SchedDomain, moved int) {
+	if k.S.ClusterLevel && sd.T.Name == "CLS" {
+		k.countBranch(BranchClusterLevel, moved > 0)
 	}
 }

@@ -49,7 +49,7 @@ const (
 	ReasonIdleSMT       // select_idle_smt: an idle SMT sibling of prev
 	ReasonShortTask     // the short-task hunk of select_idle_cpu: target without a scan
 	ReasonNode          // select_idle_node (SIS_NODE): an idle CPU of another LLC
-	ReasonCluster       // select_idle_cpu's scan of target's cluster (sis-cluster)
+	ReasonCluster       // a scan of target's cluster first: select_idle_cpu's (sis-cluster) or select_idle_cluster (cluster-level)
 	ReasonCapacity      // select_idle_capacity (asymmetric capacity)
 	ReasonPrevCluster   // prev, cache-affine but outside target's cluster, kept as the fallback
 	ReasonRecentCluster // recent_used_cpu outside target's cluster, kept as the fallback

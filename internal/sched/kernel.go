@@ -209,9 +209,10 @@ type Hooks struct {
 }
 
 // TopologyOptions are the topology.Build options a kernel with settings s
-// needs: its baseline, and SD_CLUSTER on the CLS level for sis-cluster.
+// needs: its baseline, SD_CLUSTER on the CLS level for sis-cluster, and a
+// CLS level for cluster-level.
 func TopologyOptions(s Settings) topology.Options {
-	return topology.Options{Kernel: s.Kernel, ClusterFlag: s.SISCluster}
+	return topology.Options{Kernel: s.Kernel, ClusterFlag: s.SISCluster, ClusterLevel: s.ClusterLevel}
 }
 
 // New builds a kernel for topo with settings s, on engine eng. Every CPU

@@ -427,6 +427,16 @@ type Settings struct {
 	// a cache-affine prev or recent CPU outside it is the fallback. The
 	// variant sis-cluster sets this on v6.0.
 	SISCluster bool
+	// ClusterLevel is Barry Song's RFC v2 "scheduler: add scheduler level
+	// for clusters" (<20201201025944.18260-3-song.bao.hua@hisilicon.com>,
+	// Dec 2020, on v5.10-rc; merged in another form for v5.16): a CLS
+	// level between SMT and MC from cpu_clustergroup_mask with
+	// cpu_core_flags() (topology.Options.ClusterLevel, which
+	// TopologyOptions sets from this; the LLC stays MC's), and
+	// select_idle_cluster, a scan of target's cluster before
+	// select_idle_cpu's of the LLC (selectIdleCluster). The variant
+	// cluster-level sets this on v5.12.
+	ClusterLevel bool
 	// SISNodeLimit is Peter Zijlstra's limit on SISNode's search, posted
 	// on top of tip sched/core on 2023-06-01
 	// (<20230601111326.GV4253@hirez.programming.kicks-ass.net>; never

@@ -109,6 +109,11 @@ var variants = []variant{
 		apply: func(s *Settings) { s.SISCluster = true },
 	},
 	{
+		info: VariantInfo{Name: "cluster-level", Baseline: kernels.V512, Touches: []string{"sched_init_domains", "select_idle_sibling", "select_idle_cluster", "sched_balance_rq"}, Branches: []Branch{BranchClusterLevel, BranchSelectIdleCluster},
+			Description: "a scheduler level for clusters (Barry Song, RFC v2 Dec 2020, on v5.10-rc): a CLS sched domain of cpu_clustergroup_mask between SMT and MC with cpu_core_flags(), and select_idle_cluster, a scan of target's cluster before the LLC's; the LLC stays MC's"},
+		apply: func(s *Settings) { s.ClusterLevel = true },
+	},
+	{
 		info: VariantInfo{Name: "sis-node-limit", Baseline: kernels.V60, Touches: []string{"select_idle_sibling", "select_idle_node"}, Branches: []Branch{BranchSISNode, BranchSISNodeLimit},
 			Description: "SIS_NODE with Peter Zijlstra's limit (<20230601111326.GV4253@hirez.programming.kicks-ass.net>, Jun 2023, on the v6.4-rc tip; never merged): select_idle_node gives up after 4 other LLCs scanned without success"},
 		apply: func(s *Settings) { s.SISNode, s.SISNodeLimit = true, true },

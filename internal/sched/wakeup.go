@@ -408,6 +408,12 @@ func (k *Kernel) selectIdleSibling(p *Task, prev, target cpumask.CPU) cpumask.CP
 		}
 	}
 
+	if k.S.ClusterLevel {
+		if i := k.selectIdleCluster(p, sd, hasIdleCore, target); i != cpumask.None {
+			k.why = ReasonCluster
+			return i
+		}
+	}
 	// select_idle_cpu records why it returned a CPU.
 	if i := k.selectIdleCPU(p, sd, hasIdleCore, target); i != cpumask.None {
 		return i
@@ -1120,3 +1126,37 @@ func (k *Kernel) taskFitsCPU(p *Task, cpu cpumask.CPU) bool {
 
 // fitsCapacity mirrors fair.c:fits_capacity (v6.19).
 func fitsCapacity(util, capacity uint64) bool { return util*1280 < capacity*1024 }
+
+// selectIdleCluster mirrors select_idle_cluster of Barry Song's RFC v2
+// "scheduler: add scheduler level for clusters" (Dec 2020, on v5.10-rc;
+// Settings.ClusterLevel), which select_idle_sibling calls before
+// select_idle_cpu: on a machine without SMT (sched_smt_active), the CPUs
+// of target's cluster (cpu_cluster_mask), from target and wrapping, and
+// the first that the task may run on and that is idle
+// (available_idle_cpu). Each CPU it examines counts as a CPU scanned
+// (sis_scan_cpu_ns), as select_idle_cpu's do. sd and hasIdleCore are the
+// LLC domain and test_idle_cores' answer, which only the branch counter's
+// comparison (v5.12's select_idle_cpu from the same state) uses.
+func (k *Kernel) selectIdleCluster(p *Task, sd *SchedDomain, hasIdleCore bool, target cpumask.CPU) cpumask.CPU {
+	if k.smtActive() {
+		return cpumask.None
+	}
+	res := cpumask.None
+	scanned := uint64(0)
+	k.Topo.ClusterMask[target].ForEachWrap(target, func(cpu cpumask.CPU) bool {
+		if !p.CPUsAllowed.Test(cpu) {
+			return true
+		}
+		scanned++
+		if k.availableIdleCPU(cpu) {
+			res = cpu
+			return false
+		}
+		return true
+	})
+	k.Rqs[k.thisCPU].Wakeup.SISScanned += scanned
+	if res != cpumask.None {
+		k.countBranch(BranchSelectIdleCluster, k.selectIdleCPUDry(p, sd, hasIdleCore, target) != res)
+	}
+	return res
+}

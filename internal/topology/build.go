@@ -16,6 +16,17 @@ type Options struct {
 	// not yet the flag (v6.0): what the sis-cluster variant ports
 	// (sched.TopologyOptions sets it from the kernel's settings).
 	ClusterFlag bool
+	// ClusterLevel builds a CLS level (cpu_clustergroup_mask, with
+	// cpu_core_flags(): SD_SHARE_PKG_RESOURCES) on a baseline without one
+	// (v5.12): what the cluster-level variant ports, Barry Song's RFC v2
+	// "scheduler: add scheduler level for clusters" (Dec 2020), which
+	// names the level CL (schedlab keeps v6.0's CLS). The level is built
+	// as v6.0 builds it, with v6.0's later corrections to the masks (a
+	// CLS that would span the coregroup falls back to the SMT mask; an
+	// arm64 coregroup inside a cluster widens to it), which change
+	// nothing where a cluster is smaller than its LLC (Kunpeng 920) and
+	// are a simplification elsewhere.
+	ClusterLevel bool
 }
 
 // RECLAIM_DISTANCE: NUMA levels farther than this lose SD_BALANCE_EXEC,
@@ -68,6 +79,9 @@ type Topology struct {
 	// (some core has more than one thread).
 	SMTMask    []cpumask.Mask
 	SMTPresent bool
+	// ClusterMask[cpu] is topology_cluster_cpumask(cpu), the CPUs of
+	// cpu's cluster, whether or not a CLS domain was built.
+	ClusterMask []cpumask.Mask
 	// AsymCPUCapacity is the sched_asym_cpucapacity static key: some
 	// domain has SD_ASYM_CPUCAPACITY. ClusterActive is
 	// sched_cluster_active: some CPU has an SD_CLUSTER domain.
@@ -216,6 +230,8 @@ type builder struct {
 	nCaps  int // distinct capacity values
 	core   []int
 	smt    []cpumask.Mask
+	// cluster is topology_cluster_cpumask per CPU.
+	cluster []cpumask.Mask
 	// balance memoises buildBalanceMask.
 	balance map[balanceKey][]balanceEntry
 	// tlAsym is v5.12's asym_cpu_capacity_level (-1: none), used when
@@ -236,6 +252,11 @@ func Build(spec *MachineSpec, opt Options) (*Topology, error) {
 	}
 	if err := spec.Validate(); err != nil {
 		return nil, fmt.Errorf("machine %s: %w", spec.Name, err)
+	}
+	if opt.ClusterLevel && !kernel.ClusterLevel {
+		k := *kernel
+		k.ClusterLevel = true
+		kernel = &k
 	}
 	if opt.ClusterFlag && !kernel.ClusterFlag {
 		if !kernel.ClusterLevel {
@@ -310,6 +331,7 @@ func (b *builder) prepareMasks() {
 	b.nCaps = len(s.Capacities())
 	b.smt = idMasks(n, func(c int) int { return s.CPUs[c].Core })
 	cluster := idMasks(n, func(c int) int { return s.CPUs[c].Cluster })
+	b.cluster = cluster
 	llc := idMasks(n, func(c int) int { return s.CPUs[c].LLC })
 	pkg := idMasks(n, func(c int) int { return s.CPUs[c].Package })
 	node := idMasks(n, func(c int) int { return s.CPUs[c].Node })
@@ -833,6 +855,7 @@ func (b *builder) finish() *Topology {
 		SdAsymPacking:     make([]*Domain, n),
 		SdAsymCPUCapacity: make([]*Domain, n),
 		SMTMask:           b.smt,
+		ClusterMask:       b.cluster,
 		CPUCapacity:       b.caps,
 		CPUNode:           make([]int, n),
 		NodeMask:          make([]cpumask.Mask, len(s.Distance)),

@@ -781,3 +781,45 @@ func TestV512Domains(t *testing.T) {
 		}
 	}
 }
+
+// The cluster-level variant's option builds on v5.12 the CLS level Barry
+// Song's RFC v2 added: on Kunpeng 920 (6 clusters of 4 per 24-core die)
+// CPU 5's lowest domain spans its cluster (4-7) with cpu_core_flags()'s
+// SD_SHARE_PKG_RESOURCES and no SD_CLUSTER, its parent is the die's MC,
+// and sd_llc stays the die (24 CPUs); on HiKey, whose clusters are its
+// LLCs, the level degenerates and the chain is v5.12's own. Without the
+// option v5.12 has no CLS level (TestV512Domains). ClusterMask is the
+// cluster either way.
+func TestClusterLevelOption(t *testing.T) {
+	kp, err := Build(mustPreset(t, "kunpeng920-96"), Options{Kernel: kernels.V512, ClusterLevel: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkInvariants(t, kp)
+	d := kp.Domains[5]
+	if d[0].Name != "CLS" || d[0].Span.String() != "4-7" || d[1].Name != "MC" || d[1].SpanWeight != 24 {
+		t.Errorf("cpu5's chain %s, want CLS:4-7 then MC over 24", chainSummary(kp, 5))
+	}
+	if d[0].Flags&SDShareLLC == 0 || d[0].Flags&SDCluster != 0 {
+		t.Errorf("CLS flags %v: want SD_SHARE_PKG_RESOURCES without SD_CLUSTER", d[0].Flags)
+	}
+	if kp.SdLLCSize[5] != 24 || kp.SdLLC[5].Name != "MC" {
+		t.Errorf("sd_llc of cpu5 %s over %d, want MC over 24", kp.SdLLC[5].Name, kp.SdLLCSize[5])
+	}
+	plain := mustBuild(t, mustPreset(t, "kunpeng920-96"), kernels.V512)
+	if chainSummary(kp, 5) == chainSummary(plain, 5) {
+		t.Errorf("the option changed nothing: %s", chainSummary(kp, 5))
+	}
+	for _, topo := range []*Topology{kp, plain} {
+		if got := topo.ClusterMask[5].String(); got != "4-7" {
+			t.Errorf("ClusterMask[5] = %s, want 4-7", got)
+		}
+	}
+	hk, err := Build(mustPreset(t, "hikey"), Options{Kernel: kernels.V512, ClusterLevel: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := chainSummary(hk, 0), chainSummary(mustBuild(t, mustPreset(t, "hikey"), kernels.V512), 0); got != want {
+		t.Errorf("hikey cpu0 with the option %s, without %s: want the same (CLS degenerates)", got, want)
+	}
+}
