@@ -80,9 +80,4 @@ every plot as SVG and PNG files.`,
 
 // counted is n and the noun, in the plural unless n is 1 ("1 table",
 // "0 heat maps").
-func counted(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
+func counted(n int, noun string) string { return fmt.Sprintf("%d %s%s", n, noun, plural(n)) }
