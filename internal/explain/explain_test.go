@@ -391,7 +391,7 @@ func TestCountsAreTheKernels(t *testing.T) {
 // leaves only the window's; the printed figures add up to the printed
 // change too (TestExplainCommand, in internal/cli).
 func TestIdentity(t *testing.T) {
-	cfg := sim.Config{Machine: "hikey", Seed: 9, Tool: "hackbench", Args: []string{"-l", "50", "-g", "2"}}
+	cfg := sim.Config{Machine: "hikey", Seed: 9, Tool: "hackbench", Args: []string{"-l", "50", "-g", "3"}}
 	a, b, d := runPair(t, cfg, "short-task-v3")
 	if d.Decision == nil {
 		t.Fatal("short-task-v3 and its base never part on a loaded hikey")

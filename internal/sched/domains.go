@@ -137,6 +137,16 @@ func (k *Kernel) buildDomainState() {
 	for i, sh := range t.Shared {
 		ds.Shared[i].NrBusyCPUs = sh.NrBusyCPUs
 	}
+	if k.S.WarmLLCShared {
+		// update_idle_cpu_scan with sum_util = 0 stores llc_weight
+		// (Settings.WarmLLCShared); the SIS_UTIL v2 RFC's
+		// update_nr_idle_scan stores llc_size as well.
+		for cpu := range t.NrCPUs {
+			if i := t.SdLLCShared[cpu]; i >= 0 {
+				ds.Shared[i].NrIdleScan = t.SdLLCSize[cpu]
+			}
+		}
+	}
 	ds.SGC = make([]*SchedGroupCapacity, len(t.Groups))
 	for i, g := range t.Groups {
 		ds.SGC[i] = &SchedGroupCapacity{Capacity: uint64(g.Capacity), MinCapacity: uint64(g.MinCapacity), MaxCapacity: uint64(g.MaxCapacity)}

@@ -21,7 +21,8 @@ func newTestKernel(t testing.TB, machine, kernel string) *Kernel {
 
 // newTestKernelSpec builds a kernel on a machine spec, as freshly booted:
 // without Settings.BalancePhase every domain's last_balance is boot's
-// jiffy (sd_init), the instant the unit tests derive balance times from.
+// jiffy (sd_init), the instant the unit tests derive balance times from,
+// and without Settings.WarmLLCShared sd_llc_shared is as allocated.
 func newTestKernelSpec(t testing.TB, spec *topology.MachineSpec, kernel string) *Kernel {
 	t.Helper()
 	topo, err := topology.Build(spec, topology.Options{Kernel: kernel})
@@ -30,6 +31,7 @@ func newTestKernelSpec(t testing.TB, spec *topology.MachineSpec, kernel string) 
 	}
 	s := MustBaseline(kernel)
 	s.BalancePhase = false
+	s.WarmLLCShared = false
 	k, err := New(engine.New(1), topo, s)
 	if err != nil {
 		t.Fatal(err)

@@ -279,6 +279,24 @@ type Settings struct {
 	// they spread past 6 of the 16 LLCs (docs/costs.md, "Balance phase").
 	BalancePhase bool `sysctl:"model_balance_phase"`
 
+	// WarmLLCShared starts each sd_llc_shared's nr_idle_scan (SIS_UTIL)
+	// at the value update_idle_cpu_scan stores for an idle LLC, its
+	// llc_weight, instead of the zero of a fresh allocation: on a kernel
+	// that has been up a while, the last periodic balance of the LLC
+	// domain (never a newly idle one) saw the idle machine's utilisation,
+	// sum_util ≈ 0, and left the whole LLC to scan. With the zero, every
+	// wakeup before the first such balance returns from select_idle_cpu
+	// at once ("nr == 1"), so a benchmark's first wakeups stack their
+	// tasks on busy targets though the LLC is idle, and what the later
+	// scans (from target + 1) make of the stacks decides where pairs
+	// settle: tbench's pairs on a Kunpeng 920 node all came to share a
+	// cluster under tip, where sis-cluster has nothing left to gain
+	// (docs/costs.md, "Warm sd_llc_shared"). A simplification as
+	// BalancePhase is: the value is the idle machine's, not that of
+	// whatever the machine ran last. On in every baseline; 0 gives the
+	// boot state.
+	WarmLLCShared bool `sysctl:"model_warm_llc_shared"`
+
 	// ShareSgStats lets a balancing pass reuse the per-CPU sums that an
 	// earlier pass's update_sg_lb_stats made of the same group while
 	// none of the group's CPUs has changed since (balance_share.go), for
@@ -712,6 +730,8 @@ func Baseline(kernel string) (Settings, error) {
 		SharedFdTable: true,
 		// steady state: a booted-a-while kernel's balance phases
 		BalancePhase: true,
+		// steady state: an idle machine's last LLC balance
+		WarmLLCShared: true,
 		// a simulator's saving, not a kernel's: every baseline
 		ShareSgStats: 8,
 		// wakeup path

@@ -19,8 +19,18 @@ func newRig(t testing.TB, machine, kernel string) *rig {
 	return &rig{t: t, k: newTestKernel(t, machine, kernel)}
 }
 
-// newRigSettings builds a rig with explicit settings.
+// newRigSettings builds a rig with explicit settings, as booted: sd_init's
+// last_balance (no BalancePhase) and a zeroed sd_llc_shared (no
+// WarmLLCShared), the state the tests derive from.
 func newRigSettings(t testing.TB, machine string, s Settings) *rig {
+	t.Helper()
+	s.BalancePhase = false
+	s.WarmLLCShared = false
+	return newRigAsIs(t, machine, s)
+}
+
+// newRigAsIs builds a rig with exactly the settings s.
+func newRigAsIs(t testing.TB, machine string, s Settings) *rig {
 	t.Helper()
 	spec, err := topology.Load(machine)
 	if err != nil {
@@ -30,7 +40,6 @@ func newRigSettings(t testing.TB, machine string, s Settings) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.BalancePhase = false // as booted: the tests derive from sd_init's last_balance
 	k, err := New(engine.New(1), topo, s)
 	if err != nil {
 		t.Fatal(err)
