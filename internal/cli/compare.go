@@ -153,8 +153,8 @@ same command with --resume runs only the rest.`,
 				}
 				start := time.Now()
 				prog := newProgress(env)
-				prog.header("compare %s on %s, %s, columns %s, master seed %d, %d runs each%s",
-					args[0], plan.Machines[0].Label, kernelsText(plan), strings.Join(plan.Variants, ", "), plan.Seed, plan.Runs,
+				prog.header("compare %s on %s, %s, columns %s, master seed %d, %d run%s each%s",
+					args[0], plan.Machines[0].Label, kernelsText(plan), strings.Join(plan.Variants, ", "), plan.Seed, plan.Runs, plural(plan.Runs),
 					kernelOrigin(plan.Kernels[0], rf.kernel, rf.variants))
 				ctx, stop := env.interruptible()
 				defer stop()
@@ -220,8 +220,8 @@ same command with --resume runs only the rest.`,
 				printWarnings(env.Stderr, recordWarnings(recs)...)
 				// One line names what ran (the table's header says it too,
 				// but not where the kernel came from).
-				fmt.Fprintf(env.Stderr, "schedlab: compare %s on %s (%d CPUs), %s, columns %s, master seed %d, %d runs each",
-					args[0], plan.Machines[0].Label, plan.Machines[0].NrCPUs, kernelsText(plan), strings.Join(plan.Variants, ", "), plan.Seed, plan.Runs)
+				fmt.Fprintf(env.Stderr, "schedlab: compare %s on %s (%d CPUs), %s, columns %s, master seed %d, %d run%s each",
+					args[0], plan.Machines[0].Label, plan.Machines[0].NrCPUs, kernelsText(plan), strings.Join(plan.Variants, ", "), plan.Seed, plan.Runs, plural(plan.Runs))
 				if prog.on() {
 					fmt.Fprintf(env.Stderr, ": %d runs in %.1fs on %d workers", len(recs), time.Since(start).Seconds(), jobs)
 				}

@@ -261,7 +261,7 @@ func TestMetricDirections(t *testing.T) {
 func TestCompareNamesKernel(t *testing.T) {
 	common := []string{"--machine", "hikey", "--runs", "1", "--jobs", "1", "hackbench", "-l", "5", "-g", "1,2"}
 	out, errOut, code := runMain(t, append([]string{"compare", "--variant", "short-task-v3"}, common...)...)
-	if want := "schedlab: compare hackbench on hikey (8 CPUs), kernel v6.0, columns tip, short-task-v3, master seed 1, 1 runs each (v6.0 is short-task-v3's baseline; v6.19 without --variant)\n"; code != 0 || errOut != want {
+	if want := "schedlab: compare hackbench on hikey (8 CPUs), kernel v6.0, columns tip, short-task-v3, master seed 1, 1 run each (v6.0 is short-task-v3's baseline; v6.19 without --variant)\n"; code != 0 || errOut != want {
 		t.Fatalf("exit %d, stderr\n%q, want\n%q", code, errOut, want)
 	}
 	tipV60 := tipColumn(t, out)

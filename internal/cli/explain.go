@@ -24,12 +24,12 @@ import (
 func init() {
 	register(func(env *Env) *cobra.Command {
 		var (
-			rf                runFlags
-			jsonFile, metric  string
+			rf                       runFlags
+			jsonFile, metric, column string
 			runs, jobs, ctxSz int
 		)
 		c := &cobra.Command{
-			Use:   "explain --variant V [flags] WORKLOAD [the tool's own arguments]",
+			Use:   "explain (--variant V | --column NAME=FLAGS) [flags] WORKLOAD [the tool's own arguments]",
 			Short: "Say why a variant's run differs from tip's: the first divergence, the decisions, the metric's change taken apart",
 			Long: `Run a benchmark on tip (the kernel the variant is compared with, as compare's
 tip: --variant base:V) and on the variant, on the same seeds, watching every
@@ -49,6 +49,12 @@ placement decision and what each task's time went to, and print:
     remainder add up to the simulated change.
 
   schedlab explain --machine kunpeng920-128 --cpus 0-31 --variant sis-cluster tbench -t 5 32
+
+--column 'NAME=FLAGS' explains a column of flags laid over tip instead
+(compare's --column: --variant, --feature, --sysctl, --kernel), e.g. SIS_PROP
+against SIS_UTIL:
+
+  schedlab explain --kernel v6.0 --column 'prop=--feature SIS_PROP --feature NO_SIS_UTIL' tbench -t 5 32
 
 Run i of both kernels uses the seed compare's run i uses (derived from
 --seed). Every run option of 'schedlab run' applies to both. --json writes
@@ -72,9 +78,21 @@ everything (docs/explain.md describes the schema).`,
 				if err := rf.check(cmd.Flags()); err != nil {
 					return err
 				}
+				var col experiment.Column
+				if column != "" {
+					if len(rf.variants) > 0 {
+						return fmt.Errorf("--column %s: explain compares tip with either one variant or one column; give --variant or --column, not both", column)
+					}
+					c, err := experiment.ParseColumn(column)
+					if err != nil {
+						return fmt.Errorf("--column %s: %v", column, err)
+					}
+					col = c
+				}
 				switch {
+				case column != "":
 				case len(rf.variants) != 1:
-					return fmt.Errorf("--variant: name the variant to explain (see 'schedlab variants')")
+					return fmt.Errorf("--variant: name the variant to explain (see 'schedlab variants'), or give --column NAME=FLAGS")
 				case strings.HasPrefix(rf.variants[0], sim.BasePrefix):
 					return fmt.Errorf("--variant %s: explain compares a variant with its base; give the variant's name", rf.variants[0])
 				case runs < 1:
@@ -90,7 +108,13 @@ everything (docs/explain.md describes the schema).`,
 					jobs = max(1, runtime.NumCPU()/2)
 				}
 				prog := newProgress(env)
-				rep, err := explainRuns(cfg, explainOptions{Seed: rf.seed, Runs: runs, Jobs: jobs, Metric: metric, Context: ctxSz, prog: prog})
+				opt := explainOptions{Seed: rf.seed, Runs: runs, Jobs: jobs, Metric: metric, Context: ctxSz, prog: prog}
+				var rep *explain.Report
+				if column != "" {
+					rep, err = explainColumn(cfg, col, opt)
+				} else {
+					rep, err = explainRuns(cfg, opt)
+				}
 				prog.clear()
 				if err != nil {
 					return err
@@ -122,6 +146,7 @@ everything (docs/explain.md describes the schema).`,
 		f.StringVar(&metric, "metric", "", "the metric whose change is attributed (default the benchmark's usual one, e.g. time_s, throughput_mb_s, latency_us.p99)")
 		f.StringVar(&jsonFile, "json", "", "also write the whole report as JSON to this file (docs/explain.md)")
 		f.IntVar(&ctxSz, "context", 5, "decisions to show before the first divergence")
+		f.StringVar(&column, "column", "", "explain a column of flags over tip instead of a variant, as compare's --column: 'NAME=FLAGS' with --variant, --feature, --sysctl and --kernel (e.g. 'prop=--feature SIS_PROP --feature NO_SIS_UTIL')")
 		return c
 	})
 }
@@ -159,7 +184,46 @@ func explainRuns(cfg sim.Config, opt explainOptions) (*explain.Report, error) {
 			return nil, err
 		}
 	}
-	labels := [2]string{cfgs[0].VariantLabel(), cfgs[1].VariantLabel()}
+	return explainPair(cfgs, [2]string{cfgs[0].VariantLabel(), cfgs[1].VariantLabel()}, opt)
+}
+
+// columnConfig is tip's configuration with a column's flags laid over it,
+// as compare runs a column: its variants instead of tip's, its features
+// and sysctls after tip's (later settings win), its kernel if it names one.
+func columnConfig(tip sim.Config, col experiment.Column) sim.Config {
+	c := tip
+	if len(col.Variants) > 0 {
+		c.Variants = append([]string(nil), col.Variants...)
+	}
+	c.Features = append(append([]string(nil), tip.Features...), col.Features...)
+	c.Sysctls = append(append([]string(nil), tip.Sysctls...), col.Sysctls...)
+	if col.Kernel != "" {
+		c.Kernel = col.Kernel
+	}
+	return c
+}
+
+// explainColumn runs tip (cfg) against a column of flags over it
+// (explain --column): the same report as for a variant, the column's name
+// in the variant's place.
+func explainColumn(cfg sim.Config, col experiment.Column, opt explainOptions) (*explain.Report, error) {
+	cfgs := [2]sim.Config{cfg, columnConfig(cfg, col)}
+	for i := range cfgs {
+		if err := cfgs[i].Resolve(); err != nil {
+			return nil, err
+		}
+	}
+	tip := cfgs[0].VariantLabel()
+	if tip == "" {
+		tip = experiment.Tip
+	}
+	return explainPair(cfgs, [2]string{tip, col.Name}, opt)
+}
+
+// explainPair runs cfgs[0] (tip) and cfgs[1] on opt.Runs seeds derived
+// from opt.Seed and builds the report (explainRuns).
+func explainPair(cfgs [2]sim.Config, labels [2]string, opt explainOptions) (*explain.Report, error) {
+	cfg := cfgs[1]
 	if opt.prog != nil {
 		opt.prog.header("explain %s on %s, kernel %s, tip %s against %s, master seed %d, %d runs",
 			cfg.Tool, machineName(cfgs[0].Machine), cfgs[0].Kernel, labels[0], labels[1], opt.Seed, opt.Runs)
@@ -296,18 +360,9 @@ func explainMetric(tool, asked string, r *sim.Result) (string, explain.MetricSpe
 // at each load of plan, over the plan's runs and seeds (so that its
 // simulated change is the table's, for a metric summarised by its mean).
 func compareExplain(env *Env, plan *experiment.Plan, jobs int) error {
-	noted := map[string]bool{}
-	for _, pt := range plan.Points() {
+	points := plan.Points()
+	for _, pt := range points {
 		if pt.Run != 0 || pt.Variant == experiment.Tip {
-			continue
-		}
-		// Explain compares one variant with its base, on the variant's
-		// kernel; a column of settings is not that.
-		if c, _ := plan.Column(pt.Variant); len(c.Variants) != 1 || strings.HasPrefix(c.Variants[0], sim.BasePrefix) || len(c.Features)+len(c.Sysctls) > 0 {
-			if !noted[pt.Variant] {
-				fmt.Fprintf(env.Stdout, "\nexplain: column %s is not one variant (tip %s): explain compares a variant with its base; left out\n", pt.Variant, c.Flags())
-				noted[pt.Variant] = true
-			}
 			continue
 		}
 		cfg := plan.RunConfig(&pt, "")
@@ -316,7 +371,26 @@ func compareExplain(env *Env, plan *experiment.Plan, jobs int) error {
 		if len(w.Metrics) > 0 {
 			metric = w.Metrics[0]
 		}
-		rep, err := explainRuns(cfg, explainOptions{Seed: plan.Seed, Runs: plan.Runs, Jobs: max(1, jobs/2), Metric: metric, Context: 5})
+		opt := explainOptions{Seed: plan.Seed, Runs: plan.Runs, Jobs: max(1, jobs/2), Metric: metric, Context: 5}
+		var rep *explain.Report
+		var err error
+		if c, _ := plan.Column(pt.Variant); len(c.Variants) != 1 || strings.HasPrefix(c.Variants[0], sim.BasePrefix) || len(c.Features)+len(c.Sysctls) > 0 || c.Kernel != "" {
+			// A column of settings: against the table's own tip run at
+			// this load, as explain --column does.
+			tip, ok := tipPoint(points, &pt)
+			if !ok {
+				return fmt.Errorf("compare --explain: no tip run for column %s at load %s", pt.Variant, pt.Load)
+			}
+			cfgs := [2]sim.Config{plan.RunConfig(&tip, ""), cfg}
+			for i := range cfgs {
+				if err := cfgs[i].Resolve(); err != nil {
+					return err
+				}
+			}
+			rep, err = explainPair(cfgs, [2]string{experiment.Tip, pt.Variant}, opt)
+		} else {
+			rep, err = explainRuns(cfg, opt)
+		}
 		if err != nil {
 			return err
 		}
@@ -326,4 +400,14 @@ func compareExplain(env *Env, plan *experiment.Plan, jobs int) error {
 		}
 	}
 	return nil
+}
+
+// tipPoint is the tip run of the table's row and run that pt belongs to.
+func tipPoint(points []experiment.Point, pt *experiment.Point) (experiment.Point, bool) {
+	for _, q := range points {
+		if q.Variant == experiment.Tip && q.Machine == pt.Machine && q.Workload == pt.Workload && q.Load == pt.Load && q.Run == pt.Run {
+			return q, true
+		}
+	}
+	return experiment.Point{}, false
 }

@@ -169,7 +169,11 @@ func TestExplainErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"explain", "--machine", "hikey", "hackbench", "-l", "5"}, "schedlab: --variant: name the variant to explain (see 'schedlab variants')\n"},
+		{[]string{"explain", "--machine", "hikey", "hackbench", "-l", "5"}, "schedlab: --variant: name the variant to explain (see 'schedlab variants'), or give --column NAME=FLAGS\n"},
+		{[]string{"explain", "--variant", "short-task-v3", "--column", "p=--feature SIS_PROP", "hackbench"}, "schedlab: --column p=--feature SIS_PROP: explain compares tip with either one variant or one column; give --variant or --column, not both\n"},
+		{[]string{"explain", "--column", "p--feature SIS_PROP", "hackbench"}, "schedlab: --column p--feature SIS_PROP: write NAME=FLAGS, e.g. 'nowaw=--feature NO_WA_WEIGHT'\n"},
+		{[]string{"explain", "--column", "p=--feature NO_SUCH_FEATURE", "hackbench", "-l", "5"}, ""},
+		{[]string{"explain", "--column", "p=--featur SIS_PROP", "hackbench", "-l", "5"}, ""},
 		{[]string{"explain", "--variant", "base:short-task-v3", "hackbench"}, "schedlab: --variant base:short-task-v3: explain compares a variant with its base; give the variant's name\n"},
 		{[]string{"explain", "--variant", "short-task-v3", "--runs", "0", "hackbench"}, "schedlab: --runs 0: give at least 1\n"},
 		{[]string{"explain", "--variant", "short-task-v3", "--runs", "x", "hackbench"}, ""},
@@ -243,4 +247,91 @@ func TestCompareExplain(t *testing.T) {
 		}
 	}
 	checkPrintedIdentity(t, out[strings.Index(out, "schedlab explain:"):strings.LastIndex(out, "schedlab explain:")])
+}
+
+// TestExplainColumn: explain --column runs tip against tip with the
+// column's flags laid over it, on the seeds compare's run i uses: its
+// tip side is `run` with tip's flags and its other side `run` with the
+// column's added, seed for seed (a change of settings the run does not
+// see would leave the two equal, or equal to tip), and the printed
+// attribution adds up as for a variant.
+func TestExplainColumn(t *testing.T) {
+	dir := t.TempDir()
+	j := filepath.Join(dir, "x.json")
+	out, stderr, code := run("explain", "--machine", "hikey", "--kernel", "v6.0", "--column", "prop=--feature SIS_PROP --feature NO_SIS_UTIL",
+		"--json", j, "hackbench", "-l", "50", "-g", "2")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if want := "schedlab explain: hackbench -l 50 -g 2 on hikey (8 CPUs), kernel v6.0: tip against prop, 1 run\n"; !strings.HasPrefix(out, want) {
+		t.Errorf("header: want %q, output:\n%s", want, out)
+	}
+	checkPrintedIdentity(t, out)
+	var rep struct {
+		Seeds       []uint64 `json:"seeds"`
+		Attribution struct {
+			Tip   struct{ Metric float64 } `json:"tip"`
+			Other struct{ Metric float64 } `json:"variant"`
+		} `json:"attribution"`
+	}
+	b, err := os.ReadFile(j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &rep); err != nil || len(rep.Seeds) != 1 {
+		t.Fatalf("report %s: %v, seeds %v", j, err, rep.Seeds)
+	}
+	seed := strconv.FormatUint(rep.Seeds[0], 10)
+	metric := func(extra ...string) float64 {
+		t.Helper()
+		rj := filepath.Join(dir, "run.json")
+		args := append([]string{"run", "--machine", "hikey", "--kernel", "v6.0", "--seed", seed, "--json", rj}, extra...)
+		args = append(args, "hackbench", "-l", "50", "-g", "2")
+		if _, stderr, code := run(args...); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+		var r struct {
+			Metrics map[string]struct{ Value float64 } `json:"metrics"`
+		}
+		b, err := os.ReadFile(rj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &r); err != nil {
+			t.Fatal(err)
+		}
+		return r.Metrics["time_s"].Value
+	}
+	tip, prop := metric(), metric("--feature", "SIS_PROP", "--feature", "NO_SIS_UTIL")
+	if tip == prop {
+		t.Fatalf("the column's flags change nothing here (time_s %v both): pick a workload where they act", tip)
+	}
+	if rep.Attribution.Tip.Metric != tip || rep.Attribution.Other.Metric != prop {
+		t.Errorf("explain's time_s tip %v, prop %v; run's with the same seed %v and %v", rep.Attribution.Tip.Metric, rep.Attribution.Other.Metric, tip, prop)
+	}
+}
+
+// TestCompareExplainColumn: compare --explain explains a column of flags
+// against the table's own tip at each load, and its change is the
+// table's.
+func TestCompareExplainColumn(t *testing.T) {
+	out, stderr, code := run("compare", "--machine", "hikey", "--kernel", "v6.0", "--column", "prop=--feature SIS_PROP --feature NO_SIS_UTIL",
+		"--runs", "2", "--explain", "hackbench", "-l", "30", "-g", "1,2")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if strings.Contains(out, "left out") {
+		t.Fatalf("a column was left out:\n%s", out)
+	}
+	table := regexp.MustCompile(`(?m)^\s+(\d+)\s+\S+\s+\(0\.00%\)\s+±\S+\s+\S+\s+\(([+-]?\d+\.\d\d)%\)`).FindAllStringSubmatch(out, -1)
+	reports := regexp.MustCompile(`(?m)^schedlab explain: hackbench -l 30 -g (\d+) on hikey .* against prop, 2 runs\n`).FindAllStringSubmatch(out, -1)
+	changes := regexp.MustCompile(`(?m)^  time_s: .*: ([+-]\d+\.\d\d)% \(positive = better`).FindAllStringSubmatch(out, -1)
+	if len(table) != 2 || len(reports) != 2 || len(changes) != 2 {
+		t.Fatalf("%d table rows, %d reports, %d changes:\n%s", len(table), len(reports), len(changes), out)
+	}
+	for i := range table {
+		if reports[i][1] != table[i][1] || strings.TrimPrefix(changes[i][1], "+") != strings.TrimPrefix(table[i][2], "+") {
+			t.Errorf("load %s: the table says %s%%, explain (load %s) %s%%", table[i][1], table[i][2], reports[i][1], changes[i][1])
+		}
+	}
 }

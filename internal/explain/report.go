@@ -312,8 +312,14 @@ func sortedLevels(m map[Level]uint64) []Level {
 // Format writes the report as `schedlab explain` prints it.
 func (r *Report) Format(w io.Writer) error {
 	b := &strings.Builder{}
-	fmt.Fprintf(b, "schedlab explain: %s %s on %s (%d CPUs), kernel %s: tip (%s) against %s, %d run%s\n",
-		r.Tool, strings.Join(r.Args, " "), r.Machine, r.NrCPUs, r.Kernel, r.Tip, r.Variant, len(r.Seeds), plural(len(r.Seeds)))
+	// tip is labelled by its variant bases (base:V); a plain tip (against
+	// a column of flags) by its name alone.
+	tip := "tip (" + r.Tip + ")"
+	if r.Tip == "tip" {
+		tip = "tip"
+	}
+	fmt.Fprintf(b, "schedlab explain: %s %s on %s (%d CPUs), kernel %s: %s against %s, %d run%s\n",
+		r.Tool, strings.Join(r.Args, " "), r.Machine, r.NrCPUs, r.Kernel, tip, r.Variant, len(r.Seeds), plural(len(r.Seeds)))
 	b.WriteString("\n1. First divergence\n")
 	formatDivergence(b, r.Divergence)
 	fmt.Fprintf(b, "\n2. Decisions over %d run%s (counts; share of the section's total)\n", len(r.Seeds), plural(len(r.Seeds)))
