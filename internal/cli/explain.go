@@ -26,7 +26,7 @@ func init() {
 		var (
 			rf                       runFlags
 			jsonFile, metric, column string
-			runs, jobs, ctxSz int
+			runs, jobs, ctxSz        int
 		)
 		c := &cobra.Command{
 			Use:   "explain (--variant V | --column NAME=FLAGS) [flags] WORKLOAD [the tool's own arguments]",
