@@ -140,10 +140,13 @@ func (k *Kernel) buildDomainState() {
 	if k.S.WarmLLCShared {
 		// update_idle_cpu_scan with sum_util = 0 stores llc_weight
 		// (Settings.WarmLLCShared); the SIS_UTIL v2 RFC's
-		// update_nr_idle_scan stores llc_size as well.
+		// update_nr_idle_scan stores llc_size as well. With SMT, the
+		// last CPU of an idle core to go idle set has_idle_cores
+		// (__update_idle_core), and no scan has cleared it since.
 		for cpu := range t.NrCPUs {
 			if i := t.SdLLCShared[cpu]; i >= 0 {
 				ds.Shared[i].NrIdleScan = t.SdLLCSize[cpu]
+				ds.Shared[i].HasIdleCores = t.SMTPresent
 			}
 		}
 	}

@@ -293,8 +293,11 @@ type Settings struct {
 	// cluster under tip, where sis-cluster has nothing left to gain
 	// (docs/costs.md, "Warm sd_llc_shared"). A simplification as
 	// BalancePhase is: the value is the idle machine's, not that of
-	// whatever the machine ran last. On in every baseline; 0 gives the
-	// boot state.
+	// whatever the machine ran last. With SMT it also starts
+	// has_idle_cores set, as the idle machine's CPUs left it
+	// (__update_idle_core on each idle entry; only a fruitless idle-core
+	// scan clears it), where a fresh allocation has it clear until the
+	// first CPU goes idle. On in every baseline; 0 gives the boot state.
 	WarmLLCShared bool `sysctl:"model_warm_llc_shared"`
 
 	// ShareSgStats lets a balancing pass reuse the per-CPU sums that an

@@ -36,6 +36,10 @@ func idleLLCScan(llcWeight, sumUtil, pct uint64) int {
 // (nr == 1: "an overloaded LLC is unlikely to have an idle CPU"), so the
 // wakee would stack on target.
 //
+// has_idle_cores starts set on a machine with SMT when warm (every core
+// idle), clear otherwise (until the first CPU that goes idle sets it, as
+// P's does here before the probe).
+//
 // The state: a hog on CPU 0, nothing else; P (pinned elsewhere, then
 // unpinned) is the wakee; select_idle_cpu(P, sd_llc(0), false, 0) is
 // asked from the hog's CPU at 1 ms, before the first tick's balance.
@@ -70,9 +74,12 @@ func TestWarmLLCShared(t *testing.T) {
 							t.Fatalf("derivation: an idle LLC's nr_idle_scan %d, want llc_weight %d", want, m.weight)
 						}
 					}
+					// has_idle_cores: set by the idle machine's CPUs
+					// only where a core has siblings.
+					wantIdleCores := warm && k.Topo.SMTPresent
 					for cpu := range k.NrCPUs() {
-						if sds := k.SdLLCShared(cpu); sds != nil && sds.NrIdleScan != want {
-							t.Fatalf("cpu%d: nr_idle_scan %d at boot, want %d", cpu, sds.NrIdleScan, want)
+						if sds := k.SdLLCShared(cpu); sds != nil && (sds.NrIdleScan != want || sds.HasIdleCores != wantIdleCores) {
+							t.Fatalf("cpu%d: nr_idle_scan %d, has_idle_cores %v at boot, want %d and %v", cpu, sds.NrIdleScan, sds.HasIdleCores, want, wantIdleCores)
 						}
 					}
 					p := r.spawn("p", m.pcpu, 0, SchedNormal, runThenBlock(10*engine.Microsecond))
