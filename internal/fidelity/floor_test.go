@@ -55,9 +55,15 @@ const floorFile = "../../fidelity/floor.yaml"
 // (model_lazy_mm). Paying those lines in the call's first segment instead
 // would save the events but read the lines' owner before the peer's
 // blocking receive touched them: tbench on hikey ran 13% fast that way.
+// It was raised to 7 billion when the subset took in the quick rows of
+// twelve new cases (Kunpeng 920 cluster-scan v6/v7 and SIS_UTIL v1 with
+// their 64- and 128-client rows on two nodes, the tip-only cluster
+// tables) and sd_llc_shared started warm: 6.55 billion events, 6m46s of
+// the fidelity test on this machine's 2 cores. Dropping the heavy new rows
+// instead would have taken the subset's one opposite delta out of it.
 // Counting events keeps the check deterministic, where a wall-clock limit
 // would be flaky.
-const quickEventBudget = 6_500_000_000
+const quickEventBudget = 7_000_000_000
 
 // floor is fidelity/floor.yaml: counts the quick summary must reach, and
 // the median |log ratio| it must not exceed (nil: no bound).
