@@ -188,18 +188,12 @@ func explainRuns(cfg sim.Config, opt explainOptions) (*explain.Report, error) {
 }
 
 // columnConfig is tip's configuration with a column's flags laid over it,
-// as compare runs a column: its variants instead of tip's, its features
-// and sysctls after tip's (later settings win), its kernel if it names one.
+// by the rule compare's columns follow (experiment.Column.Settings). Tip
+// here has no variant bases: explain --column refuses --variant.
 func columnConfig(tip sim.Config, col experiment.Column) sim.Config {
 	c := tip
-	if len(col.Variants) > 0 {
-		c.Variants = append([]string(nil), col.Variants...)
-	}
-	c.Features = append(append([]string(nil), tip.Features...), col.Features...)
-	c.Sysctls = append(append([]string(nil), tip.Sysctls...), col.Sysctls...)
-	if col.Kernel != "" {
-		c.Kernel = col.Kernel
-	}
+	pc := experiment.PlanColumn{Name: col.Name, Kernel: col.Kernel, Variants: col.Variants, Features: col.Features, Sysctls: col.Sysctls}
+	c.Kernel, c.Variants, c.Features, c.Sysctls = pc.Settings(tip.Kernel, nil, tip.Features, tip.Sysctls)
 	return c
 }
 

@@ -216,6 +216,15 @@ func (p *Plan) columnConfig(name, kernel string) (k string, variants, features, 
 		}
 		return kernel, variants, p.Features, p.Sysctls
 	}
+	return c.Settings(kernel, p.TipBase, p.Features, p.Sysctls)
+}
+
+// Settings is what the column runs over tip's kernel, variant bases
+// (tipBase, names without base:), features and sysctls: its kernel if it
+// names one; its variants instead of tip's bases, or, with none on tip's
+// kernel, tip's bases; its features and sysctls after tip's (later
+// settings win).
+func (c PlanColumn) Settings(kernel string, tipBase, features, sysctls []string) (k string, variants, feats, ctls []string) {
 	k = kernel
 	if c.Kernel != "" {
 		k = c.Kernel
@@ -223,11 +232,11 @@ func (p *Plan) columnConfig(name, kernel string) (k string, variants, features, 
 	variants = slices.Clone(c.Variants)
 	if len(variants) == 0 && k == kernel {
 		// Tip plus settings: tip's kernel, with tip's variant bases.
-		for _, v := range p.TipBase {
+		for _, v := range tipBase {
 			variants = append(variants, sim.BasePrefix+v)
 		}
 	}
-	return k, variants, slices.Concat(p.Features, c.Features), slices.Concat(p.Sysctls, c.Sysctls)
+	return k, variants, slices.Concat(features, c.Features), slices.Concat(sysctls, c.Sysctls)
 }
 
 // resolveColumns fills in the plan's columns (Variants, tip first),
