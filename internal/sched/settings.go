@@ -300,6 +300,22 @@ type Settings struct {
 	// first CPU goes idle. On in every baseline; 0 gives the boot state.
 	WarmLLCShared bool `sysctl:"model_warm_llc_shared"`
 
+	// TbenchConnect sets tbench up as dbench 4.00 and its tbench_srv do:
+	// the parent forks the clients one after another; each client
+	// connects to the listener as soon as it runs (the loopback
+	// handshake wakes the listener in accept(2), with WF_SYNC, from the
+	// client's CPU), then waits at the start barrier; the listener
+	// forks that client's server from wherever the wakeup put it; and
+	// the parent polls the barrier every 100 ms and releases the clients
+	// at the first poll that finds all of them waiting (dbench.c
+	// create_procs, tbench_srv.c listener). Where the servers start
+	// decides where the pairs begin. Off: the listener forks all the
+	// servers from the start, one after another, without waiting for a
+	// connection, while the parent forks the clients, and the last
+	// client to be prepared releases them at once (the model before). On
+	// in every baseline: it is the benchmark's, not a kernel's.
+	TbenchConnect bool `sysctl:"model_tbench_connect"`
+
 	// ShareSgStats lets a balancing pass reuse the per-CPU sums that an
 	// earlier pass's update_sg_lb_stats made of the same group while
 	// none of the group's CPUs has changed since (balance_share.go), for
@@ -735,6 +751,8 @@ func Baseline(kernel string) (Settings, error) {
 		BalancePhase: true,
 		// steady state: an idle machine's last LLC balance
 		WarmLLCShared: true,
+		// tbench's own setup order: the benchmark's, every baseline
+		TbenchConnect: true,
 		// a simulator's saving, not a kernel's: every baseline
 		ShareSgStats: 8,
 		// wakeup path

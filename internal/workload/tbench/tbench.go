@@ -46,6 +46,7 @@ import (
 	"strconv"
 
 	"github.com/schedlab/schedlab/internal/costmodel"
+	"github.com/schedlab/schedlab/internal/cpumask"
 	"github.com/schedlab/schedlab/internal/engine"
 	"github.com/schedlab/schedlab/internal/sched"
 	"github.com/schedlab/schedlab/internal/workload"
@@ -145,13 +146,21 @@ type Bench struct {
 	out      []byte
 	prepared int
 	main     *sched.Task
+	parent   *forker // main's program
 	release  kobj.WaitQueue
-	t0       engine.Time // release
-	tStart   engine.Time // dbench's tv_start: the release, then the end of warmup
-	warmup   int         // seconds; 0 once the warmup has ended
-	done     bool
-	reporter *engine.Timer
-	clients  []*client
+	conns    []*conn
+
+	// Settings.TbenchConnect: the listener's accept queue (the clients'
+	// connection numbers, in connect order) and its wait.
+	connect   bool
+	acceptQ   []int
+	accepting kobj.WaitQueue
+	t0        engine.Time // release
+	tStart    engine.Time // dbench's tv_start: the release, then the end of warmup
+	warmup    int         // seconds; 0 once the warmup has ended
+	done      bool
+	reporter  *engine.Timer
+	clients   []*client
 
 	lines    uint64 // operations executed since release (all clients)
 	bytes    uint64 // payload bytes since tStart
@@ -250,32 +259,53 @@ func New(cfg Config) *Bench {
 
 func (b *Bench) printf(format string, a ...any) { b.out = fmt.Appendf(b.out, format, a...) }
 
-// Start creates the tbench parent, which forks the clients; each client's
-// server is forked by the tbench_srv listener.
+// Start creates tbench_srv's listener and the tbench parent, which forks
+// the clients. With Settings.TbenchConnect (on in every baseline) each
+// client connects when it first runs and the listener forks its server on
+// accepting (listener); off, the listener forks all the servers first.
 func (b *Bench) Start(k *sched.Kernel) error {
 	b.k = k
 	c := b.cfg
 	b.printf("dbench version 4.00 - Copyright Andrew Tridgell 1999-2004\n\n")
 	b.printf("Running for %d seconds with load '%s' and minimum warmup %d secs\n", c.TimeLimit, Loadfile, c.Warmup)
-	b.printf("0 of %d processes prepared for launch   0 sec\n", c.Clients)
+	b.connect = k.S.TbenchConnect
+	if !b.connect {
+		b.printf("0 of %d processes prepared for launch   0 sec\n", c.Clients)
+	}
 	b.reporter = engine.NewTimer("tbench-report", b.report)
 	b.batcher = engine.NewTimer("tbench-batch", b.batch)
 	conns := make([]*conn, c.Clients)
 	for i := range conns {
-		conns[i] = &conn{c2s: kobj.NewTCPLoopback(), s2c: kobj.NewTCPLoopback()}
+		conns[i] = &conn{c2s: kobj.NewTCPLoopback(), s2c: kobj.NewTCPLoopback(), connectCPU: cpumask.None, forkCPU: cpumask.None}
 		conns[i].c2s.SndBuf, conns[i].s2c.SndBuf = c.TCPSndBuf, c.TCPSndBuf
 		conns[i].c2s.Lines, conns[i].s2c.Lines = k.S.TCPLines, k.S.TCPLines
 	}
-	srv := &forker{b: b, n: c.Clients, mk: func(i int) sched.Program { return &server{b: b, c: conns[i]} }, comm: "tbench_srv"}
-	if _, err := k.Fork(sched.TaskSpec{Comm: "tbench_srv", CPU: 0, Prog: srv}); err != nil {
-		return err
+	b.conns = conns
+	if b.connect {
+		// tbench_srv runs before tbench starts: its listener is
+		// blocked in accept(2) when the first client connects.
+		if _, err := k.Fork(sched.TaskSpec{Comm: "tbench_srv", CPU: 0, Prog: &listener{b: b, cur: -1}}); err != nil {
+			return err
+		}
+	} else {
+		srv := &forker{b: b, n: c.Clients, mk: func(i int) sched.Program {
+			conns[i].forkedAt = k.Now()
+			return &server{b: b, c: conns[i]}
+		}, comm: "tbench_srv"}
+		if _, err := k.Fork(sched.TaskSpec{Comm: "tbench_srv", CPU: 0, Prog: srv}); err != nil {
+			return err
+		}
 	}
 	cl := &forker{b: b, n: c.Clients, mk: func(i int) sched.Program {
 		// dbench stamps every client's lasttime when it sets them up.
 		cl := &client{b: b, c: conns[i], id: i, opStart: k.Now()}
+		if b.connect {
+			cl.state = clConnect
+		}
 		b.clients = append(b.clients, cl)
 		return cl
 	}, comm: "tbench", isMain: true}
+	b.parent = cl
 	t, err := k.Fork(sched.TaskSpec{Comm: "tbench", CPU: 0, Prog: cl})
 	b.main = t
 	return err
@@ -462,6 +492,12 @@ func (b *Bench) finish(t float64) {
 // conn is one loopback TCP connection.
 type conn struct {
 	c2s, s2c *kobj.UnixStream
+	// With Settings.TbenchConnect: the client's CPU at connect(2),
+	// whether that connect woke the listener, and the listener's CPU
+	// when it forked the server (what the tests check).
+	connectCPU, forkCPU cpumask.CPU
+	wokeListener        bool
+	forkedAt            engine.Time // the server's fork, in either setup
 }
 
 // forker creates n tasks, one fork each; the tbench parent then waits for
@@ -474,7 +510,13 @@ type forker struct {
 	isMain bool
 	i      int
 	paid   bool
+	// The parent's barrier poll (Settings.TbenchConnect).
+	polling  bool
+	pollFrom engine.Time
 }
+
+// pollInterval is create_procs' usleep between two looks at the barrier.
+const pollInterval = 100 * engine.Millisecond
 
 func (f *forker) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 	b := f.b
@@ -493,11 +535,24 @@ func (f *forker) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 		// The listener blocks in accept() for the rest of the run.
 		return sched.Block()
 	}
-	if b.prepared < f.n {
+	if b.connect && b.t0 == 0 {
+		// create_procs: after the forks, poll the barrier's waiters
+		// (semctl GETZCNT) every 100 ms, printing each count, until all
+		// are waiting; the clock starts after the last fork.
+		if !f.polling {
+			f.polling, f.pollFrom = true, k.Now()
+		}
+		b.printf("%d of %d processes prepared for launch %3.0f sec\n", b.prepared, f.n, float64(k.Now()-f.pollFrom)/1e9)
+		if b.prepared < f.n {
+			return sched.Sleep(pollInterval)
+		}
+	} else if b.prepared < f.n {
 		return sched.Block()
 	}
 	if b.t0 == 0 {
-		b.printf("%d of %d processes prepared for launch   0 sec\n", f.n, f.n)
+		if !b.connect {
+			b.printf("%d of %d processes prepared for launch   0 sec\n", f.n, f.n)
+		}
 		b.printf("releasing clients\n")
 		b.t0 = k.Now()
 		b.tStart = b.t0
@@ -529,6 +584,7 @@ const (
 	clPrepare = iota
 	clSend
 	clRecv
+	clConnect // Settings.TbenchConnect: the new process's start and connect(2)
 )
 
 func (cl *client) Next(k *sched.Kernel, t *sched.Task) sched.Op {
@@ -536,11 +592,27 @@ func (cl *client) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 	c := &b.cfg.Costs
 	for {
 		switch cl.state {
+		case clConnect:
+			// The child's own start, then nb_setup's connect(2) on
+			// loopback: the handshake's SYN and ACK sent and the
+			// SYN-ACK received in this call (a simplification: three
+			// zero-payload segments at tcp_send_ns and tcp_recv_ns),
+			// whose last step queues the connection on the listener
+			// and wakes it (sock_def_readable: WF_SYNC).
+			if !cl.paid {
+				cl.paid = true
+				return sched.Run(c.ProcessStart + sys(k, 2*c.TCPSend+c.TCPRecv))
+			}
+			cl.paid = false
+			b.acceptQ = append(b.acceptQ, cl.id)
+			cl.c.connectCPU = k.ThisCPU()
+			cl.c.wokeListener = b.accepting.Wake(k, 1, sched.WFSync) > 0
+			cl.state = clPrepare
 		case clPrepare:
 			if b.t0 == 0 {
 				b.prepared++
 				b.release.Add(t, true)
-				if b.prepared == b.cfg.Clients {
+				if b.prepared == b.cfg.Clients && !b.connect {
 					k.WakeUp(b.main, 0)
 				}
 				cl.state = clSend
@@ -598,6 +670,48 @@ func (cl *client) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 	}
 }
 
+// listener is tbench_srv's parent (dbench 4.00 tbench_srv.c:listener,
+// Settings.TbenchConnect): it blocks in accept(2) on the listening socket
+// and forks one server per connection, which serves it until the end.
+// Simplifications: accept(2) costs tcp_recv_ns, and the waitpid(WNOHANG)
+// before each accept is not charged.
+type listener struct {
+	b    *Bench
+	cur  int // the accepted connection not yet given a server, or -1
+	paid bool
+}
+
+func (l *listener) Next(k *sched.Kernel, t *sched.Task) sched.Op {
+	b := l.b
+	c := &b.cfg.Costs
+	for {
+		if l.cur < 0 {
+			if len(b.acceptQ) == 0 {
+				// inet_csk_wait_for_connect: an exclusive waiter.
+				b.accepting.Add(t, true)
+				return sched.Block()
+			}
+			if !l.paid {
+				l.paid = true
+				return sched.Run(sys(k, c.TCPRecv))
+			}
+			l.paid = false
+			l.cur = b.acceptQ[0]
+			b.acceptQ = b.acceptQ[1:]
+		}
+		if !l.paid {
+			l.paid = true
+			return sched.Run(sys(k, c.Fork))
+		}
+		l.paid = false
+		b.conns[l.cur].forkCPU, b.conns[l.cur].forkedAt = k.ThisCPU(), k.Now()
+		if _, err := k.Fork(sched.TaskSpec{Comm: "tbench_srv", CPU: k.ThisCPU(), Prog: &server{b: b, c: b.conns[l.cur], start: true}}); err != nil {
+			panic("tbench: " + err.Error())
+		}
+		l.cur = -1
+	}
+}
+
 // server answers its client's requests in order.
 type server struct {
 	b     *Bench
@@ -606,11 +720,18 @@ type server struct {
 	paid  bool
 	pos   int
 	io    kobj.IO
+	start bool // the new process's own start is still to run
 }
 
 func (s *server) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 	b := s.b
 	c := &b.cfg.Costs
+	if s.start {
+		s.start = false
+		if c.ProcessStart > 0 {
+			return sched.Run(c.ProcessStart)
+		}
+	}
 	for {
 		op := &opTable[sequence[s.pos]]
 		if s.state == 0 {

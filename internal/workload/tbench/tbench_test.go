@@ -1,10 +1,14 @@
 package tbench
 
 import (
-	"github.com/schedlab/schedlab/internal/kernels"
 	"math"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/schedlab/schedlab/internal/cpumask"
+	"github.com/schedlab/schedlab/internal/kernels"
 
 	"github.com/schedlab/schedlab/internal/engine"
 	"github.com/schedlab/schedlab/internal/sched"
@@ -169,6 +173,112 @@ func TestSteadyWindow(t *testing.T) {
 		}
 		if got := New(cfg).steady.Window; math.Abs(got-tc.target) > 1e-9 {
 			t.Errorf("%v: window %v, want %v", tc.args, got, tc.target)
+		}
+	}
+}
+
+// setupKernel runs tbench's setup on machine until the parent releases
+// the clients, with Settings.TbenchConnect on or off.
+func setupKernel(t *testing.T, machine string, clients int, connect bool) *Bench {
+	t.Helper()
+	spec, err := topology.Load(machine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	topo, err := topology.Build(spec, topology.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := sched.MustBaseline(kernels.V619)
+	s.TbenchConnect = connect
+	k, err := sched.New(engine.New(1), topo, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.Clients, cfg.TimeLimit, cfg.Warmup = clients, 2, 0
+	b := New(cfg)
+	if err := b.Start(k); err != nil {
+		t.Fatal(err)
+	}
+	for b.t0 == 0 && k.Eng.Step() {
+	}
+	if b.t0 == 0 {
+		t.Fatalf("%d clients never released:\n%s", clients, b.out)
+	}
+	return b
+}
+
+// tbench's setup as dbench 4.00 and tbench_srv run it
+// (Settings.TbenchConnect): each client connects when it first runs, and
+// the connect's sync wakeup brings the listener into the client's LLC
+// (wake_affine_idle: WF_SYNC and the waker alone on this_cpu choose
+// this_cpu, and select_idle_sibling stays in its LLC), where it forks that
+// client's server. So every server whose connect woke the listener is
+// forked from a CPU sharing the connecting client's LLC; and the parent
+// releases the clients at a poll of its barrier, 100 ms apart, printing
+// each poll's count. Off, the listener forks the servers without waiting
+// for connections.
+func TestConnectOrder(t *testing.T) {
+	for _, machine := range []string{"zen3-2s-nps1", "kunpeng920-128", "hikey"} {
+		b := setupKernel(t, machine, 16, true)
+		woke := 0
+		for i, c := range b.conns {
+			if c.forkCPU == cpumask.None || c.connectCPU == cpumask.None {
+				continue
+			}
+			if c.wokeListener {
+				woke++
+				if !b.k.Topo.CPUsShareCache(c.connectCPU, c.forkCPU) {
+					t.Errorf("%s: client %d connected on CPU %d and woke the listener, which forked its server on CPU %d, another LLC", machine, i, c.connectCPU, c.forkCPU)
+				}
+			}
+		}
+		if woke == 0 {
+			t.Errorf("%s: no connect woke the listener", machine)
+		}
+		// One line per poll, the last finding all 16 waiting.
+		lines := regexp.MustCompile(`(\d+) of 16 processes prepared for launch +(\d+) sec`).FindAllStringSubmatch(string(b.out), -1)
+		if len(lines) == 0 || lines[len(lines)-1][1] != "16" {
+			t.Fatalf("%s: poll lines %v\n%s", machine, lines, b.out)
+		}
+		prev := -1
+		for _, l := range lines[:len(lines)-1] {
+			n, _ := strconv.Atoi(l[1])
+			if n < prev || n >= 16 {
+				t.Errorf("%s: poll counts %v", machine, lines)
+			}
+			prev = n
+		}
+		polls := len(lines) - 1
+		if got := b.t0 - b.parent.pollFrom; got != engine.Time(polls)*pollInterval {
+			t.Errorf("%s: released %v after the first poll with %d polls before, want %v", machine, got, polls, engine.Time(polls)*pollInterval)
+		}
+
+		for i, c := range b.conns {
+			if c.forkedAt <= b.clients[i].opStart {
+				t.Errorf("%s: server %d forked at %v, before or as its client (%v)", machine, i, c.forkedAt, b.clients[i].opStart)
+			}
+		}
+
+		// Off: the listener forks the servers one after another from
+		// the start, without waiting for a connection, beside the
+		// parent forking the clients.
+		off := setupKernel(t, machine, 16, false)
+		early := 0
+		for i, c := range off.conns {
+			if c.forkCPU != cpumask.None || c.connectCPU != cpumask.None {
+				t.Errorf("%s, off: connection %d has a connect or accept", machine, i)
+			}
+			if c.forkedAt <= off.clients[i].opStart {
+				early++
+			}
+		}
+		if early == 0 {
+			t.Errorf("%s, off: every server forked after its client", machine)
+		}
+		if strings.Count(string(off.out), "prepared for launch") != 2 {
+			t.Errorf("%s, off:\n%s", machine, off.out)
 		}
 	}
 }
