@@ -137,6 +137,25 @@ func pointRows(c *Case) [][]string {
 	return rows
 }
 
+// spreadLines compare, for each point whose row published a spread (the
+// case's sd), the simulated spread between seeds with it: the sample
+// standard deviation of the seeds' values, scaled as the mean is, and
+// both as a share of their mean (CoV). Without a published sd, or with
+// fewer than 2 seeds, there is no line.
+func spreadLines(c *Case) []string {
+	var out []string
+	for _, p := range c.Points {
+		if math.IsNaN(float64(p.SD)) || len(p.Runs) < 2 {
+			continue
+		}
+		sd := float64(p.SimSD)
+		out = append(out, fmt.Sprintf("spread, load %s %s: simulated sd %s (CoV %.2f%%, %d seeds), published sd %s (CoV %.2f%%)",
+			loadLabel(p.Load), p.Column, fmtVal(sd), 100*sd/float64(p.Simulated), len(p.Runs),
+			fmtPub(float64(p.SD)), 100*float64(p.SD)/float64(p.Published)))
+	}
+	return out
+}
+
 // deltaRows are a case's deltas as table cells: the simulated sign is
 // the interval's (published, none, opposite); the note says when the
 // source calls the delta noise, and when its row was fitted on.
@@ -261,6 +280,9 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 		fmt.Fprintln(w)
 		writeTable(w, "  ", pointRows(c), pointRight)
+		for _, l := range spreadLines(c) {
+			fmt.Fprintf(w, "  %s\n", l)
+		}
 		if len(c.Deltas) > 0 {
 			fmt.Fprintln(w)
 			writeTable(w, "  ", deltaRows(c), deltaRight)

@@ -156,6 +156,12 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		}
 		b.WriteString("\n")
 		mdTable(&b, pointRows(c), pointRight)
+		if l := spreadLines(c); len(l) > 0 {
+			b.WriteString("\n")
+			for _, x := range l {
+				fmt.Fprintf(&b, "- %s.\n", mdEscape(x))
+			}
+		}
 		if len(c.Deltas) > 0 {
 			b.WriteString("\n")
 			mdTable(&b, deltaRows(c), deltaRight)

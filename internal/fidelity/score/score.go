@@ -55,6 +55,7 @@ import (
 	"sort"
 
 	"golang.org/x/perf/benchmath"
+	"gonum.org/v1/gonum/stat"
 )
 
 // Confidence is the level of every interval.
@@ -79,12 +80,15 @@ type Point struct {
 	Runs []float64 `json:"runs"`
 	// Simulated is the mean of Runs times the scale, Lo and Hi its 95%
 	// interval (NaN with fewer than 2 runs).
-	Simulated Num  `json:"simulated"`
-	Lo        Num  `json:"simulated_lo"`
-	Hi        Num  `json:"simulated_hi"`
-	Ratio     Num  `json:"ratio"`
-	Within2x  bool `json:"within_2x"`
-	Within25  bool `json:"within_25pct"`
+	Simulated Num `json:"simulated"`
+	Lo        Num `json:"simulated_lo"`
+	Hi        Num `json:"simulated_hi"`
+	// SimSD is the sample standard deviation of Runs times the scale,
+	// the spread between seeds (NaN with fewer than 2 runs).
+	SimSD    Num  `json:"simulated_sd"`
+	Ratio    Num  `json:"ratio"`
+	Within2x bool `json:"within_2x"`
+	Within25 bool `json:"within_25pct"`
 	// Fitted names the cost parameters fitted on this point's row (the
 	// point is in-sample), none when it is out-of-sample.
 	Fitted []string `json:"fitted,omitempty"`
@@ -131,6 +135,7 @@ func ScorePoint(published, scale float64, runs []float64) Point {
 	p := Point{Published: Num(published), SD: Num(math.NaN()), Runs: append([]float64{}, runs...)}
 	mean, lo, hi := meanCI(runs)
 	p.Simulated, p.Lo, p.Hi = Num(mean*scale), Num(lo*scale), Num(hi*scale)
+	p.SimSD = Num(sampleSD(runs) * scale)
 	p.Ratio = Num(float64(p.Simulated) / published)
 	r := float64(p.Ratio)
 	p.Within2x = r >= 0.5 && r <= 2
@@ -209,6 +214,15 @@ func zeroNaN(x float64) float64 {
 
 // meanCI is the mean of xs and its 95% t-interval (benchmath's
 // AssumeNormal); the interval is NaN with fewer than two values.
+// sampleSD is the sample standard deviation (n−1, gonum's stat.StdDev),
+// NaN below 2 values.
+func sampleSD(xs []float64) float64 {
+	if len(xs) < 2 {
+		return math.NaN()
+	}
+	return stat.StdDev(xs, nil)
+}
+
 func meanCI(xs []float64) (mean, lo, hi float64) {
 	if len(xs) == 0 {
 		return math.NaN(), math.NaN(), math.NaN()

@@ -331,3 +331,26 @@ func TestFormatsGolden(t *testing.T) {
 		t.Error("the JSON report does not read back into itself")
 	}
 }
+
+// The spread between seeds is the sample standard deviation (n−1) of
+// the seeds' values, scaled as the mean is; a point whose row published
+// an sd prints it beside the published one, each with its CoV.
+func TestSimulatedSpread(t *testing.T) {
+	p := ScorePoint(100, 10, []float64{1, 2, 3, 4})
+	// mean 2.5; squared deviations 2.25+0.25+0.25+2.25 = 5 over n−1 = 3.
+	if want := 10 * math.Sqrt(5.0/3); math.Abs(float64(p.SimSD)-want) > 1e-12 {
+		t.Fatalf("sd %v, want %v", p.SimSD, want)
+	}
+	if one := ScorePoint(100, 1, []float64{7}); !math.IsNaN(float64(one.SimSD)) {
+		t.Errorf("one seed: sd %v, want NaN", one.SimSD)
+	}
+	c := &Case{Points: []Point{p, ScorePoint(50, 1, []float64{1, 2})}}
+	if l := spreadLines(c); len(l) != 0 {
+		t.Errorf("no published sd, lines %q", l)
+	}
+	c.Points[0].Load, c.Points[0].Column, c.Points[0].SD = "128", "tip", 5
+	l := spreadLines(c)
+	if len(l) != 1 || l[0] != "spread, load 128 tip: simulated sd 12.91 (CoV 51.64%, 4 seeds), published sd 5 (CoV 5.00%)" {
+		t.Errorf("lines %q", l)
+	}
+}
