@@ -262,7 +262,8 @@ func (b *Bench) printf(format string, a ...any) { b.out = fmt.Appendf(b.out, for
 // Start creates tbench_srv's listener and the tbench parent, which forks
 // the clients. With Settings.TbenchConnect (on in every baseline) each
 // client connects when it first runs and the listener forks its server on
-// accepting (listener); off, the listener forks all the servers first.
+// accepting (listener); off, the listener forks every server from the
+// start, without waiting for a connection.
 func (b *Bench) Start(k *sched.Kernel) error {
 	b.k = k
 	c := b.cfg
@@ -501,7 +502,9 @@ type conn struct {
 }
 
 // forker creates n tasks, one fork each; the tbench parent then waits for
-// every client to be prepared and releases them.
+// every client to be prepared and releases them: with
+// Settings.TbenchConnect at its first 100 ms poll of the barrier that finds
+// them all (create_procs), otherwise woken by the last one.
 type forker struct {
 	b      *Bench
 	n      int

@@ -67,11 +67,11 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-// reportKernel is an idle kernel on which the dbench parent's reporter
-// runs alone: the clients' progress is set by the test.
-func reportKernel(t *testing.T, cfg Config, clients int) *Bench {
+// kernelOn is a kernel with settings s on a machine preset, seed 1,
+// without a cost model.
+func kernelOn(t *testing.T, machine string, s sched.Settings) *sched.Kernel {
 	t.Helper()
-	spec, err := topology.Load("hikey")
+	spec, err := topology.Load(machine)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,10 +79,18 @@ func reportKernel(t *testing.T, cfg Config, clients int) *Bench {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k, err := sched.New(engine.New(1), topo, sched.MustBaseline(kernels.V619))
+	k, err := sched.New(engine.New(1), topo, s)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return k
+}
+
+// reportKernel is an idle kernel on which the dbench parent's reporter
+// runs alone: the clients' progress is set by the test.
+func reportKernel(t *testing.T, cfg Config, clients int) *Bench {
+	t.Helper()
+	k := kernelOn(t, "hikey", sched.MustBaseline(kernels.V619))
 	cfg.Clients = clients
 	b := New(cfg)
 	b.k = k
@@ -181,20 +189,9 @@ func TestSteadyWindow(t *testing.T) {
 // the clients, with Settings.TbenchConnect on or off.
 func setupKernel(t *testing.T, machine string, clients int, connect bool) *Bench {
 	t.Helper()
-	spec, err := topology.Load(machine)
-	if err != nil {
-		t.Fatal(err)
-	}
-	topo, err := topology.Build(spec, topology.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	s := sched.MustBaseline(kernels.V619)
 	s.TbenchConnect = connect
-	k, err := sched.New(engine.New(1), topo, s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := kernelOn(t, machine, s)
 	cfg := DefaultConfig()
 	cfg.Clients, cfg.TimeLimit, cfg.Warmup = clients, 2, 0
 	b := New(cfg)
