@@ -32,8 +32,9 @@ type Table struct {
 	// on another CPU (remote_enqueue_ns).
 	RemoteEnqueue engine.Time
 	// SISScanCPU is charged to the waker per CPU select_idle_* examines
-	// (sis_scan_cpu_ns).
-	SISScanCPU engine.Time
+	// (sis_scan_cpu_ns); SISScanLoop instead, with the CPU's runqueue line
+	// by distance, under model_sis_scan_lines (sis_scan_loop_ns).
+	SISScanCPU, SISScanLoop engine.Time
 	// Balance are the load balancer's and update_blocked_averages' work.
 	Balance BalanceCosts
 	// Syscalls are the system calls' work, which the workloads charge.
@@ -262,7 +263,7 @@ func Compile(p *Params, spec *topology.MachineSpec) *Table {
 	bpus := func(gbps float64) int64 { return int64(math.Round(gbps * 1000)) }
 	t.ContextSwitch, t.ContextSwitchMM = p.ContextSwitch, p.ContextSwitchMM
 	t.RemoteEnqueue = p.RemoteEnqueue
-	t.SISScanCPU = p.SISScanCPU
+	t.SISScanCPU, t.SISScanLoop = p.SISScanCPU, p.SISScanLoop
 	t.Syscalls = p.syscalls()
 	t.Balance = BalanceCosts{
 		BlockedAvgBase:         p.BlockedAvgBase,

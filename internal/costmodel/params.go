@@ -190,6 +190,10 @@ type Params struct {
 	// SISScanCPU is select_idle_cpu/select_idle_core's cost per CPU
 	// examined (available_idle_cpu reads the remote rq's lines).
 	SISScanCPU engine.Time `cost:"sis_scan_cpu_ns" unit:"ns" range:"0,1e6" work:"scaled" group:"Scheduler paths"`
+	// SISScanLoop is the same scan's own work per CPU examined, without
+	// the remote rq line, which the kernel model charges by distance
+	// instead of SISScanCPU when --sysctl model_sis_scan_lines is on.
+	SISScanLoop engine.Time `cost:"sis_scan_loop_ns" unit:"ns" range:"0,1e6" work:"scaled"`
 	// BalanceRqBase is the fixed part of one sched_balance_rq pass
 	// (BalanceCosts.BalanceRqBase).
 	BalanceRqBase engine.Time `cost:"lb_base_ns" unit:"ns" range:"0,1e7" work:"scaled"`

@@ -149,6 +149,7 @@ func zen3(nps int) []entry {
 		{"mem_bw_node_gbps", 170, citeHBv3 + ": half per socket (NPS1: one node per socket)"},
 		{"remote_mem_factor", 1.7, "estimate [unverified]: remote-socket DRAM latency ≈ 1.7× local on 2P EPYC (local ≈ 113–122 ns, AnandTech EPYC Rome review)"},
 		{"sis_scan_cpu_ns", 30, "estimate: one remote rq line inside the CCX (17 ns, " + citeC2C + ") plus the loop"},
+		{"sis_scan_loop_ns", 13, "derived: sis_scan_cpu_ns less the rq line inside the CCX it holds (30 − 17 ns), the loop's own work; model_sis_scan_lines charges the line by distance"},
 		{"kthread_vmstat_ns", 5000, "estimate [unverified]: refresh_cpu_vm_stats walks about 50 zone, 40 node and a few NUMA counters per populated zone of the CPU's diffs and folds the non-zero ones atomically into shared lines, a few µs"},
 		{"kthread_shepherd_cpu_ns", 100, "estimate [unverified]: need_update's memchr_inv over one CPU's per-zone diff arrays (two or three lines from another core's cache, " + citeC2C + ")"},
 		{"kthread_rcu_gp_ns", 15000, citeKthreadVM + ": rcu_preempt ran 131 times in 30 s for 2.06 ms, 15.7 µs a run"},
@@ -275,7 +276,7 @@ func kunpeng920(coresPerDie int) []entry {
 		{"mem_bw_llc_gbps", 70, "derived: a die drives 4 channels of DDR4-2933 (93.9 GB/s peak; " + citeTaiShan + "), ≈ 75 % sustained"},
 		{"mem_bw_node_gbps", 70, "derived: as mem_bw_llc (a die is one LLC and one node)"},
 		{"remote_mem_factor", 1.8, "estimate [unverified]: other-socket DRAM at SLIT distance 24"},
-		{"sis_scan_cpu_ns", 50, "estimate [unverified]: one remote rq line from another cluster of the die (line_same_llc) plus the loop"},
+		{"sis_scan_cpu_ns", 50, "estimate [unverified]: one remote rq line plus the loop, flat (the kernel model reads it only with model_sis_scan_lines off, which charges sis_scan_loop_ns and the line by distance: line_same_cluster_ns in the cluster, line_same_llc_ns across the die)"},
 	}
 	z := milanVM()
 	return append(e, scaledFrom(z, e, 1.4, why)...)

@@ -375,10 +375,26 @@ type Settings struct {
 
 	// --- wakeup path ---
 
+	// SISScanLines makes select_idle_cpu, select_idle_core and the
+	// cluster scan pay for each CPU they examine with that CPU's runqueue
+	// line at its distance from the waking CPU (available_idle_cpu reads
+	// rq->curr, nr_running and ttwu_pending, which the examined CPU wrote
+	// last: one line transfer, costmodel.Table.LineTransfer, nothing from
+	// the same core) plus sis_scan_loop_ns for the loop's own work, and
+	// SIS_PROP's avg_scan_cost takes that time. A simplification: one
+	// line per CPU (idle_cpu's other loads overlap the first miss), a
+	// core select_idle_core examines counts as its first CPU's line.
+	// Off: a flat sis_scan_cpu_ns per CPU, whatever the distance (on
+	// Zen3 30 ns, the line inside a CCX and the loop). On in every
+	// baseline.
+	SISScanLines bool `sysctl:"model_sis_scan_lines"`
+
 	// SISScanCost is the time, in ns, select_idle_cpu is taken to spend per
 	// CPU it examines, which SIS_PROP measures with cpu_clock() and folds
 	// into avg_scan_cost and wake_avg_idle: 25 ns without the cost model;
-	// ApplyCosts sets it to sis_scan_cpu_ns, the time the scan is charged.
+	// ApplyCosts sets it to sis_scan_cpu_ns, the time the scan is charged
+	// (with SISScanLines under the cost model, SIS_PROP takes the charged
+	// time instead and this is not read).
 	SISScanCost uint64 `sysctl:"model_sis_scan_cost_ns"`
 
 	// ShortTaskAffine, ShortTaskScan and ShortTaskMetric select the
@@ -744,6 +760,8 @@ func Baseline(kernel string) (Settings, error) {
 		// sd_llc_shared's has_idle_cores as a cache line: every version
 		LLCSharedLines:     true,
 		RemoteEnqueueLines: true,
+		// select_idle_*'s runqueue reads as cache lines: every version
+		SISScanLines: true,
 		// fdget's reference on a shared table: every version (the
 		// files->count == 1 fast path is older than v5.12)
 		SharedFdTable: true,

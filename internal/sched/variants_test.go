@@ -164,6 +164,7 @@ func TestIdleCoresNoSMTCostsTime(t *testing.T) {
 	run := func(s Settings) (reads, overhead uint64) {
 		s.NohzRdLines = false // the sd_llc_shared line's cost alone
 		s.RemoteEnqueueLines = false
+		s.SISScanLines = false
 		r := newRigSettings(t, "hikey", s)
 		k := r.k
 		k.costsOn = true

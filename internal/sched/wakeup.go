@@ -32,6 +32,9 @@ type WakeupCounters struct {
 	// SISScans counts select_idle_cpu calls that scanned (got past the
 	// SIS_UTIL early exit); SISScanned the CPUs those scans examined.
 	SISScans, SISScanned uint64
+	// SISScanLineNs is the time moving the examined CPUs' runqueue lines
+	// to this CPU took (Settings.SISScanLines).
+	SISScanLineNs engine.Time
 	// FindDstGroups and FindDstCPUs count the slow path's reads (fork,
 	// exec and SD_BALANCE_WAKE placement): the groups
 	// sched_balance_find_dst_group compared, and the CPUs whose rq
@@ -644,6 +647,9 @@ func (k *Kernel) selectIdleCPU(p *Task, sd *SchedDomain, hasIdleCore bool, targe
 		thisRq.Wakeup.SISScans++
 	}
 	scanned := uint64(0)
+	// lineNs is what the examined CPUs' runqueue lines cost
+	// (Settings.SISScanLines).
+	lineNs := engine.Time(0)
 	// step examines one CPU; it returns false to end the loop. decided
 	// marks the kernel's "return" from inside a loop (res is the answer),
 	// as opposed to a "break" that reaches the tail below.
@@ -653,6 +659,7 @@ func (k *Kernel) selectIdleCPU(p *Task, sd *SchedDomain, hasIdleCore bool, targe
 	step := func(cpu cpumask.CPU) bool {
 		if hasIdleCore {
 			scanned++
+			lineNs += k.sisScanLine(cpu)
 			if i := k.selectIdleCore(p, cpu, cpus, &idleCPU); i != cpumask.None {
 				res, decided, why = i, true, ReasonIdleCore
 				return false
@@ -665,6 +672,7 @@ func (k *Kernel) selectIdleCPU(p *Task, sd *SchedDomain, hasIdleCore bool, targe
 			return false
 		}
 		scanned++
+		lineNs += k.sisScanLine(cpu)
 		idleCPU = cpumask.None
 		if k.idleOrSchedIdle(cpu) {
 			idleCPU = cpu
@@ -710,6 +718,7 @@ func (k *Kernel) selectIdleCPU(p *Task, sd *SchedDomain, hasIdleCore bool, targe
 		}
 		if !k.dry {
 			thisRq.Wakeup.SISScanned += scanned
+			thisRq.Wakeup.SISScanLineNs += lineNs
 			k.countScan(&bases, res)
 		}
 		return res
@@ -721,6 +730,7 @@ func (k *Kernel) selectIdleCPU(p *Task, sd *SchedDomain, hasIdleCore bool, targe
 		return idleCPU
 	}
 	thisRq.Wakeup.SISScanned += scanned
+	thisRq.Wakeup.SISScanLineNs += lineNs
 	if hasIdleCore {
 		if k.S.SISIdleCoresV512 {
 			// v5.12 clears the waking CPU's LLC hint (v5.13-rc3
@@ -730,7 +740,7 @@ func (k *Kernel) selectIdleCPU(p *Task, sd *SchedDomain, hasIdleCore bool, targe
 			k.setIdleCores(target, false)
 		}
 	}
-	k.accountSISProp(sisProp, thisRq, thisSD, scanned)
+	k.accountSISProp(sisProp, thisRq, thisSD, scanned, lineNs)
 	k.countScan(&bases, idleCPU)
 	return idleCPU
 }
@@ -792,16 +802,38 @@ func (k *Kernel) selectIdleCPUDry(p *Task, sd *SchedDomain, hasIdleCore bool, ta
 
 // accountSISProp is the end of v6.0's select_idle_cpu under SIS_PROP: the
 // scan time is spent from wake_avg_idle (not in v5.12, which has none) and
-// folded into avg_scan_cost.
-func (k *Kernel) accountSISProp(sisProp bool, thisRq *Rq, thisSD *SchedDomain, scanned uint64) {
+// folded into avg_scan_cost. The time is Settings.SISScanCost per CPU
+// scanned; with Settings.SISScanLines under the cost model it is what the
+// scan is charged instead (sis_scan_loop_ns per CPU and lineNs, the
+// examined runqueues' lines), as cpu_clock() would measure it.
+func (k *Kernel) accountSISProp(sisProp bool, thisRq *Rq, thisSD *SchedDomain, scanned uint64, lineNs engine.Time) {
 	if !sisProp {
 		return
 	}
 	t := scanned * k.S.SISScanCost
+	if k.sisScanLinesOn() {
+		t = scanned*uint64(k.Costs.SISScanLoop) + uint64(lineNs)
+	}
 	if !k.S.SISPropV512 {
 		thisRq.WakeAvgIdle -= min(thisRq.WakeAvgIdle, t)
 	}
 	updateAvg(&thisSD.AvgScanCost, t)
+}
+
+// sisScanLinesOn reports whether select_idle_* pays for each examined
+// CPU's runqueue line by distance (Settings.SISScanLines, under the cost
+// model).
+func (k *Kernel) sisScanLinesOn() bool { return k.S.SISScanLines && k.costsOn }
+
+// sisScanLine is what reading cpu's runqueue line costs the scanning CPU
+// (Settings.SISScanLines): one line last written by cpu, moved to the
+// waking CPU at their distance (costmodel.Table.LineTransfer: nothing
+// within a core). 0 with the setting off or without the cost model.
+func (k *Kernel) sisScanLine(cpu cpumask.CPU) engine.Time {
+	if !k.sisScanLinesOn() {
+		return 0
+	}
+	return k.Costs.LineTransfer(cpu, k.thisCPU)
 }
 
 // selectIdleCore mirrors fair.c:select_idle_core (v6.19): core if all its SMT
@@ -1143,11 +1175,13 @@ func (k *Kernel) selectIdleCluster(p *Task, sd *SchedDomain, hasIdleCore bool, t
 	}
 	res := cpumask.None
 	scanned := uint64(0)
+	lineNs := engine.Time(0)
 	k.Topo.ClusterMask[target].ForEachWrap(target, func(cpu cpumask.CPU) bool {
 		if !p.CPUsAllowed.Test(cpu) {
 			return true
 		}
 		scanned++
+		lineNs += k.sisScanLine(cpu)
 		if k.availableIdleCPU(cpu) {
 			res = cpu
 			return false
@@ -1155,6 +1189,7 @@ func (k *Kernel) selectIdleCluster(p *Task, sd *SchedDomain, hasIdleCore bool, t
 		return true
 	})
 	k.Rqs[k.thisCPU].Wakeup.SISScanned += scanned
+	k.Rqs[k.thisCPU].Wakeup.SISScanLineNs += lineNs
 	if res != cpumask.None {
 		k.countBranch(BranchSelectIdleCluster, k.selectIdleCPUDry(p, sd, hasIdleCore, target) != res)
 	}

@@ -310,7 +310,9 @@ func (k *Kernel) ipiLatency(from, to cpumask.CPU) engine.Time {
 
 // chargeWakeupPath charges the waker (the task running on rq, the CPU
 // doing try_to_wake_up) for what select_task_rq just did, from the
-// wakeup path's counters: ScanPerCPU per CPU select_idle_* examined, a
+// wakeup path's counters: sis_scan_cpu_ns per CPU select_idle_* examined
+// (with Settings.SISScanLines sis_scan_loop_ns and the CPU's runqueue line
+// by distance), a
 // read of the target LLC's sd_llc_shared line (written by that LLC's CPUs
 // on idle entry and exit) per test_idle_cores — or, with
 // Settings.LLCSharedLines, what moving the sd_llc_shared line to this CPU
@@ -324,7 +326,11 @@ func (k *Kernel) chargeWakeupPath(rq *Rq, before WakeupCounters, last, target cp
 	}
 	w := &rq.Wakeup
 	var parts [NrCosts]engine.Time
-	parts[CostWakeupScan] = engine.Time(w.SISScanned-before.SISScanned) * k.Costs.SISScanCPU
+	if k.S.SISScanLines {
+		parts[CostWakeupScan] = engine.Time(w.SISScanned-before.SISScanned)*k.Costs.SISScanLoop + w.SISScanLineNs - before.SISScanLineNs
+	} else {
+		parts[CostWakeupScan] = engine.Time(w.SISScanned-before.SISScanned) * k.Costs.SISScanCPU
+	}
 	if k.S.LLCSharedLines {
 		parts[CostLLCShared] = w.IdleCoresLineNs - before.IdleCoresLineNs
 	} else if reads := w.TestIdleCoresReads - before.TestIdleCoresReads; reads > 0 {
