@@ -634,7 +634,7 @@ func TestDocReadmeTrustFigures(t *testing.T) {
 		t.Fatal(err)
 	}
 	commit := regexp.MustCompile("Made on commit `([0-9a-f]{7})[0-9a-f]*`").FindSubmatch(fid)
-	sum := regexp.MustCompile(`(?m)^## Summary\n\n(\d+) points: (\d+) within 2× \((\d+)%\), (\d+) within 25% \((\d+)%\), median \|log ratio\| ([\d.]+) \(×([\d.]+)\); \d+ deltas, (\d+) significant: (\d+) published sign \(\d+%\), (\d+) no effect`).FindSubmatch(fid)
+	sum := regexp.MustCompile(`(?m)^## Summary\n\n(\d+) points: (\d+) within 2× \((\d+)%\), (\d+) within 25% \((\d+)%\), median \|log ratio\| ([\d.]+) \(×([\d.]+)\); \d+ deltas, (\d+) significant: (\d+) published sign \(\d+%\), (\d+) no effect \(\d+%\), (\d+) opposite`).FindSubmatch(fid)
 	if commit == nil || sum == nil {
 		t.Fatal("docs/fidelity.md has no commit line or summary line in the form this test reads: update the test with the format")
 	}
@@ -645,6 +645,7 @@ func TestDocReadmeTrustFigures(t *testing.T) {
 		fmt.Sprintf("%s of %s published values (%s%%) come out within 2× and %s (%s%%) within 25%%", f(2), f(1), f(3), f(4), f(5)),
 		fmt.Sprintf("median |log ratio| of %s (×%s)", f(6), f(7)),
 		fmt.Sprintf("of %s significant published deltas, %s come out with the published sign and %s show no effect", f(8), f(9), f(10)),
+		fmt.Sprintf("%s %s with the opposite sign", f(11), map[bool]string{true: "comes out", false: "come out"}[f(11) == "1"]),
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("README.md's \"How far to trust it\" does not say %q, as docs/fidelity.md's summary does", want)
