@@ -316,6 +316,19 @@ var diffsAfterV60 = []Difference{
 		Settings: []string{"model_rd_flags_v60"},
 		Tests:    []string{"sched.TestRdFlagsLine"},
 	},
+	{
+		Name: "pipe-wake-writer",
+		What: "pipe_read wakes a writer waiting for room whenever the pipe was full when the read began (was_full), also when the read " +
+			"empties no pipe_buffer and so frees no slot: the writer's wait_event finds the pipe still full and it sleeps again. v6.19 " +
+			"wakes the writer only from a read that empties a buffer of a full pipe. A file-system change, not the scheduler's, but it " +
+			"sets how often hackbench's and perf bench messaging's writers are woken (fs/pipe.c, internal/workload/kobj).",
+		Commits: []Commit{
+			{"aaec5a95d596", "pipe_read: don't wake up the writer if the pipe is still full", "v6.14", true,
+				"in the vfs-6.14 merge's commit list; mainline fs/pipe.c has the wake_writer form"},
+		},
+		Settings: []string{"model_pipe_wake_writer_v60"},
+		Tests:    []string{"kobj.TestPipeWakeWriter"},
+	},
 }
 
 // diffsV60 are v6.0's own: what it has that v6.19 and v5.12 lack.

@@ -230,6 +230,17 @@ type Settings struct {
 	// overutilized is touched only with EAS); v6.0, v5.12: on.
 	RdFlagsV60 bool `sysctl:"model_rd_flags_v60"`
 
+	// PipeWakeWriterV60 is pipe_read's writer wakeup before v6.14
+	// (kernels difference pipe-wake-writer): a read wakes a writer
+	// waiting for room whenever the pipe was full when the read began,
+	// although a read of less than a whole pipe_buffer frees no slot and
+	// the writer, its wait_event condition still false, sleeps again.
+	// Off (v6.19), a read wakes a writer only when it empties a buffer
+	// while the pipe is full (aaec5a95d596, "pipe_read: don't wake up
+	// the writer if the pipe is still full", v6.14), as
+	// internal/workload/kobj's Pipe.Read does.
+	PipeWakeWriterV60 bool `sysctl:"model_pipe_wake_writer_v60"`
+
 	// ForkBalanceCost charges the task that forks or execs (and a waker
 	// on a domain with SD_BALANCE_WAKE) for the slow path of
 	// select_task_rq_fair: sched_balance_find_dst_group reads the load,
@@ -815,6 +826,7 @@ func Baseline(kernel string) (Settings, error) {
 		s.BaseSliceFeat = true
 		s.SISProp = false
 		s.RdFlagsV60 = true
+		s.PipeWakeWriterV60 = true
 	case kernels.V512:
 		// features.h of v5.12: SIS_PROP on, no SIS_UTIL (v6.0), no
 		// ALT_PERIOD or BASE_SLICE ("sched,fair: Alternative
@@ -839,6 +851,7 @@ func Baseline(kernel string) (Settings, error) {
 		s.ShouldWeBalanceNewidleBail = false
 		s.NohzNextKick = false
 		s.RdFlagsV60 = true
+		s.PipeWakeWriterV60 = true
 		s.DetachTasksEarlyExit = false
 		s.LBActiveBalanceV512 = true
 		s.CFSClearBuddiesInPick = true

@@ -491,3 +491,67 @@ func TestPipeInterrupt(t *testing.T) {
 		t.Fatal("the write after the kill reached the dead reader")
 	}
 }
+
+// TestPipeWakeWriter: when a read wakes a writer waiting for room.
+//
+// Reference: fs/pipe.c:pipe_read. Since aaec5a95d596 ("pipe_read: don't
+// wake up the writer if the pipe is still full", v6.14) a read sets
+// wake_writer only when it empties a pipe_buffer while pipe_full() holds,
+// so that the writer wakes when a slot frees; before it (v6.0, v5.12,
+// Settings.PipeWakeWriterV60) every read that began on a full pipe woke
+// the writer, whose wait_event condition (pipe_writable) is still false
+// until a whole buffer is read, so it sleeps again.
+//
+// A writer fills the 16-page pipe with 640 messages of 100 bytes (40 to a
+// page) and blocks on the 641st. A reader then reads n messages, one a
+// read. v6.19: after 39 reads the first page still holds a message, the
+// writer has had no wakeup; the 40th read empties it and wakes the writer
+// once, which writes the 641st message. v6.0: each of the first 40 reads
+// wakes it, 39 of them for nothing.
+func TestPipeWakeWriter(t *testing.T) {
+	for _, tc := range []struct {
+		v60     bool
+		reads   int
+		wakeups uint64
+		wrote   int
+	}{
+		{false, 39, 0, 640},
+		{false, 40, 1, 641},
+		{true, 1, 1, 640},
+		{true, 39, 39, 640},
+		{true, 40, 40, 641},
+	} {
+		k := newKernel(t)
+		k.S.PipeWakeWriterV60 = tc.v60
+		p := NewPipe()
+		wrote := 0
+		w := fork(t, k, "w", 0, writer(641, 100, p.Write, &wrote))
+		k.Eng.RunUntil(10 * engine.Millisecond)
+		if wrote != 640 || w.State != sched.TaskInterruptible {
+			t.Fatalf("v60 %v: wrote %d, writer %v; want 640, blocked", tc.v60, wrote, w.State)
+		}
+		got := 0
+		var rio IO
+		rPaid := false
+		fork(t, k, "r", 1, func(k *sched.Kernel, t *sched.Task) sched.Op {
+			for got < tc.reads {
+				if !rPaid {
+					rPaid = true
+					rio.Reset(100)
+					return sched.Run(3000)
+				}
+				if !p.Read(k, t, &rio) {
+					return sched.Block()
+				}
+				rPaid = false
+				got++
+			}
+			return sched.Exit()
+		})
+		k.Eng.RunUntil(20 * engine.Millisecond)
+		if got != tc.reads || w.SE.Stats.NrWakeups != tc.wakeups || wrote != tc.wrote {
+			t.Errorf("v60 %v, %d reads: read %d, writer woken %d times and wrote %d; want %d wakeups, %d written",
+				tc.v60, tc.reads, got, w.SE.Stats.NrWakeups, wrote, tc.wakeups, tc.wrote)
+		}
+	}
+}

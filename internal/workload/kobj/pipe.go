@@ -227,16 +227,23 @@ func (p *Pipe) writeDone(k *sched.Kernel, io *IO, wasEmpty bool) {
 	}
 }
 
-// Read mirrors fs/pipe.c:pipe_read (v6.x): it copies up to io.N-io.Done
+// Read mirrors fs/pipe.c:pipe_read (v6.19; v6.0's and v5.12's writer
+// wakeup with Settings.PipeWakeWriterV60): it copies up to io.N-io.Done
 // bytes and reports whether the call returned. A read returns as soon as it
 // has copied something (a short read when the pipe runs empty); it blocks
-// only when the pipe is empty, with t on the reader queue.
+// only when the pipe is empty, with t on the reader queue. It wakes one
+// writer waiting for room (WF_SYNC) when it emptied a buffer while the
+// pipe was full (v6.14+: wake_writer |= pipe_full() before the tail
+// moves), or, before v6.14, whenever the pipe was full as the read began
+// (was_full), even when the read freed no slot. Each retry after a sleep
+// starts afresh, as the kernel's loop resets wake_writer (and recomputes
+// was_full) after its wait.
 func (p *Pipe) Read(k *sched.Kernel, t *sched.Task, io *IO) bool {
 	io.locked = false
 	if io.N-io.Done <= 0 {
 		return true
 	}
-	wasFull := p.full()
+	wakeWriter := k.S.PipeWakeWriterV60 && p.full()
 	got := 0
 	want := io.N - io.Done
 	for !p.empty() && got < want {
@@ -249,12 +256,15 @@ func (p *Pipe) Read(k *sched.Kernel, t *sched.Task, io *IO) bool {
 		b.len -= n
 		got += n
 		if b.len == 0 {
+			if !k.S.PipeWakeWriterV60 && p.full() {
+				wakeWriter = true
+			}
 			p.tail++
 		}
 	}
 	p.touch(k, got, false)
 	if got == 0 {
-		if wasFull {
+		if wakeWriter {
 			p.wrWait.Wake(k, 1, sched.WFSync)
 		}
 		p.rdWait.Add(t, true)
@@ -264,7 +274,7 @@ func (p *Pipe) Read(k *sched.Kernel, t *sched.Task, io *IO) bool {
 	io.Done += got
 	p.BytesRead += uint64(got)
 	wakeNextReader := io.slept && !p.empty()
-	if wasFull {
+	if wakeWriter {
 		p.wrWait.Wake(k, 1, sched.WFSync)
 	}
 	if wakeNextReader {
