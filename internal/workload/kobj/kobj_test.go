@@ -64,6 +64,29 @@ func writer(msgs, size int, write func(k *sched.Kernel, t *sched.Task, io *IO) b
 	}
 }
 
+// reader returns a program that reads msgs messages of size bytes with
+// read, each after 3 µs of work, blocking when it must, counting completed
+// messages in *got.
+func reader(msgs, size int, read func(k *sched.Kernel, t *sched.Task, io *IO) bool, got *int) func(k *sched.Kernel, t *sched.Task) sched.Op {
+	var io IO
+	started := false
+	return func(k *sched.Kernel, t *sched.Task) sched.Op {
+		for *got < msgs {
+			if !started {
+				io.Reset(size)
+				started = true
+				return sched.Run(3000)
+			}
+			if !read(k, t, &io) {
+				return sched.Block()
+			}
+			started = false
+			*got++
+		}
+		return sched.Exit()
+	}
+}
+
 // Reference: fs/pipe.c:pipe_write merges writes into the last page
 // (PIPE_BUF_FLAG_CAN_MERGE): 40 messages of 100 bytes fit a page, 640 the
 // 16-page pipe; the 641st write blocks.
@@ -87,23 +110,7 @@ func TestPipeWakeups(t *testing.T) {
 	p := NewPipe()
 	// The reader starts first and blocks on the empty pipe.
 	got := 0
-	var rio IO
-	rPaid := false
-	r := fork(t, k, "r", 1, func(k *sched.Kernel, t *sched.Task) sched.Op {
-		for got < 2000 {
-			if !rPaid {
-				rPaid = true
-				rio.Reset(100)
-				return sched.Run(3000)
-			}
-			if !p.Read(k, t, &rio) {
-				return sched.Block()
-			}
-			rPaid = false
-			got++
-		}
-		return sched.Exit()
-	})
+	r := fork(t, k, "r", 1, reader(2000, 100, p.Read, &got))
 	k.Eng.RunUntil(engine.Millisecond)
 	if r.State != sched.TaskInterruptible {
 		t.Fatalf("reader state %v, want blocked on the empty pipe", r.State)
@@ -531,23 +538,7 @@ func TestPipeWakeWriter(t *testing.T) {
 			t.Fatalf("v60 %v: wrote %d, writer %v; want 640, blocked", tc.v60, wrote, w.State)
 		}
 		got := 0
-		var rio IO
-		rPaid := false
-		fork(t, k, "r", 1, func(k *sched.Kernel, t *sched.Task) sched.Op {
-			for got < tc.reads {
-				if !rPaid {
-					rPaid = true
-					rio.Reset(100)
-					return sched.Run(3000)
-				}
-				if !p.Read(k, t, &rio) {
-					return sched.Block()
-				}
-				rPaid = false
-				got++
-			}
-			return sched.Exit()
-		})
+		fork(t, k, "r", 1, reader(tc.reads, 100, p.Read, &got))
 		k.Eng.RunUntil(20 * engine.Millisecond)
 		if got != tc.reads || w.SE.Stats.NrWakeups != tc.wakeups || wrote != tc.wrote {
 			t.Errorf("v60 %v, %d reads: read %d, writer woken %d times and wrote %d; want %d wakeups, %d written",
