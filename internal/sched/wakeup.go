@@ -526,10 +526,12 @@ func (k *Kernel) countNodeLimit(p *Task, groups []*topology.Group, target cpumas
 // selectIdleCPU mirrors fair.c:select_idle_cpu (v6.19, with v6.0's
 // SIS_PROP when that feature is on, and v5.12's form with the
 // Settings.SISIdleCoresV512/SISPropV512/SISScanFromTarget switches) plus
-// the short-task variants' hunk 2. With SIS_PROP the scan's duration is
-// Settings.SISScanCost per CPU examined (the kernel measures it with
-// cpu_clock), folded into the waker's LLC avg_scan_cost (and, v5.13+,
-// spent from wake_avg_idle). Returns cpumask.None if nothing is idle.
+// the short-task variants' hunk 2. With SIS_PROP the scan's duration (the
+// kernel measures it with cpu_clock) is folded into the waker's LLC
+// avg_scan_cost (and, v5.13+, spent from wake_avg_idle): what the scan is
+// charged with Settings.SISScanLines under the cost model
+// (accountSISProp), else Settings.SISScanCost per CPU examined. Returns
+// cpumask.None if nothing is idle.
 //
 // It also mirrors the select_idle_cpu hunks of Chen Yu's two SIS_UTIL
 // RFCs, both on the v5.17-rc tip, whose select_idle_cpu is v6.0's with
@@ -1165,8 +1167,9 @@ func fitsCapacity(util, capacity uint64) bool { return util*1280 < capacity*1024
 // select_idle_cpu: on a machine without SMT (sched_smt_active), the CPUs
 // of target's cluster (cpu_cluster_mask), from target and wrapping, and
 // the first that the task may run on and that is idle
-// (available_idle_cpu). Each CPU it examines counts as a CPU scanned
-// (sis_scan_cpu_ns), as select_idle_cpu's do. sd and hasIdleCore are the
+// (available_idle_cpu). Each CPU it examines counts as a CPU scanned and
+// pays its runqueue line (sis_scan_loop_ns and the line by distance with
+// Settings.SISScanLines, else sis_scan_cpu_ns), as select_idle_cpu's do. sd and hasIdleCore are the
 // LLC domain and test_idle_cores' answer, which only the branch counter's
 // comparison (v5.12's select_idle_cpu from the same state) uses.
 func (k *Kernel) selectIdleCluster(p *Task, sd *SchedDomain, hasIdleCore bool, target cpumask.CPU) cpumask.CPU {
