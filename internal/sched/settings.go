@@ -400,6 +400,23 @@ type Settings struct {
 	// baseline.
 	SISScanLines bool `sysctl:"model_sis_scan_lines"`
 
+	// SISScanInvalidate makes the CPUs a wakeup scan examined pay for
+	// it too (with SISScanLines, under the cost model): the scan's reads
+	// leave copies of each examined runqueue's line in the waking CPU,
+	// and the examined CPU's next store to it (its rq lock, nr_running,
+	// curr, at its next schedule()) waits for those copies to be
+	// invalidated, as a cache-coherent store to a shared line does. The
+	// wait is one transfer at the distance of the farthest CPU that read
+	// the line since the last switch (invalidations go out together),
+	// charged to the task the CPU switches to next (to nobody if it
+	// switches to idle) as wakeup-scan time. SIS_PROP's avg_scan_cost
+	// does not see it: cpu_clock() on the waking CPU cannot. A
+	// simplification: the store is taken to be the next context switch;
+	// enqueues onto the CPU between the scan and that switch, which take
+	// the same lock, are not followed. Off: only the scanning CPU pays,
+	// as until 2026-12-07. On in every baseline.
+	SISScanInvalidate bool `sysctl:"model_sis_scan_invalidate"`
+
 	// SISScanCost is the time, in ns, select_idle_cpu is taken to spend per
 	// CPU it examines, which SIS_PROP measures with cpu_clock() and folds
 	// into avg_scan_cost and wake_avg_idle: 25 ns without the cost model;
@@ -772,7 +789,8 @@ func Baseline(kernel string) (Settings, error) {
 		LLCSharedLines:     true,
 		RemoteEnqueueLines: true,
 		// select_idle_*'s runqueue reads as cache lines: every version
-		SISScanLines: true,
+		SISScanLines:      true,
+		SISScanInvalidate: true,
 		// fdget's reference on a shared table: every version (the
 		// files->count == 1 fast path is older than v5.12)
 		SharedFdTable: true,

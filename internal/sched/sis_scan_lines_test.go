@@ -101,3 +101,88 @@ func TestSISScanLinesDry(t *testing.T) {
 		t.Errorf("a dry scan changed the wakeup counters: %+v -> %+v", before, after)
 	}
 }
+
+// TestSISScanInvalidate: the CPUs a wakeup scan examined pay for the
+// copies of their runqueue lines it left (Settings.SISScanInvalidate), at
+// their next switch, and only then.
+//
+// Reference: a store to a cache line that other CPUs hold a copy of waits
+// until those copies are invalidated (the coherence protocol's upgrade);
+// schedule() stores to its runqueue's line (rq->__lock, nr_running,
+// curr), which available_idle_cpu read from the waking CPU.
+//
+// Kunpeng 920-128, as in TestSISScanLinesByDistance: the waker on CPU 0
+// scans 1-7, so CPUs 1-3 (its cluster) owe line_same_cluster (45) and 4-7
+// (another cluster) line_same_llc (170). A second reader keeps the
+// farthest: CPU 5 reading CPU 1 (another cluster: 170) raises 1's debt to
+// 170, CPU 5 reading CPU 6 (its own cluster: 45) leaves 6's at 170. CPU 4
+// switching to a task charges that task 170 ns of wakeup-scan time and
+// clears the debt; CPU 6 switching to idle clears it with no one charged.
+// Off, nothing is owed or charged. A dry scan leaves no debt.
+func TestSISScanInvalidate(t *testing.T) {
+	const cl, llc = 45, 170
+	busy := []int{0, 1, 2, 3, 4, 5, 6}
+	for _, on := range []bool{true, false} {
+		s := MustBaseline(kernels.V60)
+		s.SISProp, s.SISUtil = true, false
+		s.SISScanLines, s.SISScanInvalidate = true, on
+		s.CostJitterPct = 0
+		r, p := sisProbe(t, "kunpeng920-128", s, busy)
+		k := r.on(0)
+		k.costsOn = true
+		k.Costs.LineSameCluster, k.Costs.LineSameLLC = cl, llc
+		k.setIdleCores(0, false)
+		for _, rq := range k.Rqs {
+			rq.sisInvalNs, rq.Wakeup.SISInvalNs = 0, 0
+		}
+		k.Rqs[0].WakeAvgIdle, k.Rqs[0].WakeStamp = 1_000_000, k.Jiffies()
+
+		if got := k.selectIdleCPUDry(p, k.sdLLC(0), false, 0); got != 7 {
+			t.Fatalf("dry select_idle_cpu = %v, want 7", got)
+		}
+		for c, rq := range k.Rqs {
+			if rq.sisInvalNs != 0 {
+				t.Fatalf("on %v: a dry scan left CPU %d owing %d ns", on, c, rq.sisInvalNs)
+			}
+		}
+
+		if got := k.selectIdleCPU(p, k.sdLLC(0), false, 0); got != 7 {
+			t.Fatalf("select_idle_cpu = %v, want 7", got)
+		}
+		k = r.on(5)
+		k.sisScanLine(1)
+		k.sisScanLine(6)
+		want := map[int]engine.Time{0: 0, 1: llc, 2: cl, 3: cl, 4: llc, 5: llc, 6: llc, 7: llc, 8: 0}
+		for c, w := range want {
+			if !on {
+				w = 0
+			}
+			if got := k.Rqs[c].sisInvalNs; got != w {
+				t.Errorf("on %v: CPU %d owes %d ns, want %d", on, c, got, w)
+			}
+		}
+
+		charged := map[*Task]engine.Time{}
+		k.Hooks.Charge = func(t *Task, c Cost, d engine.Time) {
+			if c == CostWakeupScan {
+				charged[t] += d
+			}
+		}
+		rq4, rq6 := k.Rqs[4], k.Rqs[6]
+		k.switchCosts(rq4, rq4.Curr, p)
+		k.switchCosts(rq6, rq6.Curr, rq6.Idle)
+		wantP := engine.Time(llc)
+		if !on {
+			wantP = 0
+		}
+		if charged[p] != wantP || rq4.Wakeup.SISInvalNs != wantP {
+			t.Errorf("on %v: CPU 4's switch charged %d ns of scan time (counted %d), want %d", on, charged[p], rq4.Wakeup.SISInvalNs, wantP)
+		}
+		if len(charged) > 1 || rq6.Wakeup.SISInvalNs != 0 {
+			t.Errorf("on %v: a switch to idle charged %v (counted %d), want nothing", on, charged, rq6.Wakeup.SISInvalNs)
+		}
+		if rq4.sisInvalNs != 0 || rq6.sisInvalNs != 0 {
+			t.Errorf("on %v: debts after the switches %d, %d; want 0, 0", on, rq4.sisInvalNs, rq6.sisInvalNs)
+		}
+	}
+}

@@ -424,6 +424,11 @@ type Rq struct {
 	WakeAvgIdle uint64
 	// Wakeup counts what the wakeup path did on this CPU, for the cost model.
 	Wakeup WakeupCounters
+	// sisInvalNs is what this CPU's next store to its runqueue line
+	// waits to invalidate the copies that other CPUs' wakeup scans read
+	// since its last switch (Settings.SISScanInvalidate): the transfer
+	// time to the farthest of them, 0 for none.
+	sisInvalNs engine.Time
 
 	// --- load balancing ---
 	MaxIdleBalanceCost uint64

@@ -35,6 +35,10 @@ type WakeupCounters struct {
 	// SISScanLineNs is the time moving the examined CPUs' runqueue lines
 	// to this CPU took (Settings.SISScanLines).
 	SISScanLineNs engine.Time
+	// SISInvalNs is the time this CPU's switches waited for the copies of
+	// its runqueue line that other CPUs' scans read to be invalidated
+	// (Settings.SISScanInvalidate).
+	SISInvalNs engine.Time
 	// FindDstGroups and FindDstCPUs count the slow path's reads (fork,
 	// exec and SD_BALANCE_WAKE placement): the groups
 	// sched_balance_find_dst_group compared, and the CPUs whose rq
@@ -835,7 +839,15 @@ func (k *Kernel) sisScanLine(cpu cpumask.CPU) engine.Time {
 	if !k.sisScanLinesOn() {
 		return 0
 	}
-	return k.Costs.LineTransfer(cpu, k.thisCPU)
+	d := k.Costs.LineTransfer(cpu, k.thisCPU)
+	// The examined CPU's next store invalidates the copy this read left
+	// (Settings.SISScanInvalidate); a dry scan reads nothing.
+	if k.S.SISScanInvalidate && !k.dry {
+		if rq := k.Rqs[cpu]; d > rq.sisInvalNs {
+			rq.sisInvalNs = d
+		}
+	}
+	return d
 }
 
 // selectIdleCore mirrors fair.c:select_idle_core (v6.19): core if all its SMT

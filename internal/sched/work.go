@@ -535,6 +535,10 @@ func mmSwitch(lazy bool, activeMM int64, prev, next *Task) bool {
 // the core and of memory bandwidth.
 func (k *Kernel) switchCosts(rq *Rq, prev, next *Task) {
 	prev.lastStopped = k.Eng.Now()
+	// schedule() stored to the runqueue's line: the copies wakeup scans
+	// left are invalidated now (Settings.SISScanInvalidate).
+	inval := rq.sisInvalNs
+	rq.sisInvalNs = 0
 	if next.IsIdleTask() {
 		k.coreRunStateChanged(rq.CPU, false)
 		k.setRunBW(rq, 0)
@@ -550,6 +554,10 @@ func (k *Kernel) switchCosts(rq *Rq, prev, next *Task) {
 		extra += k.Costs.ContextSwitchMM
 	}
 	rq.activeMM = next.MM
+	if inval > 0 {
+		extra += inval
+		rq.Wakeup.SISInvalNs += inval
+	}
 	var refill engine.Time
 	if next.lastRanCPU != cpumask.None {
 		if next.lastRanCPU != rq.CPU {
@@ -570,7 +578,7 @@ func (k *Kernel) switchCosts(rq *Rq, prev, next *Task) {
 		next.workLeft += j
 		if k.Hooks.Charge != nil {
 			var parts [NrCosts]engine.Time
-			parts[CostContextSwitch], parts[CostRefill] = extra-refill, refill
+			parts[CostContextSwitch], parts[CostRefill], parts[CostWakeupScan] = extra-refill-inval, refill, inval
 			k.shareOut(next, &parts, extra, j)
 		}
 	}
