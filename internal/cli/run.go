@@ -27,6 +27,7 @@ func init() {
 		var (
 			rf                                runFlags
 			jsonFile, traceFile, schedstatDir string
+			schedstatEvery                    string
 			traceEvents                       []string
 			traceFrom, traceTo                string
 			cpuProfile                        string
@@ -69,7 +70,7 @@ Workloads:
 				if err != nil {
 					return err
 				}
-				return runTool(env, cmd, &rf, tool, toolArgs, runOutputs{jsonFile, traceFile, schedstatDir, traceEvents, traceFrom, traceTo, cpuProfile})
+				return runTool(env, cmd, &rf, tool, toolArgs, runOutputs{jsonFile, traceFile, schedstatDir, schedstatEvery, traceEvents, traceFrom, traceTo, cpuProfile})
 			},
 		}
 		f := c.Flags()
@@ -81,6 +82,7 @@ Workloads:
 		f.StringVar(&traceFrom, "trace-from", "", "trace from this simulated time (e.g. 10ms)")
 		f.StringVar(&traceTo, "trace-to", "", "trace up to this simulated time")
 		f.StringVar(&schedstatDir, "schedstat", "", "write /proc/schedstat snapshots before and after the workload into DIR")
+		f.StringVar(&schedstatEvery, "schedstat-every", "", "with --schedstat, also write a snapshot every DURATION of simulated time (e.g. 250ms) as DIR/schedstat-0001.txt, -0002.txt, …, as a loop over cat /proc/schedstat does")
 		f.StringVar(&cpuProfile, "cpuprofile", "", "write a Go CPU profile of the simulation to FILE (go tool pprof FILE): where schedlab's own time goes")
 		return c
 	})
@@ -89,6 +91,7 @@ Workloads:
 // runOutputs are run's output flags.
 type runOutputs struct {
 	json, trace, schedstat string
+	schedstatEvery         string // --schedstat-every: the period of the extra snapshots
 	events                 []string
 	from, to               string
 	cpuProfile             string // --cpuprofile: the simulation's Go CPU profile
@@ -113,8 +116,10 @@ func runTool(env *Env, cmd *cobra.Command, rf *runFlags, tool string, toolArgs [
 		return err
 	}
 	var opt sim.Options
-	if o.trace != "" || o.schedstat != "" || len(o.events) > 0 || o.from != "" || o.to != "" {
-		obs, err := newRunObservers(o.trace, o.events, o.from, o.to, o.schedstat)
+	var obs *runObservers
+	if o.trace != "" || o.schedstat != "" || o.schedstatEvery != "" || len(o.events) > 0 || o.from != "" || o.to != "" {
+		var err error
+		obs, err = newRunObservers(o.trace, o.events, o.from, o.to, o.schedstat, o.schedstatEvery)
 		if err != nil {
 			return err
 		}
@@ -124,6 +129,18 @@ func runTool(env *Env, cmd *cobra.Command, rf *runFlags, tool string, toolArgs [
 	prog.header("%s on %s, kernel %s%s, seed %d%s", cfg.Tool, machineName(cfg.Machine), cfg.Kernel, variantSuffix(cfg.VariantLabel()), cfg.Seed, kernelNote)
 	if prog.on() {
 		opt.Progress = prog.run
+	}
+	if obs != nil && obs.every > 0 {
+		// The periodic snapshots ride on the run's slices (sim.Options:
+		// Progress after every 1 ms of simulated time), which do not
+		// change the order of events.
+		inner := opt.Progress
+		opt.Progress = func(frac float64) {
+			obs.tick()
+			if inner != nil {
+				inner(frac)
+			}
+		}
 	}
 	var prof *os.File
 	if o.cpuProfile != "" {

@@ -17,15 +17,37 @@ import (
 )
 
 // runObservers writes a run's trace and schedstat snapshots
-// (schedlab run --trace, --schedstat).
+// (schedlab run --trace, --schedstat, --schedstat-every).
 type runObservers struct {
 	traceFile    string
 	filter       trace.Filter
 	schedstatDir string
+
+	// every is --schedstat-every: snapshot N is written at the end of the
+	// first 1 ms slice of the run that reaches N × every of simulated
+	// time from the workload's start (tick).
+	every       engine.Time
+	k           *sched.Kernel
+	start, next engine.Time
+	version     int
+	err         error
 }
 
-func newRunObservers(traceFile string, events []string, from, to, schedstatDir string) (*runObservers, error) {
+func newRunObservers(traceFile string, events []string, from, to, schedstatDir, every string) (*runObservers, error) {
 	o := &runObservers{traceFile: traceFile, schedstatDir: schedstatDir}
+	if every != "" {
+		if schedstatDir == "" {
+			return nil, fmt.Errorf("--schedstat-every needs --schedstat DIR")
+		}
+		d, err := scenario.ParseDuration(every)
+		if err != nil {
+			return nil, fmt.Errorf("--schedstat-every: %v", err)
+		}
+		if d < engine.Millisecond {
+			return nil, fmt.Errorf("--schedstat-every %s: the period must be at least 1ms (the run advances in 1 ms slices)", every)
+		}
+		o.every = d
+	}
 	if err := sim.CheckOutputFile("--trace", traceFile); err != nil {
 		return nil, err
 	}
@@ -90,8 +112,14 @@ func (o *runObservers) attach(k *sched.Kernel) (func() error, error) {
 			return nil, err
 		}
 		finishers = append(finishers, func() error {
+			if o.err != nil {
+				return o.err
+			}
 			return writeSnapshot(filepath.Join(o.schedstatDir, SchedstatAfter), observe.Snapshot(k), version)
 		})
+		if o.every > 0 {
+			o.k, o.version, o.start, o.next = k, version, k.Now(), k.Now()+o.every
+		}
 	}
 	if o.traceFile != "" {
 		f, err := os.Create(o.traceFile)
@@ -137,6 +165,22 @@ func (o *runObservers) attach(k *sched.Kernel) (func() error, error) {
 		return nil
 	}, nil
 }
+
+// tick writes the periodic snapshots due by now (--schedstat-every); it
+// runs after each slice of the run. A run slower than the period writes
+// one snapshot per slice, numbered by the periods it reached. The first
+// error stops the snapshots and is returned when the run finishes.
+func (o *runObservers) tick() {
+	if o.k == nil || o.err != nil || o.k.Now() < o.next {
+		return
+	}
+	n := (o.k.Now() - o.start) / o.every
+	o.next = o.start + (n+1)*o.every
+	o.err = writeSnapshot(filepath.Join(o.schedstatDir, PeriodicSnapshot(int(n))), observe.Snapshot(o.k), o.version)
+}
+
+// PeriodicSnapshot is the file name of --schedstat-every's n-th snapshot.
+func PeriodicSnapshot(n int) string { return fmt.Sprintf("schedstat-%04d.txt", n) }
 
 func writeSnapshot(path string, s *schedstat.Snapshot, version int) error {
 	f, err := os.Create(path)
