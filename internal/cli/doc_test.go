@@ -551,10 +551,15 @@ var docPathRE = regexp.MustCompile(`/|\.(ya?ml|json|dat|txt|html|pprof|sbatch|sv
 // the repository's root: a file the document's directory has (an earlier
 // command's output, a file block), else the repository's, else a new
 // file in the directory if the word looks like a path (a letter and a /,
-// or a file extension: not a shard's 0/4).
+// or a file extension: not a shard's 0/4). A word of two such paths
+// joined by a comma is resolved part by part.
 func (r *docRun) path(w string) string {
 	if w == "" || strings.HasPrefix(w, "-") || filepath.IsAbs(w) {
 		return w
+	}
+	// schedstat diff's BEFORE,AFTER: two paths in one word.
+	if x, y, ok := strings.Cut(w, ","); ok && docPathRE.MatchString(x) && docPathRE.MatchString(y) {
+		return r.path(x) + "," + r.path(y)
 	}
 	first := strings.SplitN(filepath.Clean(w), "/", 2)[0]
 	if _, err := os.Stat(filepath.Join(r.dir, first)); err == nil && first != ".." {
