@@ -166,10 +166,11 @@ func (o *runObservers) attach(k *sched.Kernel) (func() error, error) {
 	}, nil
 }
 
-// tick writes the periodic snapshots due by now (--schedstat-every); it
-// runs after each slice of the run. A run slower than the period writes
-// one snapshot per slice, numbered by the periods it reached. The first
-// error stops the snapshots and is returned when the run finishes.
+// tick writes the periodic snapshot due by now (--schedstat-every); it
+// runs after each slice of the run. The period is at least one slice, so
+// no slice reaches two periods and every period gets its own snapshot,
+// numbered by the periods reached. The first error stops the snapshots
+// and is returned when the run finishes.
 func (o *runObservers) tick() {
 	if o.k == nil || o.err != nil || o.k.Now() < o.next {
 		return
