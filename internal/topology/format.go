@@ -66,6 +66,9 @@ func FormatTextCPUs(w io.Writer, t *Topology, cpus cpumask.Mask) error {
 			cl := ""
 			if st.Cluster {
 				cl = ", cluster"
+				if st.GateDelayNs > 0 {
+					cl += " after " + fmtNs(st.GateDelayNs) + " quiet"
+				}
 			}
 			wake := ""
 			if st.WakeNs > 0 {
@@ -219,6 +222,7 @@ type jsonIdle struct {
 	ExitLatencyNs     int64  `json:"exit_latency_ns"`
 	TargetResidencyNs int64  `json:"target_residency_ns"`
 	Cluster           bool   `json:"cluster,omitempty"`
+	GateDelayNs       int64  `json:"gate_delay_ns,omitempty"`
 	WakeNs            int64  `json:"wake_ns,omitempty"`
 }
 

@@ -103,6 +103,11 @@ type IdleState struct {
 	// every CPU of its cluster is idle, otherwise in its deepest
 	// per-CPU state.
 	Cluster bool
+	// GateDelayNs is, for a Cluster state, how long every CPU of the
+	// cluster must have been idle before the cluster is in the state: the
+	// hysteresis of a power-down the hardware starts on its own once the
+	// cluster is quiet. 0: from the moment the last CPU goes idle.
+	GateDelayNs int64
 	// WakeNs is the measured wake-up time from the state, in ns; 0 means
 	// none is known and a wakeup pays the advertised ExitLatencyNs.
 	WakeNs int64

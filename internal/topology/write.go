@@ -83,8 +83,8 @@ func checkWritable(s *MachineSpec) error {
 			if err := str("idle state name", st.Name); err != nil {
 				return err
 			}
-			if st.ExitLatencyNs%1000 != 0 || st.TargetResidencyNs%1000 != 0 || st.WakeNs%1000 != 0 {
-				return fmt.Errorf("machine %s: idle state %q: exit latency %d ns, target residency %d ns and wake time %d ns must be whole microseconds in a machine file", s.Name, st.Name, st.ExitLatencyNs, st.TargetResidencyNs, st.WakeNs)
+			if st.ExitLatencyNs%1000 != 0 || st.TargetResidencyNs%1000 != 0 || st.WakeNs%1000 != 0 || st.GateDelayNs%1000 != 0 {
+				return fmt.Errorf("machine %s: idle state %q: exit latency %d ns, target residency %d ns, wake time %d ns and gate delay %d ns must be whole microseconds in a machine file", s.Name, st.Name, st.ExitLatencyNs, st.TargetResidencyNs, st.WakeNs, st.GateDelayNs)
 			}
 		}
 		return nil
@@ -335,6 +335,9 @@ func idleState(st IdleState) string {
 	}
 	if st.Cluster {
 		s += ", cluster: true"
+	}
+	if st.GateDelayNs != 0 {
+		s += fmt.Sprintf(", gate_delay_us: %d", st.GateDelayNs/1000)
 	}
 	return s + "}"
 }

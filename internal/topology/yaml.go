@@ -47,7 +47,7 @@ var (
 	regularKeys  = []string{"sockets", "nodes_per_socket", "llcs_per_node", "clusters_per_llc", "cores_per_cluster", "cores_per_llc", "threads_per_core", "numbering", "capacity", "max_freq_khz", "freq_domains"}
 	explicitKeys = []string{"cpus"}
 	cpuKeys      = []string{"cpu", "core", "cluster", "llc", "package", "node", "capacity", "freq_domain", "max_freq_khz", "idle_states"}
-	idleKeys     = []string{"name", "exit_latency_us", "target_residency_us", "wake_us", "cluster"}
+	idleKeys     = []string{"name", "exit_latency_us", "target_residency_us", "wake_us", "cluster", "gate_delay_us"}
 )
 
 // yrange is one entry of a per-CPU-range list ("capacity: [{cpus: ...}]").
@@ -315,6 +315,16 @@ func (p *yparser) idleList(n *yaml.Node) ([]IdleState, error) {
 				return nil, p.errf(v, "idle state %q: cluster must be true or false", st.Name)
 			}
 			st.Cluster = v.Value == "true"
+		}
+		if v := vals["gate_delay_us"]; v != nil {
+			if !st.Cluster {
+				return nil, p.errf(v, "idle state %q: gate_delay_us needs cluster: true (it delays a cluster state)", st.Name)
+			}
+			x, err := p.integer(v, "gate_delay_us", 0, 1e9)
+			if err != nil {
+				return nil, err
+			}
+			st.GateDelayNs = int64(x) * 1000
 		}
 		out = append(out, st)
 	}

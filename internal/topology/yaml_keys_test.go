@@ -153,6 +153,12 @@ func keyCases() []keyCase {
 				t.Errorf("%+v", s.IdleStates)
 			}
 		}},
+		{"idle_states.gate_delay_us", four + "idle_states: [{name: CL, exit_latency_us: 2, target_residency_us: 4, cluster: true, gate_delay_us: 3}]\n", func(t *testing.T, s *MachineSpec) {
+			// Its effect on the kernel is sched's TestClusterStateGateDelay.
+			if st := s.IdleStates[0]; st.GateDelayNs != 3000 || !st.Cluster {
+				t.Errorf("%+v", s.IdleStates)
+			}
+		}},
 		{"idle_states.cpus", four + "idle_states:\n  - {cpus: 1-2, states: [{name: C1, exit_latency_us: 2, target_residency_us: 4}]}\n", func(t *testing.T, s *MachineSpec) {
 			if s.IdleStates != nil || s.CPUs[0].IdleStates != nil || s.CPUs[3].IdleStates != nil || len(s.CPUs[1].IdleStates) != 1 || len(s.CPUs[2].IdleStates) != 1 {
 				t.Errorf("machine %+v, cpus %+v", s.IdleStates, s.CPUs)
