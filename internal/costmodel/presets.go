@@ -34,6 +34,8 @@ const (
 		"(Linux 6.6, Intel 11th-gen Core; ddumbying.vercel.app/experiments/ctx-switch-overhead)"
 	citeC2C = "AnandTech Ryzen 9 7950X review, core-to-core latency page: Zen3 (5950X) 15–19 ns inside a CCX, " +
 		"up to 79.5 ns between CCDs"
+	citeKunpengC2C = "nviennot/core-to-core-latency, results/HiSilicon Kunpeng 920-6426 @ 2.6GHz.csv " +
+		"(a cache line bounced between two cores by compare-and-swap, half the round trip, every pair of one socket's 64 cores)"
 	citeHBv3 = "Azure HBv3 (2× EPYC Milan, DDR4-3200) STREAM Triad 330–350 GB/s " +
 		"(learn.microsoft.com/azure/high-performance-computing/performance-benchmarking/stream-benchmark)"
 	citeRome = "STREAM on 2× EPYC 7742 (Rome, NPS4): 28 GB/s with 1 thread, 148 GB/s with 32 " +
@@ -266,9 +268,9 @@ func kunpeng920(coresPerDie int) []entry {
 		{"refill_other_llc_gbps", 12, "estimate [unverified]: unused, a die is one LLC and one node"},
 		{"refill_other_node_gbps", 6, "estimate [unverified]: lines from the other socket at ≈ 200 ns"},
 		{"refill_memory_gbps", 12, "estimate [unverified]: from mem_bw_core"},
-		{"line_same_llc_ns", 170, "derived from a published lat_pipe log (fidelity case wayca-kp128-lat-pipe, rows 0-28): line_same_cluster_ns + the round trip between core 1 and a core of another cluster of its die less the round trip with its cluster partner (mean of the 7 other clusters 7.668 µs − 5.678 µs = 1.990 µs) over the 16 lines a round trip waits for (2 × kobj.PipeHopLines(1)), 124 ns; the IPI is the same at both distances in this model, so the whole difference is the lines'"},
-		{"line_same_cluster_ns", 45, "estimate [unverified]: a line held in another core of the cluster, which shares its L3 tag slice"},
-		{"line_other_llc_ns", 170, "as line_same_llc_ns: a die is one LLC and one node, so this is only the near end of the interpolation by SLIT distance towards line_other_node_ns (the socket's other die, at 12, pays 174 ns); below line_same_llc_ns it would make the other die nearer than another cluster of the same die"},
+		{"line_same_llc_ns", 36, citeKunpengC2C + ": 35.7 ns (median) between cores of different clusters of a die. It was 170 ns, derived from the published lat_pipe log's cross-cluster round trip as if the lines made all of it; the CAS matrix shows they make almost none, and the machine's cluster-gated idle state (topology.kunpeng920) carries that round trip"},
+		{"line_same_cluster_ns", 35, citeKunpengC2C + ": 34.5 ns (median) between the cores of a cluster, hardly below the 35.7 ns across the die: a line bounced between two busy cores does not move faster inside a cluster"},
+		{"line_other_llc_ns", 60, citeKunpengC2C + ": 80.5 ns (median) between the two dies of a socket. A die is one LLC and one node, so this is only the near end of the interpolation by SLIT distance towards line_other_node_ns: 60 ns here gives the socket's other die, at SLIT 12, 80 ns"},
 		{"line_other_node_ns", 200, "estimate [unverified]: a line held on the other socket"},
 		{"smt_factor", 1, "no SMT: TaiShan v110 runs one thread per core"},
 		{"pipe_lock_share", 0.4, "as on Zen3: " + citePipeLock},

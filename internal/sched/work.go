@@ -422,13 +422,18 @@ func (k *Kernel) effectiveIdleState(rq *Rq, states []topology.IdleState) int {
 	}
 	cluster := k.Topo.Spec.CPUs[rq.CPU].Cluster
 	allIdle := true
+	var quietSince engine.Time
 	for c, spec := range k.Topo.Spec.CPUs {
-		if spec.Cluster == cluster && !k.Rqs[c].currIsIdle() {
+		if spec.Cluster != cluster {
+			continue
+		}
+		if !k.Rqs[c].currIsIdle() {
 			allIdle = false
 			break
 		}
+		quietSince = max(quietSince, k.Rqs[c].idleSince)
 	}
-	if allIdle {
+	if allIdle && k.Eng.Now()-quietSince >= engine.Time(states[i].GateDelayNs) {
 		return i
 	}
 	for i > 0 && states[i].Cluster {

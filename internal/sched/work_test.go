@@ -9,6 +9,7 @@ import (
 	"github.com/schedlab/schedlab/internal/costmodel"
 	"github.com/schedlab/schedlab/internal/cpumask"
 	"github.com/schedlab/schedlab/internal/engine"
+	"github.com/schedlab/schedlab/internal/topology"
 )
 
 // runOnce forks a task pinned to cpu that runs op once and exits, and
@@ -291,6 +292,64 @@ func TestClusterIdleStateNeedsIdleCluster(t *testing.T) {
 		}
 		rq := k.Rqs[0]
 		if got := k.idleExitLatency(rq); got != tc.want {
+			t.Errorf("%s: cpu0 leaves idle in %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestClusterStateGateDelay: a cluster state with a gate delay (Kunpeng
+// 920's cluster-gated WFI) holds only once every CPU of the cluster has
+// been idle for the state's GateDelayNs, counted from the last of them to
+// go idle; a CPU woken sooner leaves the per-CPU state below it. Idle for
+// exactly the delay is gated. A busy CPU of another cluster does not keep
+// the cluster out of it, and a busy CPU of the cluster does.
+// Reference: topology.IdleState.GateDelayNs; docs/costs.md, "Kunpeng 920
+// across a cluster".
+func TestClusterStateGateDelay(t *testing.T) {
+	spec, err := topology.Load("kunpeng920-128")
+	if err != nil {
+		t.Fatal(err)
+	}
+	states := spec.IdleStatesOf(0)
+	if len(states) != 2 || !states[1].Cluster || states[1].GateDelayNs == 0 {
+		t.Fatalf("kunpeng920-128's idle states %+v: want WFI and a gated cluster state", states)
+	}
+	delay := engine.Time(states[1].GateDelayNs)
+	perCPU, gated := engine.Time(states[0].Wake()), engine.Time(states[1].Wake())
+	if perCPU == gated {
+		t.Fatalf("both states wake in %v: the test cannot tell them apart", gated)
+	}
+	for _, tc := range []struct {
+		name  string
+		quiet engine.Time // time since the cluster's last CPU went idle
+		other cpumask.CPU // a CPU left busy (cpumask.None: none)
+		want  engine.Time
+	}{
+		{"quiet for a nanosecond less than the delay", delay - 1, cpumask.None, perCPU},
+		{"quiet for exactly the delay", delay, cpumask.None, gated},
+		{"quiet for long", 100 * delay, cpumask.None, gated},
+		{"quiet for long, another cluster busy", 100 * delay, 4, gated},
+		{"a CPU of the cluster busy", 100 * delay, 2, perCPU},
+	} {
+		k := newTestKernelSpec(t, spec, kernels.V619)
+		k.costsOn, k.S.CostJitterPct = true, 0
+		runOnce(t, k, "last", 1, Run(100*engine.Microsecond), 0)
+		if tc.other != cpumask.None {
+			runOnce(t, k, "busy", tc.other, Run(engine.Second), 0)
+		}
+		// Step until cpu1 has gone idle, well within the delay.
+		last := k.Rqs[1]
+		for step := engine.Time(100); !last.currIsIdle() || k.Now() < 50*engine.Microsecond; {
+			if k.Now() > engine.Millisecond {
+				t.Fatalf("%s: cpu1 still busy at 1 ms", tc.name)
+			}
+			k.Eng.RunUntil(k.Now() + step)
+		}
+		k.Eng.RunUntil(last.idleSince + tc.quiet)
+		if k.Now() != last.idleSince+tc.quiet {
+			t.Fatalf("%s: at %v, want cpu1's idle entry %v + %v", tc.name, k.Now(), last.idleSince, tc.quiet)
+		}
+		if got := k.idleExitLatency(k.Rqs[0]); got != tc.want {
 			t.Errorf("%s: cpu0 leaves idle in %v, want %v", tc.name, got, tc.want)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/schedlab/schedlab/internal/cpumask"
 	"github.com/schedlab/schedlab/internal/sched"
 	"github.com/schedlab/schedlab/internal/sim"
+	"github.com/schedlab/schedlab/internal/topology"
 	"github.com/schedlab/schedlab/internal/workload"
 	"github.com/schedlab/schedlab/internal/workload/kobj"
 	"github.com/schedlab/schedlab/internal/workload/pingpong"
@@ -198,13 +199,15 @@ func TestLatencyGrowsWithDistance(t *testing.T) {
 // faster than a core of another cluster; with model_lines_before_wake=0
 // the write's lines all follow its wakeup and it is 2 × 5 × 100 ns; with
 // model_kobj_lines=0 they are as fast (within the scheduler's own rq
-// lines, a few ns).
+// lines, a few ns). The machine's cluster-gated idle state is switched
+// off here (TestClusterGatedWakePerRoundTrip is its own).
 func TestLineCostPerRoundTrip(t *testing.T) {
 	costs := filepath.Join(t.TempDir(), "costs.yaml")
 	if err := os.WriteFile(costs, []byte("line_same_cluster_ns: 10\nline_same_llc_ns: 110\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	lat := func(pair string, sysctls ...string) float64 {
+		sysctls = append(sysctls, "model_idle_disable="+gatedState)
 		return metric(t, runCfg(t, sim.Config{Machine: kp, CostsFile: costs, Sysctls: sysctls, Tool: "lat_pipe", Args: []string{"--cpus-pair", pair}}), "latency_us")
 	}
 	pathLines := kobj.PipeHopLines(1)
@@ -219,6 +222,39 @@ func TestLineCostPerRoundTrip(t *testing.T) {
 	}
 	if a, b := lat("1,4", "model_kobj_lines=0"), lat("1,0", "model_kobj_lines=0"); math.Abs(a-b) > 0.02 {
 		t.Errorf("without line costs: 1,4 %.4f µs, 1,0 %.4f; want the same", a, b)
+	}
+}
+
+// gatedState is the kunpeng presets' cluster-gated WFI.
+const gatedState = "WFI-cluster-gated"
+
+// The cluster-gated idle state alone, from its rule: with no line costs
+// (model_kobj_lines=0), each end of a lat_pipe pair in two clusters
+// sleeps long enough for its idle cluster to gate (longer than the
+// state's gate delay), so each of a round trip's two wakeups takes the
+// gated state's wake time instead of WFI's; a pair in one cluster keeps
+// its cluster awake and pays WFI's. Switched off (--idle-disable), the
+// two pairs are as fast.
+func TestClusterGatedWakePerRoundTrip(t *testing.T) {
+	spec, err := topology.Load(kp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	states := spec.IdleStatesOf(1)
+	if len(states) != 2 || states[1].Name != gatedState {
+		t.Fatalf("%s's idle states %+v: want WFI and %s", kp, states, gatedState)
+	}
+	lat := func(pair string, sysctls ...string) float64 {
+		sysctls = append(sysctls, "model_kobj_lines=0")
+		return metric(t, runCfg(t, sim.Config{Machine: kp, Sysctls: sysctls, Tool: "lat_pipe", Args: []string{"--cpus-pair", pair}}), "latency_us")
+	}
+	want := 2 * float64(states[1].Wake()-states[0].Wake()) / 1000 // µs
+	if d := lat("1,4") - lat("1,0"); math.Abs(d-want) > 0.02 {
+		t.Errorf("other cluster − same cluster: %.4f µs, want 2 wakeups × (%d − %d ns) = %.4f", d, states[1].Wake(), states[0].Wake(), want)
+	}
+	off := "model_idle_disable=" + gatedState
+	if a, b := lat("1,4", off), lat("1,0", off); math.Abs(a-b) > 0.02 {
+		t.Errorf("%s off: 1,4 %.4f µs, 1,0 %.4f; want the same", gatedState, a, b)
 	}
 }
 
