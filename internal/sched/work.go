@@ -420,13 +420,10 @@ func (k *Kernel) effectiveIdleState(rq *Rq, states []topology.IdleState) int {
 	if !states[i].Cluster {
 		return i
 	}
-	cluster := k.Topo.Spec.CPUs[rq.CPU].Cluster
 	allIdle := true
 	var quietSince engine.Time
-	for c, spec := range k.Topo.Spec.CPUs {
-		if spec.Cluster != cluster {
-			continue
-		}
+	m := k.Topo.ClusterMask[rq.CPU]
+	for c := m.First(); c != cpumask.None; c = m.Next(c) {
 		if !k.Rqs[c].currIsIdle() {
 			allIdle = false
 			break

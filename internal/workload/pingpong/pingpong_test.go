@@ -162,11 +162,11 @@ func TestLatencyGrowsWithDistance(t *testing.T) {
 			}
 			lat := metric(t, run(t, machine, "lat_pipe", "--cpus-pair", "1,"+strconv.Itoa(int(c))), "latency_us")
 			t.Logf("%s: lat_pipe 1,%v (%v): %.4f µs", machine, c, d, lat)
-			// Within an LLC the presets may give a cluster no line
-			// cost of its own (kunpeng's line_same_cluster is
-			// line_same_llc until fitted): the same, then, within
-			// the few ns of the CPUs' other differences (CPU 0 is
-			// where lat_pipe's parent waits).
+			// Within an LLC a machine may make a cluster no faster
+			// than the rest of its LLC (no line cost of its own and
+			// no gated idle state): the same, then, within the few
+			// ns of the CPUs' other differences (CPU 0 is where
+			// lat_pipe's parent waits).
 			within := d == costmodel.SameLLC && prev == costmodel.SameCluster
 			prev = d
 			if within && math.Abs(lat-last) <= 0.01 {
