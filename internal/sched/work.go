@@ -413,8 +413,12 @@ func (k *Kernel) idleExitLatency(rq *Rq) engine.Time {
 
 // effectiveIdleState is the state a CPU is really in: the governor's
 // choice, except that a cluster state needs every CPU of the cluster idle
-// (the last one down takes the cluster down); otherwise the CPU sits in
-// the deepest per-CPU state not deeper than its choice.
+// (the last one down takes the cluster down), and idle for at least the
+// state's GateDelayNs counted from the last of them to go idle (a
+// power-down the hardware starts on its own after a quiet spell: Kunpeng
+// 920's cluster-gated WFI); otherwise the CPU sits in the deepest per-CPU
+// state not deeper than its choice. A model of the hardware, not a kernel
+// function: cpuidle records only the governor's choice (rq->idle_state).
 func (k *Kernel) effectiveIdleState(rq *Rq, states []topology.IdleState) int {
 	i := min(rq.idleState, len(states)-1)
 	if !states[i].Cluster {
