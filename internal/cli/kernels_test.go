@@ -121,14 +121,15 @@ func TestKernelsShow(t *testing.T) {
 // were written on the v6.4-rc tip, whose fair class v6.0 models, the
 // cluster scan on v6.5-rc1 (v6.0's topology and wakeup, with the patch's
 // SD_CLUSTER), the two SIS_UTIL RFCs on v5.17-rc (v6.0 with SIS_PROP on
-// and SIS_UTIL off), and Barry Song's cluster level on v5.10-rc (v5.12).
+// and SIS_UTIL off), Barry Song's cluster level on v5.10-rc (v5.12), and
+// Libo Chen's in_task() test on the v5.19-rc tip (v6.0).
 func TestVariantsBaselines(t *testing.T) {
 	want := map[string]string{
 		"short-task-rfc": "v6.0", "short-task-v1": "v6.0", "short-task-v2": "v6.0", "short-task-v3": "v6.0",
 		"short-task-v4": "v6.0", "short-task-rfc2": "v6.0", "idle-cores-nosmt": "v5.12",
 		"blocked-avg-ratelimit": "v5.12", "blocked-load-outside-newidle": "v5.12", "no-tg-propagate": "any (default v6.19)",
 		"sis-node": "v6.0", "sis-cluster": "v6.0", "sis-node-limit": "v6.0", "sis-util-v1": "v6.0", "sis-util-v2": "v6.0",
-		"cluster-level": "v5.12",
+		"cluster-level": "v5.12", "no-sync-irq": "v6.0",
 	}
 	seen := 0
 	for _, line := range strings.Split(runCLI(t, "variants", "--wide"), "\n")[1:] {

@@ -70,6 +70,9 @@ const (
 	// BranchSelectIdleCluster: select_idle_cluster found an idle CPU in
 	// target's cluster before select_idle_cpu ran (cluster-level).
 	BranchSelectIdleCluster
+	// BranchSyncInTask: a WF_SYNC wakeup from interrupt context reached
+	// wake_affine as not sync (no-sync-irq).
+	BranchSyncInTask
 	// NrBranches is the number of branches.
 	NrBranches
 )
@@ -115,6 +118,8 @@ var branchInfos = [NrBranches]BranchInfo{
 		"taken: a newly idle balance pass with blocked load pending (nohz.has_blocked) did not refresh the idle CPUs' blocked load; changed: v5.12's update_nohz_stats would have refreshed at least one CPU in that pass", true},
 	BranchRunIdleBalance: {"nohz_run_idle_balance:refresh",
 		"taken: a CPU about to idle refreshed the idle CPUs' blocked load itself, as a newly idle balance asked; changed: not counted (v5.12 refreshed in a different place and time, which the branch cannot reproduce)", false},
+	BranchSyncInTask: {"select_task_rq_fair:in_task",
+		"taken: a WF_SYNC wakeup from softirq or hardirq context was not treated as sync; changed: wake_affine chose another CPU than it chooses from the same state with sync (0 where wake_affine did not run: the waker's CPU is prev_cpu, or the wakeup is not affine)", true},
 	BranchNoTgPropagate: {"add_tg_cfs_propagate:off",
 		"taken: an entity's attach, detach or removed load on a task group's cfs_rq was not propagated to the group's entity; changed: not counted (the propagation only moves PELT sums, which reach decisions later through loads and shares)", false},
 }

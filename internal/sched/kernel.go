@@ -101,6 +101,9 @@ type Kernel struct {
 	// inTimer is set while a sleep timer's expiry wakes its task: the
 	// kernel's hrtimer_wakeup runs in hardirq context.
 	inTimer bool
+	// softirq counts the nested SoftirqEnter calls of the current
+	// event: the work between them runs in softirq context.
+	softirq int
 
 	// Hooks lets observers (tracing, schedstat, invariants) see events.
 	Hooks Hooks
@@ -372,6 +375,22 @@ func (k *Kernel) ThisCPU() cpumask.CPU { return k.thisCPU }
 // expiry (hrtimer_wakeup, in hardirq context) rather than from the task
 // current on the CPU.
 func (k *Kernel) InTimerIRQ() bool { return k.inTimer }
+
+// SoftirqEnter and SoftirqExit bracket work that the kernel does in softirq
+// context on the current CPU (in_serving_softirq): the network receive
+// that loopback TCP runs on the sender's CPU when its transmit raises
+// NET_RX (net_rx_action from local_bh_enable's do_softirq), whose socket
+// wakeups come from there. Simplified: the softirq always runs inline on
+// the raising CPU, never deferred to ksoftirqd.
+func (k *Kernel) SoftirqEnter() { k.softirq++ }
+
+// SoftirqExit ends a SoftirqEnter.
+func (k *Kernel) SoftirqExit() { k.softirq-- }
+
+// InTask mirrors in_task() (include/linux/preempt.h): false while the
+// current CPU serves a softirq (SoftirqEnter) or a sleep timer's hardirq
+// (InTimerIRQ). The model's other wakeups come from tasks.
+func (k *Kernel) InTask() bool { return k.softirq == 0 && !k.inTimer }
 
 // Current is the task running on the CPU executing the current event.
 func (k *Kernel) Current() *Task { return k.Rqs[k.thisCPU].Curr }

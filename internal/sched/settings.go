@@ -527,6 +527,16 @@ type Settings struct {
 	// (Validate). The hack has no sched_feat, and no baseline has it: the
 	// variant sis-node-limit sets it with SISNode. Off in every baseline.
 	SISNodeLimit bool
+	// SyncInTaskOnly is Libo Chen's "sched/fair: no sync wakeup from
+	// interrupt context" (<20220711224704.1672831-1-libo.chen@oracle.com>,
+	// July 2022; applied to tip sched/core as 14b3f2d9ee8d "sched/fair:
+	// Disallow sync wakeup from interrupt context" and reverted after AMD's
+	// tbench report): select_task_rq_fair takes WF_SYNC only when
+	// in_task(), so a sync wakeup from hardirq or softirq context, such as
+	// every loopback TCP wakeup from the network softirq (Kernel.InTask),
+	// reaches wake_affine as not sync. The patch has no sched_feat: the
+	// variant no-sync-irq sets it over v6.0. Off in every baseline.
+	SyncInTaskOnly bool
 	// SISUtilV1 is Chen Yu's "sched: Stop searching for idle cpu if the
 	// LLC domain is overloaded" (RFC on the v5.17-rc tip,
 	// <20220207034013.599214-1-yu.c.chen@intel.com>; SIS_UTIL's first

@@ -119,6 +119,11 @@ var variants = []variant{
 		apply: func(s *Settings) { s.SISNode, s.SISNodeLimit = true, true },
 	},
 	{
+		info: VariantInfo{Name: "no-sync-irq", Baseline: kernels.V60, Touches: []string{"select_task_rq_fair"}, Branches: []Branch{BranchSyncInTask},
+			Description: "no sync wakeup from interrupt context (Libo Chen, <20220711224704.1672831-1-libo.chen@oracle.com>, Jul 2022; tip 14b3f2d9ee8d, reverted): select_task_rq_fair takes WF_SYNC only when in_task(), so loopback TCP's wakeups from the network softirq are not sync"},
+		apply: func(s *Settings) { s.SyncInTaskOnly = true },
+	},
+	{
 		info: VariantInfo{Name: "sis-util-v1", Baseline: kernels.V60, Touches: []string{"select_idle_cpu", "update_sd_lb_stats"}, Branches: []Branch{BranchLLCOverloaded},
 			Description: "SIS_UTIL RFC v1 (Chen Yu, <20220207034013.599214-1-yu.c.chen@intel.com>, Feb 2022, on v5.17-rc): periodic LLC balancing marks sd_llc_shared overloaded when total_capacity*100 < sum_util*imbalance_pct (85%), and select_idle_cpu then scans nothing",
 			Base:        sisPropTip},

@@ -55,9 +55,18 @@ func selectTaskRqFair(k *Kernel, p *Task, prev cpumask.CPU, wakeFlags int) cpuma
 // v5.12 have no WF_CURRENT_CPU, which no caller here sets, and v5.12 sets
 // the waker's recent_used_cpu after the fast path, Settings.RecentUsedCPU)
 // on the CPU k.ThisCPU(). Simplified: no energy-aware path, no PF_EXITING
-// test of the waker (sync is WF_SYNC alone).
+// test of the waker (sync is WF_SYNC alone). With Settings.SyncInTaskOnly
+// (the no-sync-irq variant) sync also needs in_task(), as Libo Chen's patch
+// has it: "in_task() && (wake_flags & WF_SYNC) && !(current->flags &
+// PF_EXITING)".
 func (k *Kernel) selectTaskRqFair(p *Task, prevCPU cpumask.CPU, wakeFlags int) cpumask.CPU {
 	sync := wakeFlags&WFSync != 0
+	// irqSync: the patch dropped a sync that the comparison kernel keeps
+	// (BranchSyncInTask).
+	irqSync := sync && k.S.SyncInTaskOnly && !k.InTask()
+	if irqSync {
+		sync = false
+	}
 	cpu := k.thisCPU
 	newCPU := prevCPU
 	wantAffine := false
@@ -86,6 +95,10 @@ func (k *Kernel) selectTaskRqFair(p *Task, prevCPU cpumask.CPU, wakeFlags int) c
 			k.affineSD, k.affine = tmp, AffineSameCPU
 			if cpu != prevCPU {
 				newCPU = k.wakeAffine(tmp, p, cpu, prevCPU, sync)
+				if irqSync {
+					k.countBranch(BranchSyncInTask, k.wakeAffinePeek(tmp, p, cpu, prevCPU, true) != newCPU)
+					irqSync = false
+				}
 			}
 			sd = nil
 			break
@@ -97,6 +110,10 @@ func (k *Kernel) selectTaskRqFair(p *Task, prevCPU cpumask.CPU, wakeFlags int) c
 		}
 	}
 
+	if irqSync {
+		// sync reaches nothing but wake_affine, which did not run.
+		k.countBranch(BranchSyncInTask, false)
+	}
 	if sd != nil {
 		newCPU = k.schedBalanceFindDstCPU(sd, p, cpu, prevCPU, sdFlag)
 		k.why = ReasonFindDst
@@ -190,6 +207,26 @@ func (k *Kernel) wakeAffine(sd *SchedDomain, p *Task, thisCPU, prevCPU cpumask.C
 	}
 	sd.Stats.TTWUMoveAffine++
 	p.SE.Stats.NrWakeupsAffine++
+	return target
+}
+
+// wakeAffinePeek is what wakeAffine returns for sync from the same state,
+// storing nothing: no schedstat or task statistic, no k.affine, no
+// task_h_load cache (wakeAffineWeightPeek). BranchSyncInTask asks it what
+// the comparison kernel's sync wakeup would have chosen.
+func (k *Kernel) wakeAffinePeek(sd *SchedDomain, p *Task, thisCPU, prevCPU cpumask.CPU, sync bool) cpumask.CPU {
+	saved := k.affine
+	target := cpumask.None
+	if k.S.WAIdle {
+		target = k.wakeAffineIdle(thisCPU, prevCPU, sync)
+	}
+	if k.S.WAWeight && target == cpumask.None {
+		target = k.wakeAffineWeightPeek(sd, p, thisCPU, prevCPU, sync, true)
+	}
+	k.affine = saved
+	if target == cpumask.None || (!k.S.WakeAffineTallyPrev && target != thisCPU) {
+		return prevCPU
+	}
 	return target
 }
 

@@ -3,6 +3,7 @@ package sched
 import (
 	"fmt"
 	"github.com/schedlab/schedlab/internal/kernels"
+	"reflect"
 	"testing"
 
 	"github.com/schedlab/schedlab/internal/cpumask"
@@ -193,4 +194,110 @@ func (k *Kernel) isShortTaskAs(p *Task, m ShortTaskMetric) bool {
 	k.S.ShortTaskMetric = m
 	defer func() { k.S.ShortTaskMetric = saved }()
 	return k.isShortTask(p)
+}
+
+// TestNoSyncIRQ: where a WF_SYNC wakeup goes with and without no-sync-irq,
+// from task and from interrupt context.
+//
+// Reference: fair.c:select_task_rq_fair and wake_affine_idle (v6.0) and Libo
+// Chen's patch (<20220711224704.1672831-1-libo.chen@oracle.com>): "int sync
+// = in_task() && (wake_flags & WF_SYNC) && !(current->flags & PF_EXITING)".
+//
+// The machine, zen3-2s-nps1 on v6.0. A hog is the waker, alone on CPU 0
+// (LLC0, nr_running 1); P slept on CPU 8 (LLC1, same socket), now idle;
+// sd_llc_shared is zero (no idle cores recorded, nr_idle_scan 0). CPU 0's
+// first SD_WAKE_AFFINE domain spanning 8 is DIE: wake_affine(DIE, P, 0, 8).
+//   - sync: wake_affine_idle's "sync && nr_running == 1" -> this_cpu 0;
+//     select_idle_sibling(P, 8, 0): 0 busy, prev not cache affine, no idle
+//     core, SIS_UTIL's nr_idle_scan 0 ends the scan -> target 0.
+//   - not sync: this_cpu busy, prev idle -> prev 8; select_idle_sibling(P,
+//     8, 8): target idle -> 8.
+//
+// The patch makes a sync wakeup from softirq or hardirq context take the
+// second path; from task context, or without WF_SYNC, nothing changes. Its
+// counter is taken once per sync wakeup it un-syncs, changed when
+// wake_affine's answer with sync (0) differs from its answer (8), and taken
+// but not changed when wake_affine does not run (the waker's CPU is prev).
+func TestNoSyncIRQ(t *testing.T) {
+	// The variant changes SyncInTaskOnly alone, against plain v6.0.
+	info, ok := LookupVariant("no-sync-irq")
+	if !ok || info.Baseline != kernels.V60 || info.Base != "" || len(info.Branches) != 1 || info.Branches[0] != BranchSyncInTask {
+		t.Fatalf("no-sync-irq: %+v", info)
+	}
+	patched, base := MustBaseline(kernels.V60), MustBaseline(kernels.V60)
+	if err := ApplyVariant(&patched, "no-sync-irq"); err != nil || !patched.SyncInTaskOnly || base.SyncInTaskOnly {
+		t.Fatalf("no-sync-irq: %v, SyncInTaskOnly %v", err, patched.SyncInTaskOnly)
+	}
+	patched.SyncInTaskOnly = false
+	if !reflect.DeepEqual(patched, base) {
+		t.Error("no-sync-irq changes more than SyncInTaskOnly")
+	}
+
+	type ctx int
+	const (
+		task ctx = iota
+		softirq
+		hardirq
+	)
+	tests := []struct {
+		name    string
+		variant bool
+		ctx     ctx
+		flags   int
+		prev    int // P's CPU before it slept (the waker is on 0)
+		want    int
+		taken   uint64
+		changed uint64
+	}{
+		{name: "v6.0, task", ctx: task, flags: WFSync, prev: 8, want: 0},
+		{name: "v6.0, softirq", ctx: softirq, flags: WFSync, prev: 8, want: 0},
+		{name: "patch, task", variant: true, ctx: task, flags: WFSync, prev: 8, want: 0},
+		{name: "patch, softirq", variant: true, ctx: softirq, flags: WFSync, prev: 8, want: 8, taken: 1, changed: 1},
+		{name: "patch, hardirq", variant: true, ctx: hardirq, flags: WFSync, prev: 8, want: 8, taken: 1, changed: 1},
+		{name: "patch, softirq, not sync", variant: true, ctx: softirq, prev: 8, want: 8},
+		// cpu == prev: no wake_affine, so sync reaches nothing;
+		// select_idle_sibling(P, 0, 0): 0 busy, its SMT sibling 128
+		// idle.
+		{name: "patch, softirq, waker on prev", variant: true, ctx: softirq, flags: WFSync, prev: 0, want: 128, taken: 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := MustBaseline(kernels.V60)
+			if tc.variant {
+				if err := ApplyVariant(&s, "no-sync-irq"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r := newRigSettings(t, "zen3-2s-nps1", s)
+			waker := r.hog(0)
+			p := r.sleeper(tc.prev, 100*engine.Microsecond)
+			if tc.prev == 0 {
+				// p slept on the waker's CPU before the waker started.
+				p.SE.Stats = SchedStatistics{}
+			}
+			r.run(5 * engine.Millisecond)
+			r.unpin(p)
+			k := r.on(0)
+			if k.Current() != waker || k.Rqs[0].NrRunning != 1 {
+				t.Fatalf("the waker is not alone on cpu0")
+			}
+			switch tc.ctx {
+			case softirq:
+				k.SoftirqEnter()
+				defer k.SoftirqExit()
+			case hardirq:
+				k.inTimer = true
+				defer func() { k.inTimer = false }()
+			}
+			if k.InTask() != (tc.ctx == task) {
+				t.Fatalf("in_task() = %v in context %d", k.InTask(), tc.ctx)
+			}
+			if got := k.selectTaskRqFair(p, p.WakeCPU, WFTTWU|tc.flags); got != r.cpu(tc.want) {
+				t.Errorf("got %v, want cpu%d", got, tc.want)
+			}
+			if c := k.Branches[BranchSyncInTask]; c.Taken != tc.taken || c.Changed != tc.changed {
+				t.Errorf("select_task_rq_fair:in_task taken %d changed %d, want %d and %d", c.Taken, c.Changed, tc.taken, tc.changed)
+			}
+		})
+	}
 }

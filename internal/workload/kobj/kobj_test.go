@@ -546,3 +546,71 @@ func TestPipeWakeWriter(t *testing.T) {
 		}
 	}
 }
+
+// TestTCPLoopbackWakesFromSoftirq: a loopback TCP socket wakes its blocked
+// sender (and its reader) from softirq context (in_task() false), as
+// tcp_v4_rcv's sock_def_readable and the ACK's write-space wakeup run in
+// the NET_RX softirq; an AF_UNIX socket wakes from the calling task. The
+// softirq ends with the call.
+//
+// Reference: net/ipv4/tcp_ipv4.c:tcp_v4_rcv, reached from net_rx_action
+// for loopback_xmit's netif_rx; net/unix/af_unix.c:unix_stream_sendmsg
+// calls other->sk_data_ready directly.
+func TestTCPLoopbackWakesFromSoftirq(t *testing.T) {
+	for _, tcp := range []bool{false, true} {
+		k := newKernel(t)
+		s := NewUnixStream()
+		if tcp {
+			s = NewTCPLoopback()
+		}
+		s.SndBuf = 4 * 768 // four 100-byte skbs
+		var inTask []bool
+		// sched_waking fires in try_to_wake_up, in the waker's context
+		// (sched_wakeup may fire later, on the wakee's CPU).
+		k.Hooks.Waking = func(*sched.Task) { inTask = append(inTask, k.InTask()) }
+		sent, got := 0, 0
+		// The reader starts first and sleeps until the first send; it
+		// works 3 µs after each message, so that the sender
+		// (1 µs a message) fills the buffer and sleeps too.
+		var rio IO
+		started := false
+		fork(t, k, "r", 1, func(k *sched.Kernel, task *sched.Task) sched.Op {
+			if got == 8 {
+				return sched.Exit()
+			}
+			if !started {
+				rio.Reset(100)
+				started = true
+			}
+			if !s.Recv(k, task, &rio, false) {
+				return sched.Block()
+			}
+			started = false
+			got++
+			return sched.Run(3000)
+		})
+		k.Eng.RunUntil(engine.Millisecond)
+		fork(t, k, "w", 0, writer(8, 100, s.Send, &sent))
+		k.Eng.RunUntil(10 * engine.Millisecond)
+		if sent != 8 || got != 8 {
+			t.Fatalf("tcp %v: sent %d, read %d", tcp, sent, got)
+		}
+		readerWoken, senderWoken := false, false
+		for i, in := range inTask {
+			if in == tcp {
+				t.Errorf("tcp %v: wakeup %d has in_task() %v", tcp, i, in)
+			}
+		}
+		for _, task := range k.Tasks {
+			switch task.Comm {
+			case "r":
+				readerWoken = task.SE.Stats.NrWakeupsSync > 0
+			case "w":
+				senderWoken = task.SE.Stats.NrWakeupsSync > 0
+			}
+		}
+		if !readerWoken || !senderWoken || !k.InTask() {
+			t.Errorf("tcp %v: reader woken %v, sender woken %v, in_task() after the run %v", tcp, readerWoken, senderWoken, k.InTask())
+		}
+	}
+}

@@ -82,6 +82,13 @@ type UnixStream struct {
 	// charges a receive the data's lines (AF_UNIX).
 	sendLines, recvLines int
 	dataLines            bool
+	// softirq makes the wakeups of both ends come from softirq context
+	// (sched.Kernel.SoftirqEnter): a loopback TCP segment is received,
+	// and its reader woken, in the NET_RX softirq that the sender's
+	// transmit raises and runs on the sender's CPU; the ACK that frees
+	// send space, in the one the reader's runs. AF_UNIX wakes from the
+	// calling task.
+	softirq bool
 
 	BytesWritten, BytesRead uint64
 }
@@ -95,9 +102,26 @@ func NewUnixStream() *UnixStream {
 // NewTCPLoopback returns one direction of a loopback TCP connection,
 // modelled as a UnixStream (the same queueing, send buffer and WF_SYNC
 // wakeups) whose calls move TCP's lines (TCPSendLines, TCPRecvLines;
-// lines.go) and not the data's.
+// lines.go) and not the data's, and whose wakeups come from the network
+// softirq (net_rx_action on the sending CPU: tcp_v4_rcv, then
+// sock_def_readable's wake_up_interruptible_sync_poll). Simplified: the
+// write-space wakeup keeps AF_UNIX's WF_SYNC, where TCP's
+// sk_stream_write_space wakes without it (tbench's 4 MiB send buffers
+// never fill).
 func NewTCPLoopback() *UnixStream {
-	return &UnixStream{SndBuf: WmemDefault, sendLines: TCPSendLines, recvLines: TCPRecvLines}
+	return &UnixStream{SndBuf: WmemDefault, sendLines: TCPSendLines, recvLines: TCPRecvLines, softirq: true}
+}
+
+// wake wakes up to nr exclusive waiters of q (all for 0), from softirq
+// context when the socket's wakeups come from there.
+func (s *UnixStream) wake(k *sched.Kernel, q *WaitQueue, nr int) {
+	if s.softirq {
+		k.SoftirqEnter()
+		q.Wake(k, nr, sched.WFSync)
+		k.SoftirqExit()
+		return
+	}
+	q.Wake(k, nr, sched.WFSync)
 }
 
 // Len is the number of unread bytes queued.
@@ -170,7 +194,7 @@ func (s *UnixStream) Send(k *sched.Kernel, t *sched.Task, io *IO) bool {
 		io.Done += size
 		s.BytesWritten += uint64(size)
 		// sock_def_readable: wake_up_interruptible_sync_poll.
-		s.rcv.Wake(k, 1, sched.WFSync)
+		s.wake(k, &s.rcv, 1)
 	}
 	return true
 }
@@ -197,7 +221,7 @@ func (s *UnixStream) Recv(k *sched.Kernel, t *sched.Task, io *IO, waitAll bool) 
 			s.wmem -= b.truesize
 			// unix_write_space
 			if s.wmem<<2 <= s.SndBuf {
-				s.snd.WakeAll(k, sched.WFSync)
+				s.wake(k, &s.snd, 0)
 			}
 		}
 	}

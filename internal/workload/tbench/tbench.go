@@ -601,7 +601,9 @@ func (cl *client) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 			// SYN-ACK received in this call (a simplification: three
 			// zero-payload segments at tcp_send_ns and tcp_recv_ns),
 			// whose last step queues the connection on the listener
-			// and wakes it (sock_def_readable: WF_SYNC).
+			// and wakes it (sock_def_readable: WF_SYNC), from the
+			// NET_RX softirq that received the final ACK
+			// (tcp_child_process).
 			if !cl.paid {
 				cl.paid = true
 				return sched.Run(c.ProcessStart + sys(k, 2*c.TCPSend+c.TCPRecv))
@@ -609,7 +611,9 @@ func (cl *client) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 			cl.paid = false
 			b.acceptQ = append(b.acceptQ, cl.id)
 			cl.c.connectCPU = k.ThisCPU()
+			k.SoftirqEnter()
 			cl.c.wokeListener = b.accepting.Wake(k, 1, sched.WFSync) > 0
+			k.SoftirqExit()
 			cl.state = clPrepare
 		case clPrepare:
 			if b.t0 == 0 {
