@@ -94,7 +94,13 @@ var all = []Baseline{
 	{
 		Name: V619, Class: "EEVDF", Summary: "Linux 6.19: EEVDF with delayed dequeue, SIS_UTIL, the current balancer (the default)",
 		Definition: "The v6.19 release, read from a 6.19 tree (matankalina/linux-6.19.10-fork). The default baseline, and the one " +
-			"every other baseline's differences are stated against.",
+			"every other baseline's differences are stated against. 6.19.10 is a stable release whose fair class carries four " +
+			"EEVDF fixes that 6.19.7 backported from v7.0-rc2 and the v6.19.0 tag lacks, and so does this baseline: \"sched/fair: " +
+			"Fix lag clamp\" (6e3c0a4e1ad1: update_entity_lag clamps at cfs_rq_max_slice + TICK_NSEC, v6.19.0 at max(2 x slice, " +
+			"TICK_NSEC)), \"Fix zero_vruntime tracking\" (b3d99f43c72b; V is unchanged), \"Only set slice protection at pick " +
+			"time\" (bcd74b2ffdd0) and \"Update se->vprot in reweight_entity()\" (ff38424030f9). Where v6.19.0 keeps vlag and " +
+			"vprot in one union (whether 6.19.10 does was not checked), this baseline keeps two fields (v7.0's form), so writing " +
+			"the running entity's lag does not cancel its slice protection here.",
 		SchedstatVersion: 17, PkgLevel: "PKG", Flags: FlagsV619,
 		ClusterFlag: true, HighestFlagPastGaps: true, NewidleRatio: true,
 		ClusterLevel: true, ImbNumaNr: true, AsymCapacityPerDomain: true,

@@ -331,7 +331,8 @@ func TestPlaceEntityLag(t *testing.T) {
 	k.S.PlaceLag = true
 }
 
-// TestUpdateEntityLagClamp: update_entity_lag (v6.19) saves vlag = V −
+// TestUpdateEntityLagClamp: update_entity_lag (6.19.10, the v6.19
+// baseline's tree, with 6.19.7's backport of 6e3c0a4e1ad1) saves vlag = V −
 // vruntime clamped to ±limit, limit = calc_delta_fair(cfs_rq_max_slice +
 // TICK_NSEC, se): the largest slice on the queue (curr's and the tree's,
 // whoever owns it), not the entity's own (v6.6's form was

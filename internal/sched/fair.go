@@ -24,14 +24,20 @@ func avgVruntimeSub(c *CfsRq, se *SchedEntity) {
 }
 
 // updateZeroVruntime moves the reference of SumWVruntime by delta
-// (fair.c:update_zero_vruntime, v6.19).
+// (fair.c:update_zero_vruntime as b3d99f43c72b "sched/fair: Fix
+// zero_vruntime tracking" has it: in 6.19.10, the tree the v6.19 baseline
+// was read from, by the 6.19.7 backport; v6.19.0 pulls zero_vruntime to V
+// in __enqueue_entity and __dequeue_entity instead. V, and so every
+// eligibility and placement, is the same either way; only ZeroVruntime
+// and the int64 headroom differ).
 func updateZeroVruntime(c *CfsRq, delta int64) {
 	c.SumWVruntime -= int64(c.SumWeight) * delta
 	c.ZeroVruntime += uint64(delta)
 }
 
-// avgVruntime mirrors fair.c:avg_vruntime (v6.19): the weighted average
-// vruntime V of the queue, curr included; it also pulls zero_vruntime to V.
+// avgVruntime mirrors fair.c:avg_vruntime (6.19.10, with b3d99f43c72b; see
+// updateZeroVruntime): the weighted average vruntime V of the queue, curr
+// included; it also pulls zero_vruntime to V, which v6.19.0's does not.
 func (k *Kernel) avgVruntime(c *CfsRq) uint64 {
 	delta := avgVruntimeDelta(c)
 	if k.S.EEVDF {
@@ -95,8 +101,10 @@ func cfsRqMinSlice(c *CfsRq) uint64 {
 	return min
 }
 
-// cfsRqMaxSlice mirrors fair.c:cfs_rq_max_slice (v6.19): curr's slice and
-// the tree root's max_slice.
+// cfsRqMaxSlice mirrors fair.c:cfs_rq_max_slice, which 6e3c0a4e1ad1
+// ("sched/fair: Fix lag clamp", v7.0-rc2) added and 6.19.7 backported, so
+// 6.19.10 has it and v6.19.0 does not: curr's slice and the tree root's
+// max_slice.
 func cfsRqMaxSlice(c *CfsRq) uint64 {
 	root := pickRootEntity(c)
 	var max uint64
@@ -125,7 +133,9 @@ func (k *Kernel) dequeueEntityTree(c *CfsRq, se *SchedEntity) {
 	}
 }
 
-// updateEntityLag mirrors fair.c:update_entity_lag (v6.19).
+// updateEntityLag mirrors fair.c:update_entity_lag (6.19.10): the clamp is
+// 6e3c0a4e1ad1's, ±calc_delta_fair(cfs_rq_max_slice + TICK_NSEC); v6.19.0
+// clamps at ±calc_delta_fair(max(2 × se->slice, TICK_NSEC)).
 func (k *Kernel) updateEntityLag(c *CfsRq, se *SchedEntity) {
 	vlag := int64(k.avgVruntime(c) - se.Vruntime)
 	limit := int64(calcDeltaFair(cfsRqMaxSlice(c)+k.tickNsec, se))

@@ -116,8 +116,12 @@ type SchedEntity struct {
 	Deadline           uint64
 	Slice              uint64
 	// Vlag is the virtual lag saved at dequeue (EEVDF); Vprot the end of
-	// the protected slice while the entity is current (they share storage
-	// in the kernel; here they are two fields).
+	// the protected slice while the entity is current. In v6.19.0 they share
+	// storage (a union, until v7.0's 6b6d09f274bd separated them; 6.19.10
+	// was not checked); here they are two fields, as in v7.0.
+	// Simplification: where v6.19.0 writes the lag of the running entity
+	// (reweight_entity of curr, a delayed curr's requeue with DELAY_ZERO),
+	// its slice protection is in effect cancelled; here it is kept.
 	Vlag         int64
 	Vprot        uint64
 	SchedDelayed bool
