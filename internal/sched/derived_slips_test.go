@@ -418,3 +418,41 @@ func TestUpdateEntityLagClamp(t *testing.T) {
 		}
 	}
 }
+
+// TestReweightEntityFullWeights: reweight_entity keeps a group entity's
+// lag and relative deadline in proportion to its weight, "se->vlag =
+// div_s64(se->vlag * se->load.weight, weight)" and the same for a
+// rel_deadline, with se->load.weight and weight at full resolution
+// (scale_load: NICE_0_LOAD is 1024 << 10 on 64-bit), truncating toward
+// zero. Group shares need not be multiples of 1024, so the scaled-down
+// weights (976 and 292 here) would give other numbers (3,342,475 for the
+// lag). A dequeued entity: only the rescale and the new weight.
+//
+// Reference: fair.c:reweight_entity (v6.19 and 6.19.10 alike in this part).
+func TestReweightEntityFullWeights(t *testing.T) {
+	r := newRig(t, "zen3-2s-nps1", kernels.V619)
+	k := r.k
+	c := k.Rqs[0].CFS
+	se := &SchedEntity{}
+	const oldW, newW = 1000000, 300000
+	updateLoadSet(&se.Load, oldW)
+	se.Vlag = 1000003
+	se.Deadline = 700001
+	se.RelDeadline = true
+	k.reweightEntity(c, se, newW)
+	if want := int64(1000003) * oldW / newW; se.Vlag != want || want != 3333343 {
+		t.Errorf("vlag %d, want 1000003 × %d / %d = %d", se.Vlag, oldW, newW, want)
+	}
+	if want := uint64(700001 * oldW / newW); se.Deadline != want || want != 2333336 {
+		t.Errorf("relative deadline %d, want 700001 × %d / %d = %d", se.Deadline, oldW, newW, want)
+	}
+	se.Vlag = -1000003
+	updateLoadSet(&se.Load, oldW)
+	k.reweightEntity(c, se, newW)
+	if se.Vlag != -3333343 {
+		t.Errorf("negative vlag %d, want −3333343 (div_s64 truncates toward zero)", se.Vlag)
+	}
+	if se.Load.Weight != newW {
+		t.Errorf("weight %d, want %d", se.Load.Weight, newW)
+	}
+}

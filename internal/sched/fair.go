@@ -1090,8 +1090,10 @@ func calcGroupShares(c *CfsRq, weightOnly bool) uint64 {
 	return uint64(shares)
 }
 
-// reweightEntity mirrors fair.c:reweight_entity (v6.19; CFS just swaps
-// the weight).
+// reweightEntity mirrors fair.c:reweight_entity (6.19.10: with
+// ff38424030f9's rescale of vprot; CFS just swaps the weight). vlag, a
+// relative deadline and vprot are rescaled by the full-resolution weights,
+// as every kernel version does.
 func (k *Kernel) reweightEntity(c *CfsRq, se *SchedEntity, weight uint64) {
 	curr := c.Curr == se
 	var vprotRel int64
@@ -1115,11 +1117,10 @@ func (k *Kernel) reweightEntity(c *CfsRq, se *SchedEntity, weight uint64) {
 	}
 	dequeueLoadAvg(c, se)
 	if k.S.EEVDF {
-		oldW := int64(seWeight(se))
-		newW := int64(scaleLoadDown(weight))
-		if newW < 2 {
-			newW = 2
-		}
+		// "se->vlag = div_s64(se->vlag * se->load.weight, weight)": the
+		// full-resolution weights (scale_load), not scale_load_down's,
+		// so that a group entity's shares round as the kernel's do.
+		oldW, newW := int64(se.Load.Weight), int64(weight)
 		se.Vlag = se.Vlag * oldW / newW
 		if se.RelDeadline {
 			se.Deadline = uint64(int64(se.Deadline) * oldW / newW)
