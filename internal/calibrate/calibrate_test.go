@@ -115,6 +115,44 @@ func TestDerive(t *testing.T) {
 	}
 }
 
+// On a host whose clusters are smaller than its LLC (the Kunpeng 920's
+// clusters of 4 cores), a ping-pong inside a cluster gives
+// ipi_same_cluster_ns and one across the LLC's clusters ipi_same_llc_ns,
+// each by the rule on Derive with its own line bounce; without a pair
+// across clusters, ipi_same_llc_ns is the cluster's figure.
+func TestDeriveClusterIPI(t *testing.T) {
+	spec := preset(t, "kunpeng920-96")
+	m := fakeMeasurements()
+	m.PingPong = []PingPong{
+		{Dist: costmodel.SameCPU, A: 0, B: 0, RoundTrip: 4000},
+		{Dist: costmodel.SameLLC, A: 0, B: 4, RoundTrip: 11000},
+		{Dist: costmodel.SameCluster, A: 0, B: 1, RoundTrip: 9000},
+	}
+	m.Lines = []LineBounce{{Dist: costmodel.SameCluster, A: 0, B: 1, OneWay: 30}, {Dist: costmodel.SameLLC, A: 0, B: 4, OneWay: 40}}
+	derive := func(m *Measurements) map[string]float64 {
+		got := map[string]float64{}
+		for _, s := range Derive(m, spec) {
+			got[s.Key] = s.Value
+		}
+		return got
+	}
+	// half the round trip − the shared table's write and read (1290) −
+	// the context switch (2000 − 1290) − WFI's 1 µs exit − 9 lines a hop
+	// at the bounce measured at that distance
+	cluster := math.Round(4500 - 1290 - 710 - 1000 - 9*30)
+	llc := math.Round(5500 - 1290 - 710 - 1000 - 9*40)
+	got := derive(m)
+	if got["ipi_same_cluster_ns"] != cluster || got["ipi_same_llc_ns"] != llc {
+		t.Errorf("ipi_same_cluster_ns %v, ipi_same_llc_ns %v; want %v and %v", got["ipi_same_cluster_ns"], got["ipi_same_llc_ns"], cluster, llc)
+	}
+	m.PingPong = m.PingPong[:1:1]
+	m.PingPong = append(m.PingPong, PingPong{Dist: costmodel.SameCluster, A: 0, B: 1, RoundTrip: 9000})
+	got = derive(m)
+	if got["ipi_same_cluster_ns"] != cluster || got["ipi_same_llc_ns"] != cluster {
+		t.Errorf("no pair across clusters: ipi_same_cluster_ns %v, ipi_same_llc_ns %v; want both %v", got["ipi_same_cluster_ns"], got["ipi_same_llc_ns"], cluster)
+	}
+}
+
 // The calibrated machine file reads back as the same machine with the
 // measured costs.
 func TestWriteMachineRoundTrip(t *testing.T) {

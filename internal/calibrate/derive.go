@@ -139,8 +139,10 @@ const (
 //	context_switch_ns      = RTT(same CPU)/2 − (write + read of 100 B, the shared table's:
 //	                         the ping-pong's threads share it)
 //	context_switch_mm_ns   = hop(ring of 8 processes) − hop(ring of 8 threads), on one CPU
-//	ipi_same_llc_ns        = RTT(the nearest pair of two CPUs: SMT siblings, else a
-//	                         cluster inside the LLC, else the LLC)/2 − (write + read of 100 B) − context_switch
+//	ipi_same_llc_ns        = RTT(the nearest pair of two CPUs: SMT siblings, else the LLC;
+//	                         ipi_same_cluster_ns for a cluster inside the LLC, and
+//	                         ipi_same_llc_ns too when no pair across its clusters
+//	                         was measured)/2 − (write + read of 100 B) − context_switch
 //	                         − the exit latency of the idle state the governor picks for RTT/2
 //	                         − the pipe's lines a hop waits for (kobj.PipeHopLines, 9 for
 //	                           100 B: the write's 3 before its wakeup, the read's 4 and the
@@ -213,7 +215,7 @@ func Derive(m *Measurements, spec *topology.MachineSpec) []Setting {
 	if m.RingThreads > 0 && m.RingProcs > 0 {
 		add("context_switch_mm_ns", math.Max(0, m.RingProcs-m.RingThreads), fmt.Sprintf("token ring of %d processes against %d threads on cpu %d: %.0f − %.0f ns a hop", RingSize, RingSize, m.RingCPU, m.RingProcs, m.RingThreads))
 	}
-	ipiKey := map[costmodel.Distance]string{costmodel.SameCore: "ipi_same_llc_ns", costmodel.SameCluster: "ipi_same_llc_ns", costmodel.SameLLC: "ipi_same_llc_ns", costmodel.OtherLLC: "ipi_other_llc_ns", costmodel.OtherNode: "ipi_other_node_ns"}
+	ipiKey := map[costmodel.Distance]string{costmodel.SameCore: "ipi_same_llc_ns", costmodel.SameCluster: "ipi_same_cluster_ns", costmodel.SameLLC: "ipi_same_llc_ns", costmodel.OtherLLC: "ipi_other_llc_ns", costmodel.OtherNode: "ipi_other_node_ns"}
 	done := map[string]bool{}
 	idleNote := ""
 	for _, pp := range orderedPingPongs(m.PingPong) {
@@ -247,6 +249,17 @@ func Derive(m *Measurements, spec *topology.MachineSpec) []Setting {
 		}
 		add(key, half-pipeOps-cs-exit-lines, fmt.Sprintf("pipe ping-pong cpu %d ↔ %d (%s): round trip %.0f ns / 2 less a write, a read and a context switch%s, %s", pp.A, pp.B, pp.Dist, pp.RoundTrip, lineNote, note))
 		done[key] = true
+	}
+	// A host whose clusters are smaller than its LLC but which measured
+	// no pair across them: the LLC's figure is the cluster's.
+	if done["ipi_same_cluster_ns"] && !done["ipi_same_llc_ns"] {
+		for _, st := range out {
+			if st.Key == "ipi_same_cluster_ns" {
+				out = append(out, Setting{"ipi_same_llc_ns", st.Value, st.Source + "; no pair across the LLC's clusters measured, so the same as ipi_same_cluster_ns"})
+				done["ipi_same_llc_ns"] = true
+				break
+			}
+		}
 	}
 	if idleNote != "" {
 		out = append(out, Setting{"idle_exit_ns", 0, idleNote})

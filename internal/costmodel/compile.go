@@ -43,12 +43,14 @@ type Table struct {
 	// (package kthreads, --sysctl model_kthreads=1).
 	Kthreads KthreadCosts
 
-	// IPISameLLC is the latency of an IPI within an LLC; IPIOther[a][b]
+	// IPISameLLC is the latency of an IPI within an LLC; IPISameCluster
+	// within a cluster inside the LLC (SubLLCClusters); IPIOther[a][b]
 	// from a CPU of node a to a CPU of another LLC on node b (the
 	// other-LLC figure within a node, interpolated by SLIT distance
 	// beyond).
-	IPISameLLC engine.Time
-	IPIOther   [][]engine.Time
+	IPISameLLC     engine.Time
+	IPISameCluster engine.Time
+	IPIOther       [][]engine.Time
 	// IdleExit is the exit latency of a CPU whose machine spec lists no
 	// cpuidle states (idle_exit_ns).
 	IdleExit engine.Time
@@ -286,6 +288,7 @@ func Compile(p *Params, spec *topology.MachineSpec) *Table {
 		Kcompactd:      p.KthreadKcompactd,
 	}
 	t.IPISameLLC = p.IPISameLLC
+	t.IPISameCluster = p.IPISameCluster
 	t.IdleExit = p.IdleExit
 	t.LineSameLLC = p.LineSameLLC
 	t.LineSameCluster = p.LineSameCluster
@@ -347,13 +350,17 @@ func (t *Table) Node(cpu cpumask.CPU) int { return int(t.cpus[cpu].node) }
 
 // IPILatency is the time from sending an IPI on from to its handler
 // running on to, when to is not in an idle state (IdleExitLatency adds
-// the exit of one that is): nothing on the same CPU, IPISameLLC within an
-// LLC, IPIOther beyond.
+// the exit of one that is): nothing on the same CPU, IPISameCluster
+// within a cluster inside the LLC, IPISameLLC elsewhere in the LLC,
+// IPIOther beyond.
 func (t *Table) IPILatency(from, to cpumask.CPU) engine.Time {
 	switch {
 	case from == to:
 		return 0
 	case t.cpus[from].llc == t.cpus[to].llc:
+		if sameCluster(t.cpus[from], t.cpus[to]) {
+			return t.IPISameCluster
+		}
 		return t.IPISameLLC
 	case t.IPIOther != nil:
 		return t.IPIOther[t.cpus[from].node][t.cpus[to].node]

@@ -266,6 +266,40 @@ func TestCacheRefill(t *testing.T) {
 	}
 }
 
+// A reschedule IPI inside a Kunpeng 920 cluster costs ipi_same_cluster_ns,
+// one to another cluster of the die ipi_same_llc_ns, and the presets make
+// the second 1 µs dearer (docs/costs.md, "Kunpeng 920 across a cluster");
+// where a cluster is its LLC (Zen3's CCX) every IPI in the LLC costs
+// ipi_same_llc_ns. An IPI off the die costs at least as much as one to
+// another cluster of it.
+func TestClusterIPI(t *testing.T) {
+	kp := preset(t, "kunpeng920-128")
+	p := mustFor(t, kp)
+	tab := Compile(p, kp)
+	if kp.CPUs[1].Cluster != kp.CPUs[0].Cluster || kp.CPUs[4].Cluster == kp.CPUs[0].Cluster || kp.CPUs[4].LLC != kp.CPUs[0].LLC {
+		t.Fatal("kunpeng920-128: want cpus 0 and 1 in one cluster, cpu 4 in another cluster of their die")
+	}
+	if got := tab.IPILatency(0, 1); got != p.IPISameCluster {
+		t.Errorf("IPI inside the cluster: %v, want ipi_same_cluster_ns %v", got, p.IPISameCluster)
+	}
+	if got := tab.IPILatency(0, 4); got != p.IPISameLLC {
+		t.Errorf("IPI to another cluster: %v, want ipi_same_llc_ns %v", got, p.IPISameLLC)
+	}
+	if d := p.IPISameLLC - p.IPISameCluster; d != engine.Microsecond {
+		t.Errorf("kunpeng920-128: another cluster costs %v more than the own, want 1 µs", d)
+	}
+	if off := tab.IPILatency(0, 32); off < p.IPISameLLC {
+		t.Errorf("IPI to the other die %v, below one to another cluster %v", off, p.IPISameLLC)
+	}
+	z := preset(t, "zen3-2s-nps1")
+	pz := mustFor(t, z)
+	pz.IPISameCluster = pz.IPISameLLC + 12345 // must not be used
+	tz := Compile(pz, z)
+	if got := tz.IPILatency(0, 1); got != pz.IPISameLLC {
+		t.Errorf("zen3: IPI inside a CCX %v, want ipi_same_llc_ns %v", got, pz.IPISameLLC)
+	}
+}
+
 // The _other_node parameters are for the farthest nodes; a node of the
 // same socket under NPS4 (SLIT 12) sits near the other-LLC value.
 func TestNodeInterpolation(t *testing.T) {

@@ -22,7 +22,15 @@ func (p *Params) IPILatency(spec *topology.MachineSpec, from, to cpumask.CPU) en
 	switch d := DistanceOf(spec, from, to); d {
 	case SameCPU:
 		return 0
-	case SameCore, SameCluster, SameLLC:
+	case SameCluster:
+		return p.IPISameCluster
+	case SameCore:
+		// SMT siblings share their cluster, where it is smaller than the LLC.
+		if c := spec.CPUs[from].Cluster; SubLLCClusters(spec)[c] {
+			return p.IPISameCluster
+		}
+		return p.IPISameLLC
+	case SameLLC:
 		return p.IPISameLLC
 	default:
 		return ns(lerp(float64(p.IPIOtherLLC), float64(p.IPIOtherNode), nodeFrac(spec, from, to)))

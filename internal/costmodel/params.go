@@ -118,6 +118,11 @@ type Params struct {
 	// handler running on a busy or polling CPU of the sender's LLC; a CPU
 	// in an idle state adds that state's exit latency (IdleExit).
 	IPISameLLC engine.Time `cost:"ipi_same_llc_ns" unit:"ns" range:"0,1e8" group:"Wakeup latency and idle states"`
+	// IPISameCluster is the same for a CPU of the sender's cluster where
+	// a cluster is smaller than its LLC (SubLLCClusters: Kunpeng 920's
+	// clusters of 4 cores); IPISameLLC is then the latency to the LLC's
+	// other clusters. Where clusters are their LLC it is never used.
+	IPISameCluster engine.Time `cost:"ipi_same_cluster_ns" unit:"ns" range:"0,1e8"`
 	// IPIOtherLLC is the same for a CPU in another LLC of the node.
 	IPIOtherLLC engine.Time `cost:"ipi_other_llc_ns" unit:"ns" range:"0,1e8"`
 	// IPIOtherNode is the same for a CPU on the farthest node; nearer

@@ -36,6 +36,8 @@ const (
 		"up to 79.5 ns between CCDs"
 	citeKunpengC2C = "nviennot/core-to-core-latency, results/HiSilicon Kunpeng 920-6426 @ 2.6GHz.csv " +
 		"(a cache line bounced between two cores by compare-and-swap, half the round trip, every pair of one socket's 64 cores)"
+	citeKunpengLatPipe = "openEuler wayca-scheduler's tools/kp920.2P.8CCL.type4/log.pipe.lock.latency.0512.txt " +
+		"(lmbench lat_pipe from core 1 to core X, medians of 20 runs; fidelity case wayca-kp128-lat-pipe)"
 	citeHBv3 = "Azure HBv3 (2× EPYC Milan, DDR4-3200) STREAM Triad 330–350 GB/s " +
 		"(learn.microsoft.com/azure/high-performance-computing/performance-benchmarking/stream-benchmark)"
 	citeRome = "STREAM on 2× EPYC 7742 (Rome, NPS4): 28 GB/s with 1 thread, 148 GB/s with 32 " +
@@ -129,6 +131,7 @@ func zen3(nps int) []entry {
 		{"reap_ns", 1000, "placeholder [unverified]: waitpid(2) or pthread_join(3) returning, 1 µs"},
 		{"remote_enqueue_ns", 230, "estimate: the x2APIC ICR write of the IPI and the enqueue's own work: the earlier 300 ns estimate (four cache-line transfers inside a CCX at 17 ns, " + citeC2C + ", plus the ICR write) less its four lines, which the kernel model now charges by distance (model_remote_enqueue_lines)"},
 		{"ipi_same_llc_ns", 1000, "estimate: an x86 IPI round trip takes ≈ 1–3 µs (newsletter.onedfrk.com/archive/220a711c-df2e-42a2-bdbd-c880ac9c418e, on the local APIC); one way with the interrupt entry ≈ 1 µs [not measured on Milan]"},
+		{"ipi_same_cluster_ns", 1000, "unused: a CCX is its LLC (as ipi_same_llc)"},
 		{"ipi_other_llc_ns", 1100, "estimate [unverified]: ipi_same_llc plus a crossing of the I/O die"},
 		{"ipi_other_node_ns", 1500, "estimate [unverified]: ipi_same_llc plus a socket crossing"},
 		{"idle_exit_ns", 0, citeSpecIdle},
@@ -256,9 +259,10 @@ func roundSig(v float64) float64 {
 func kunpeng920(coresPerDie int) []entry {
 	const why = "TaiShan v110 at 2.6 GHz against Zen3 at 3.5 GHz, similar IPC on kernel paths"
 	e := []entry{
-		{"ipi_same_llc_ns", 1400, "estimate [unverified]: GICv3 SGI send and delivery inside a die"},
-		{"ipi_other_llc_ns", 1500, "estimate [unverified]: unused, a die is one LLC and one node"},
-		{"ipi_other_node_ns", 2200, "estimate [unverified]: an SGI to the other socket"},
+		{"ipi_same_cluster_ns", 1400, "estimate [unverified]: GICv3 SGI send and delivery inside a cluster of the die (until 2026-12-07 the figure for the whole die)"},
+		{"ipi_same_llc_ns", 2400, "derived: ipi_same_cluster plus 1.0 µs a wakeup that leaves the cluster. " + citeKunpengLatPipe + " puts a round trip between two sleeping ends 1.99 µs longer to another cluster of the die than inside the cluster (7.67 against 5.68 µs): two wakeups, less the 16 lines' 1 ns each (line_same_llc_ns − line_same_cluster_ns), 0.99 µs each, rounded to 1 µs. Which hardware step costs it is not public; a line between busy cores costs the same inside a cluster as across the die (docs/costs.md, \"Kunpeng 920 across a cluster\")"},
+		{"ipi_other_llc_ns", 2500, "estimate [unverified]: the near end of the interpolation by SLIT distance (a die is one LLC and one node): 1.5 µs, plus the 1.0 µs of a wakeup that leaves its cluster (ipi_same_llc)"},
+		{"ipi_other_node_ns", 3200, "estimate [unverified]: an SGI to the other socket, 2.2 µs, plus the 1.0 µs of a wakeup that leaves its cluster (ipi_same_llc)"},
 		{"idle_exit_ns", 0, citeSpecIdle},
 		{"private_cache_kib", 512, citeTaiShan},
 		{"llc_kib", float64(coresPerDie) * 1024, citeTaiShan + fmt.Sprintf(": %d cores per die", coresPerDie)},
@@ -268,7 +272,7 @@ func kunpeng920(coresPerDie int) []entry {
 		{"refill_other_llc_gbps", 12, "estimate [unverified]: unused, a die is one LLC and one node"},
 		{"refill_other_node_gbps", 6, "estimate [unverified]: lines from the other socket at ≈ 200 ns"},
 		{"refill_memory_gbps", 12, "estimate [unverified]: from mem_bw_core"},
-		{"line_same_llc_ns", 36, citeKunpengC2C + ": 35.7 ns (median) between cores of different clusters of a die. It was 170 ns, derived from the published lat_pipe log's cross-cluster round trip as if the lines made all of it; the CAS matrix shows they make almost none, and the machine's cluster-gated idle state (topology.kunpeng920) carries that round trip"},
+		{"line_same_llc_ns", 36, citeKunpengC2C + ": 35.7 ns (median) between cores of different clusters of a die. It was 170 ns, derived from the published lat_pipe log's cross-cluster round trip as if the lines made all of it; the CAS matrix shows they make almost none, and ipi_same_llc_ns carries that round trip"},
 		{"line_same_cluster_ns", 35, citeKunpengC2C + ": 34.5 ns (median) between the cores of a cluster, hardly below the 35.7 ns across the die: a line bounced between two busy cores does not move faster inside a cluster"},
 		{"line_other_llc_ns", 60, citeKunpengC2C + ": 80.5 ns (median) between the two dies of a socket. A die is one LLC and one node, so this is only the near end of the interpolation by SLIT distance towards line_other_node_ns: 60 ns here gives the socket's other die, at SLIT 12, 80 ns"},
 		{"line_other_node_ns", 200, "estimate [unverified]: a line held on the other socket"},
@@ -299,6 +303,7 @@ func hikey() []entry {
 		"an in-order Cortex-A53 at 1.2 GHz against Zen3 at 3.5 GHz, whose VM-measured costs include mitigations the A53 does not pay"
 	e := []entry{
 		{"ipi_same_llc_ns", 2000, "estimate [unverified]: GIC-400 SGI on a 1.2 GHz A53"},
+		{"ipi_same_cluster_ns", 2000, "unused: a cluster is its LLC (as ipi_same_llc)"},
 		{"ipi_other_llc_ns", 2500, "estimate [unverified]: SGI to the other cluster"},
 		{"ipi_other_node_ns", 2500, "unused: one node"},
 		{"idle_exit_ns", 0, citeSpecIdle},
@@ -328,6 +333,7 @@ func hikey960() []entry {
 	const why = "Cortex-A73 at 2.36 GHz (the capacity-1024 CPUs) against Zen3 at 3.5 GHz"
 	e := []entry{
 		{"ipi_same_llc_ns", 1500, "estimate [unverified]: GIC-400 SGI on a 2.4 GHz A73"},
+		{"ipi_same_cluster_ns", 1500, "unused: a cluster is its LLC (as ipi_same_llc)"},
 		{"ipi_other_llc_ns", 2000, "estimate [unverified]: SGI to the other cluster"},
 		{"ipi_other_node_ns", 2000, "unused: one node"},
 		{"idle_exit_ns", 0, citeSpecIdle},
@@ -357,6 +363,7 @@ func chromebook7c() []entry {
 	const why = "Cortex-A76 (Kryo 468 Gold) at 2.4 GHz against Zen3 at 3.5 GHz"
 	e := []entry{
 		{"ipi_same_llc_ns", 1500, "estimate [unverified]: GICv3 SGI inside the DSU cluster"},
+		{"ipi_same_cluster_ns", 1500, "unused: one cluster is the LLC (as ipi_same_llc)"},
 		{"ipi_other_llc_ns", 1500, "unused: one LLC"},
 		{"ipi_other_node_ns", 1500, "unused: one node"},
 		{"idle_exit_ns", 0, citeSpecIdle},
@@ -387,6 +394,7 @@ func generic() []entry {
 	z := milanVM()
 	over := map[string]entry{
 		"ipi_same_llc_ns":        {"ipi_same_llc_ns", 1000, est},
+		"ipi_same_cluster_ns":    {"ipi_same_cluster_ns", 1000, "generic default: as ipi_same_llc_ns, no faster cluster inside the LLC [estimate]; `schedlab calibrate` measures it where the host has such clusters"},
 		"ipi_other_llc_ns":       {"ipi_other_llc_ns", 1200, est},
 		"ipi_other_node_ns":      {"ipi_other_node_ns", 1500, est},
 		"idle_exit_ns":           {"idle_exit_ns", 0, "generic default: only used when the machine lists no idle states; `schedlab calibrate` folds the halt exit of a VM into ipi_same_llc_ns"},

@@ -105,28 +105,6 @@ func zen3(nps int) *MachineSpec {
 	return s
 }
 
-// clusterGatedWFI is how schedlab models what a Kunpeng 920 cluster does
-// when all four of its cores sit in WFI: a wakeup of one of them then
-// takes longer, as if the cluster's shared logic (its L3 tag partition and
-// ring stop) had been clock-gated. Firmware lists no such state: the
-// kernel sees WFI (the same exit latency and target residency, so no
-// decision of the governor or of find_idlest_group_cpu changes), and the
-// cluster is in it only while every core of the cluster has been idle
-// for GateDelayNs. The evidence (docs/costs.md, "Kunpeng 920 across a
-// cluster"): a line bounced between two busy cores costs the same inside
-// a cluster and across the die (a published compare-and-swap matrix,
-// 34.5 against 35.7 ns), yet a pipe round trip between two sleeping ends
-// costs 1.99 us more across clusters (the published lat_pipe log of fidelity
-// case wayca-kp128-lat-pipe), and a 4-thread mutex, which sleeps, takes
-// 1.9x as long over two clusters as in one while a spinlock takes 1.09x
-// (the same log directory). WakeNs: WFI's 1 us plus half that round-trip
-// difference less its 16 lines' 1 ns each, 0.99 us, rounded to whole us
-// [derived]. GateDelayNs [estimate]: shorter than the time a lat_pipe end
-// sleeps before its partner's wakeup reaches it (about 3.5 us in the
-// model), longer than the time the waker of a pair in one cluster has
-// been idle when its IPI reaches the partner (about 1.4 us).
-var clusterGatedWFI = IdleState{Name: "WFI-cluster-gated", ExitLatencyNs: us(1), TargetResidencyNs: us(1), WakeNs: us(2), GateDelayNs: us(2), Cluster: true}
-
 // kunpeng920 is a 2-socket Kunpeng 920 with clustersPerDie clusters of 4
 // cores per die (6 on the 48-core 920-4826, 8 on the 64-core 920-6426).
 //
@@ -135,8 +113,13 @@ var clusterGatedWFI = IdleState{Name: "WFI-cluster-gated", ExitLatencyNs: us(1),
 // [10 12 20 22; 12 10 22 24; 20 22 10 12; 22 24 12 10]). CPUs are numbered
 // sequentially per die as ACPI PPTT/MADT order gives them (node 0 = CPUs
 // 0-23 on the 96-core part). Frequency: 2.6 GHz, one CPPC policy per CPU.
-// Idle states: WFI [unverified], and clusterGatedWFI: the same WFI once
-// the whole cluster has been quiet for a while (see there).
+// Idle states: WFI [unverified]. What a wakeup across clusters costs is
+// in the costs (costmodel: ipi_same_llc_ns against ipi_same_cluster_ns).
+// Until 2026-12-07 it was a cluster-gated WFI state here (a WFI that
+// woke 1 us slower once all four cores of its cluster had been idle for
+// 2 us), which charged the cost only where the cluster was quiet; a
+// machine file can still list such a state (idle_states: cluster: true,
+// gate_delay_us; docs/costs.md, "Kunpeng 920 across a cluster").
 func kunpeng920(clustersPerDie int) *MachineSpec {
 	r := Regular{
 		Arch:            ArchARM64,
@@ -155,7 +138,7 @@ func kunpeng920(clustersPerDie int) *MachineSpec {
 		},
 		MaxFreqKHz:  2600000,
 		FreqDomains: ScopeCPU,
-		IdleStates:  []IdleState{{Name: "WFI", ExitLatencyNs: us(1), TargetResidencyNs: us(1)}, clusterGatedWFI},
+		IdleStates:  []IdleState{{Name: "WFI", ExitLatencyNs: us(1), TargetResidencyNs: us(1)}},
 	}
 	s, err := r.Spec()
 	if err != nil {

@@ -193,21 +193,20 @@ func TestLatencyGrowsWithDistance(t *testing.T) {
 // wakes the reader, and its inode line after; the read's PipeLines and
 // the byte's line are charged after the read took effect (Kernel.Charge:
 // spent before the task's next operation, its write). So the hop's path
-// holds kobj.PipeHopLines(1) = 3 + 4 + 1 lines, twice a round trip. Inside
-// a die the IPI is the same for every pair, so a cluster's line cost
-// 100 ns below the die's makes core 1's cluster partner 2 × 8 × 100 ns
-// faster than a core of another cluster; with model_lines_before_wake=0
-// the write's lines all follow its wakeup and it is 2 × 5 × 100 ns; with
-// model_kobj_lines=0 they are as fast (within the scheduler's own rq
-// lines, a few ns). The machine's cluster-gated idle state is switched
-// off here (TestClusterGatedWakePerRoundTrip is its own).
+// holds kobj.PipeHopLines(1) = 3 + 4 + 1 lines, twice a round trip. The
+// costs file makes the IPI the same for every pair of the die (the
+// presets' dearer IPI across clusters is TestClusterIPIPerRoundTrip's), so
+// a cluster's line cost 100 ns below the die's makes core 1's cluster
+// partner 2 × 8 × 100 ns faster than a core of another cluster; with
+// model_lines_before_wake=0 the write's lines all follow its wakeup and it
+// is 2 × 5 × 100 ns; with model_kobj_lines=0 they are as fast (within the
+// scheduler's own rq lines, a few ns).
 func TestLineCostPerRoundTrip(t *testing.T) {
 	costs := filepath.Join(t.TempDir(), "costs.yaml")
-	if err := os.WriteFile(costs, []byte("line_same_cluster_ns: 10\nline_same_llc_ns: 110\n"), 0o644); err != nil {
+	if err := os.WriteFile(costs, []byte("line_same_cluster_ns: 10\nline_same_llc_ns: 110\nipi_same_cluster_ns: 1500\nipi_same_llc_ns: 1500\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	lat := func(pair string, sysctls ...string) float64 {
-		sysctls = append(sysctls, "model_idle_disable="+gatedState)
 		return metric(t, runCfg(t, sim.Config{Machine: kp, CostsFile: costs, Sysctls: sysctls, Tool: "lat_pipe", Args: []string{"--cpus-pair", pair}}), "latency_us")
 	}
 	pathLines := kobj.PipeHopLines(1)
@@ -225,36 +224,37 @@ func TestLineCostPerRoundTrip(t *testing.T) {
 	}
 }
 
-// gatedState is the kunpeng presets' cluster-gated WFI.
-const gatedState = "WFI-cluster-gated"
-
-// The cluster-gated idle state alone, from its rule: with no line costs
-// (model_kobj_lines=0), each end of a lat_pipe pair in two clusters
-// sleeps long enough for its idle cluster to gate (longer than the
-// state's gate delay), so each of a round trip's two wakeups takes the
-// gated state's wake time instead of WFI's; a pair in one cluster keeps
-// its cluster awake and pays WFI's. Switched off (--idle-disable), the
-// two pairs are as fast.
-func TestClusterGatedWakePerRoundTrip(t *testing.T) {
+// A wakeup across Kunpeng 920 clusters alone, from its rule: with no
+// line costs (model_kobj_lines=0), a lat_pipe round trip between two
+// clusters of a die pays two reschedule IPIs at ipi_same_llc_ns where a
+// pair inside a cluster pays two at ipi_same_cluster_ns. A costs file
+// that makes the two equal (the switch) makes the two pairs as fast.
+func TestClusterIPIPerRoundTrip(t *testing.T) {
 	spec, err := topology.Load(kp)
 	if err != nil {
 		t.Fatal(err)
 	}
-	states := spec.IdleStatesOf(1)
-	if len(states) != 2 || states[1].Name != gatedState {
-		t.Fatalf("%s's idle states %+v: want WFI and %s", kp, states, gatedState)
+	p, err := costmodel.For(spec)
+	if err != nil {
+		t.Fatal(err)
 	}
-	lat := func(pair string, sysctls ...string) float64 {
-		sysctls = append(sysctls, "model_kobj_lines=0")
-		return metric(t, runCfg(t, sim.Config{Machine: kp, Sysctls: sysctls, Tool: "lat_pipe", Args: []string{"--cpus-pair", pair}}), "latency_us")
+	if p.IPISameLLC == p.IPISameCluster {
+		t.Fatalf("%s: ipi_same_llc_ns = ipi_same_cluster_ns = %v: the test cannot tell the pairs apart", kp, p.IPISameLLC)
 	}
-	want := 2 * float64(states[1].Wake()-states[0].Wake()) / 1000 // µs
-	if d := lat("1,4") - lat("1,0"); math.Abs(d-want) > 0.02 {
-		t.Errorf("other cluster − same cluster: %.4f µs, want 2 wakeups × (%d − %d ns) = %.4f", d, states[1].Wake(), states[0].Wake(), want)
+	lat := func(pair, costs string) float64 {
+		return metric(t, runCfg(t, sim.Config{Machine: kp, CostsFile: costs, Sysctls: []string{"model_kobj_lines=0"},
+			Tool: "lat_pipe", Args: []string{"--cpus-pair", pair}}), "latency_us")
 	}
-	off := "model_idle_disable=" + gatedState
+	want := 2 * float64(p.IPISameLLC-p.IPISameCluster) / 1000 // µs
+	if d := lat("1,4", "") - lat("1,0", ""); math.Abs(d-want) > 0.02 {
+		t.Errorf("other cluster − same cluster: %.4f µs, want 2 wakeups × (%d − %d ns) = %.4f", d, p.IPISameLLC, p.IPISameCluster, want)
+	}
+	off := filepath.Join(t.TempDir(), "same.yaml")
+	if err := os.WriteFile(off, []byte(fmt.Sprintf("ipi_same_llc_ns: %d\n", p.IPISameCluster)), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if a, b := lat("1,4", off), lat("1,0", off); math.Abs(a-b) > 0.02 {
-		t.Errorf("%s off: 1,4 %.4f µs, 1,0 %.4f; want the same", gatedState, a, b)
+		t.Errorf("ipi_same_llc_ns = ipi_same_cluster_ns: 1,4 %.4f µs, 1,0 %.4f; want the same", a, b)
 	}
 }
 
