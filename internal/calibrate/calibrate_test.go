@@ -137,10 +137,11 @@ func TestDeriveClusterIPI(t *testing.T) {
 		return got
 	}
 	// half the round trip − the shared table's write and read (1290) −
-	// the context switch (2000 − 1290) − WFI's 1 µs exit − 9 lines a hop
-	// at the bounce measured at that distance
-	cluster := math.Round(4500 - 1290 - 710 - 1000 - 9*30)
-	llc := math.Round(5500 - 1290 - 710 - 1000 - 9*40)
+	// the context switch (2000 − 1290) − WFI's wake time (the preset's
+	// only state) − 9 lines a hop at the bounce measured at that distance
+	wfi := float64(spec.IdleStatesOf(1)[0].Wake())
+	cluster := math.Round(4500 - 1290 - 710 - wfi - 9*30)
+	llc := math.Round(5500 - 1290 - 710 - wfi - 9*40)
 	got := derive(m)
 	if got["ipi_same_cluster_ns"] != cluster || got["ipi_same_llc_ns"] != llc {
 		t.Errorf("ipi_same_cluster_ns %v, ipi_same_llc_ns %v; want %v and %v", got["ipi_same_cluster_ns"], got["ipi_same_llc_ns"], cluster, llc)

@@ -297,6 +297,39 @@ func TestClusterIdleStateNeedsIdleCluster(t *testing.T) {
 	}
 }
 
+// TestKunpengWFIWake: a Kunpeng 920 CPU in WFI wakes in the state's
+// WakeNs (100 ns: WFI only gates the clock), not in the 1 us exit latency
+// cpuidle advertises for every WFI; without WakeNs (a machine file with no
+// wake_ns, the switch) it pays the advertised 1 us.
+// Reference: topology.kunpengWFI; ARM_CPUIDLE_WFI_STATE's exit_latency = 1.
+func TestKunpengWFIWake(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		wakeNs int64 // 0: the preset's
+		want   engine.Time
+	}{
+		{"the preset", 0, 100},
+		{"no wake time: the advertised exit latency", -1, engine.Microsecond},
+	} {
+		spec, err := topology.Load("kunpeng920-128")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st := spec.IdleStatesOf(0); len(st) != 1 || st[0].Name != "WFI" || st[0].ExitLatencyNs != 1000 {
+			t.Fatalf("kunpeng920-128's idle states %+v: want WFI alone, advertised at 1 us", st)
+		}
+		if tc.wakeNs < 0 {
+			spec.IdleStates[0].WakeNs = 0
+		}
+		k := newTestKernelSpec(t, spec, kernels.V619)
+		k.costsOn, k.S.CostJitterPct = true, 0
+		k.Eng.RunUntil(engine.Millisecond)
+		if got := k.idleExitLatency(k.Rqs[0]); got != tc.want {
+			t.Errorf("%s: cpu0 leaves WFI in %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
 // TestClusterStateGateDelay: a cluster state with a gate delay (a machine
 // file's `cluster: true, gate_delay_us`; the kunpeng presets had one,
 // WFI-cluster-gated, until 2026-12-07) holds only once every CPU of the

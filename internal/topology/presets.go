@@ -105,6 +105,20 @@ func zen3(nps int) *MachineSpec {
 	return s
 }
 
+// kunpengWFI is the Kunpeng 920's only idle state as cpuidle lists it,
+// WFI with an exit latency and target residency of 1 us, with which the
+// governor and PM QoS decide. Those are placeholders: the kernel's own
+// WFI state (ARM_CPUIDLE_WFI_STATE, arch/arm/include/asm/cpuidle.h) gives
+// every WFI exit_latency = 1 and target_residency = 1, the least a state
+// can advertise in whole microseconds. WFI only gates the core's clock
+// and keeps its state, so a wakeup from it is the interrupt's delivery
+// (the IPI's latency, charged apart) and a restart of the clock: WakeNs
+// 100 ns [estimate: no public measurement found]. Until 2026-12-07 a
+// wakeup paid the advertised 1 us, and the in-cluster lat_pipe round trip
+// (two wakeups) ran 8.68 us against the published 5.68; it is 6.87 us now
+// (docs/costs.md, "Kunpeng 920 across a cluster").
+var kunpengWFI = IdleState{Name: "WFI", ExitLatencyNs: us(1), TargetResidencyNs: us(1), WakeNs: 100}
+
 // kunpeng920 is a 2-socket Kunpeng 920 with clustersPerDie clusters of 4
 // cores per die (6 on the 48-core 920-4826, 8 on the 64-core 920-6426).
 //
@@ -113,7 +127,7 @@ func zen3(nps int) *MachineSpec {
 // [10 12 20 22; 12 10 22 24; 20 22 10 12; 22 24 12 10]). CPUs are numbered
 // sequentially per die as ACPI PPTT/MADT order gives them (node 0 = CPUs
 // 0-23 on the 96-core part). Frequency: 2.6 GHz, one CPPC policy per CPU.
-// Idle states: WFI [unverified]. What a wakeup across clusters costs is
+// Idle states: kunpengWFI. What a wakeup across clusters costs is
 // in the costs (costmodel: ipi_same_llc_ns against ipi_same_cluster_ns).
 // Until 2026-12-07 it was a cluster-gated WFI state here (a WFI that
 // woke 1 us slower once all four cores of its cluster had been idle for
@@ -138,7 +152,7 @@ func kunpeng920(clustersPerDie int) *MachineSpec {
 		},
 		MaxFreqKHz:  2600000,
 		FreqDomains: ScopeCPU,
-		IdleStates:  []IdleState{{Name: "WFI", ExitLatencyNs: us(1), TargetResidencyNs: us(1)}},
+		IdleStates:  []IdleState{kunpengWFI},
 	}
 	s, err := r.Spec()
 	if err != nil {

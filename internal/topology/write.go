@@ -83,8 +83,8 @@ func checkWritable(s *MachineSpec) error {
 			if err := str("idle state name", st.Name); err != nil {
 				return err
 			}
-			if st.ExitLatencyNs%1000 != 0 || st.TargetResidencyNs%1000 != 0 || st.WakeNs%1000 != 0 || st.GateDelayNs%1000 != 0 {
-				return fmt.Errorf("machine %s: idle state %q: exit latency %d ns, target residency %d ns, wake time %d ns and gate delay %d ns must be whole microseconds in a machine file", s.Name, st.Name, st.ExitLatencyNs, st.TargetResidencyNs, st.WakeNs, st.GateDelayNs)
+			if st.ExitLatencyNs%1000 != 0 || st.TargetResidencyNs%1000 != 0 || st.GateDelayNs%1000 != 0 {
+				return fmt.Errorf("machine %s: idle state %q: exit latency %d ns, target residency %d ns and gate delay %d ns must be whole microseconds in a machine file", s.Name, st.Name, st.ExitLatencyNs, st.TargetResidencyNs, st.GateDelayNs)
 			}
 		}
 		return nil
@@ -330,8 +330,11 @@ func idleFlow(states []IdleState) string {
 
 func idleState(st IdleState) string {
 	s := fmt.Sprintf("{name: %s, exit_latency_us: %d, target_residency_us: %d", yamlString(st.Name), st.ExitLatencyNs/1000, st.TargetResidencyNs/1000)
-	if st.WakeNs != 0 {
+	switch {
+	case st.WakeNs != 0 && st.WakeNs%1000 == 0:
 		s += fmt.Sprintf(", wake_us: %d", st.WakeNs/1000)
+	case st.WakeNs != 0:
+		s += fmt.Sprintf(", wake_ns: %d", st.WakeNs)
 	}
 	if st.Cluster {
 		s += ", cluster: true"

@@ -213,7 +213,7 @@ func TestWriteYAMLUnwritable(t *testing.T) {
 	s.IdleStates[1].ExitLatencyNs = 250500
 	var b bytes.Buffer
 	err := WriteYAML(&b, s)
-	if err == nil || !strings.Contains(err.Error(), `idle state "cpu-sleep": exit latency 250500 ns, target residency 1000000 ns, wake time 250000 ns and gate delay 0 ns must be whole microseconds`) || b.Len() != 0 {
+	if err == nil || !strings.Contains(err.Error(), `idle state "cpu-sleep": exit latency 250500 ns, target residency 1000000 ns and gate delay 0 ns must be whole microseconds`) || b.Len() != 0 {
 		t.Errorf("sub-microsecond latency: %v, wrote %d bytes", err, b.Len())
 	}
 	s = mustPreset(t, "hikey")

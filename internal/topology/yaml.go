@@ -47,7 +47,7 @@ var (
 	regularKeys  = []string{"sockets", "nodes_per_socket", "llcs_per_node", "clusters_per_llc", "cores_per_cluster", "cores_per_llc", "threads_per_core", "numbering", "capacity", "max_freq_khz", "freq_domains"}
 	explicitKeys = []string{"cpus"}
 	cpuKeys      = []string{"cpu", "core", "cluster", "llc", "package", "node", "capacity", "freq_domain", "max_freq_khz", "idle_states"}
-	idleKeys     = []string{"name", "exit_latency_us", "target_residency_us", "wake_us", "cluster", "gate_delay_us"}
+	idleKeys     = []string{"name", "exit_latency_us", "target_residency_us", "wake_us", "wake_ns", "cluster", "gate_delay_us"}
 )
 
 // yrange is one entry of a per-CPU-range list ("capacity: [{cpus: ...}]").
@@ -309,6 +309,16 @@ func (p *yparser) idleList(n *yaml.Node) ([]IdleState, error) {
 				return nil, err
 			}
 			st.WakeNs = int64(x) * 1000
+		}
+		if v := vals["wake_ns"]; v != nil {
+			if vals["wake_us"] != nil {
+				return nil, p.errf(v, "idle state %q: give wake_us or wake_ns, not both", st.Name)
+			}
+			x, err := p.integer(v, "wake_ns", 0, 1e12)
+			if err != nil {
+				return nil, err
+			}
+			st.WakeNs = int64(x)
 		}
 		if v := vals["cluster"]; v != nil {
 			if v.Kind != yaml.ScalarNode || (v.Value != "true" && v.Value != "false") {

@@ -130,6 +130,13 @@ func keyCases() []keyCase {
 				t.Errorf("without wake_us a wakeup takes %d ns, want the advertised 400000", d.Wake())
 			}
 		}},
+		{"idle_states.wake_ns", four + "idle_states: [{name: WFI, exit_latency_us: 1, target_residency_us: 1, wake_ns: 100}]\n", func(t *testing.T, s *MachineSpec) {
+			// A wake shorter than a microsecond (the kunpeng presets' WFI);
+			// its effect on a wakeup is pingpong's TestWFIWakePerRoundTrip.
+			if st := s.IdleStates[0]; st.WakeNs != 100 || st.Wake() != 100 || st.ExitLatencyNs != 1000 {
+				t.Errorf("%+v", s.IdleStates)
+			}
+		}},
 		{"idle_disable", four + "idle_states: [{name: C1, exit_latency_us: 2, target_residency_us: 4}, {name: C2, exit_latency_us: 9, target_residency_us: 20}]\nidle_disable: [C2]\n", func(t *testing.T, s *MachineSpec) {
 			// Its effect on the governor is sched's TestIdleDisable.
 			if len(s.IdleDisable) != 1 || s.IdleDisable[0] != "C2" {

@@ -115,6 +115,7 @@ func TestYAMLErrors(t *testing.T) {
 		{"freq cover", head + "cores_per_llc: 4\nfreq_domains: [0-1, 2]\n", "box.yaml:3: cpus 3 are in no frequency domain"},
 		{"idle field", head + "cores_per_llc: 4\nidle_states:\n  - {name: C1, exit_latency_us: 2}\n", `box.yaml:4: idle state "C1" has no target_residency_us`},
 		{"gate delay without cluster", head + "cores_per_llc: 4\nidle_states:\n  - {name: C1, exit_latency_us: 2, target_residency_us: 4, gate_delay_us: 3}\n", `box.yaml:4: idle state "C1": gate_delay_us needs cluster: true (it delays a cluster state)`},
+		{"wake in both units", head + "cores_per_llc: 4\nidle_states:\n  - {name: WFI, exit_latency_us: 1, target_residency_us: 1, wake_us: 1, wake_ns: 100}\n", `box.yaml:4: idle state "WFI": give wake_us or wake_ns, not both`},
 		{"idle key", head + "cores_per_llc: 4\nidle_states:\n  - {name: C1, exit_latency: 2, target_residency_us: 2}\n", `box.yaml:4: unknown key "exit_latency" in an idle state`},
 		{"duplicate key", head + "cores_per_llc: 4\ncores_per_llc: 8\n", `box.yaml:3: duplicate key "cores_per_llc" (first at line 2)`},
 		{"mixed forms", head + "sockets: 1\ncpus:\n  - {cpu: 0}\n", `box.yaml:2: "sockets" cannot be combined with a cpus list (use one form or the other)`},
