@@ -305,11 +305,11 @@ func TestClusterIdleStateNeedsIdleCluster(t *testing.T) {
 func TestKunpengWFIWake(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		wakeNs int64 // 0: the preset's
+		noWake bool // drop the preset's WakeNs
 		want   engine.Time
 	}{
-		{"the preset", 0, 100},
-		{"no wake time: the advertised exit latency", -1, engine.Microsecond},
+		{"the preset", false, 100},
+		{"no wake time: the advertised exit latency", true, engine.Microsecond},
 	} {
 		spec, err := topology.Load("kunpeng920-128")
 		if err != nil {
@@ -318,7 +318,7 @@ func TestKunpengWFIWake(t *testing.T) {
 		if st := spec.IdleStatesOf(0); len(st) != 1 || st[0].Name != "WFI" || st[0].ExitLatencyNs != 1000 {
 			t.Fatalf("kunpeng920-128's idle states %+v: want WFI alone, advertised at 1 us", st)
 		}
-		if tc.wakeNs < 0 {
+		if tc.noWake {
 			spec.IdleStates[0].WakeNs = 0
 		}
 		k := newTestKernelSpec(t, spec, kernels.V619)
