@@ -36,6 +36,7 @@ func fakeMeasurements() *Measurements {
 		Syscall: 95,
 		Pipe:    map[int]IOCost{100: {Write: 600, Read: 620}, 1000: {Write: 900, Read: 1100}},
 		Unix:    map[int]IOCost{100: {Write: 1500, Read: 1400}},
+		TCP:     map[int]IOCost{100: {Write: 2400, Read: 700}, 1000: {Write: 2580, Read: 1060}},
 		// the shared table's fdget: 30 ns more a write, 40 a read
 		PipeShared: IOCost{Write: 630, Read: 660},
 		PingPong: []PingPong{
@@ -67,7 +68,11 @@ func TestDerive(t *testing.T) {
 		"pipe_read_ns":     math.Round(620 - 100*perByte),
 		"unix_send_ns":     1500,
 		"unix_recv_ns":     1400,
-		"fget_shared_ns":   (30 + 40) / 2,
+		// (180 + 360)/2/900 = 0.3 ns a byte; 100 B's copy off each call
+		"tcp_ns_per_byte": 0.3,
+		"tcp_send_ns":     2400 - 30,
+		"tcp_recv_ns":     700 - 30,
+		"fget_shared_ns":  (30 + 40) / 2,
 		// the ping-pong's threads pay the shared table's write and read
 		"context_switch_ns": 2000 - 1290,
 		// the process ring's hop less the thread ring's

@@ -51,11 +51,11 @@ type Measurements struct {
 
 	// Syscall is one getppid(2).
 	Syscall float64
-	// Pipe and Unix are single-thread write-then-read loops on a pipe and
-	// an AF_UNIX stream socketpair: ns per call by message size, on a
-	// thread with a descriptor table of its own (unshare(CLONE_FILES)),
-	// as a single-threaded process has.
-	Pipe, Unix map[int]IOCost
+	// Pipe, Unix and TCP are single-thread write-then-read loops on a
+	// pipe, an AF_UNIX stream socketpair and a loopback TCP connection:
+	// ns per call by message size, on a thread with a descriptor table of
+	// its own (unshare(CLONE_FILES)), as a single-threaded process has.
+	Pipe, Unix, TCP map[int]IOCost
 	// PipeShared is the 100-byte pipe loop on a thread that shares the
 	// process's table with the Go runtime's other threads, where fdget
 	// takes a reference on the file (zero when not measured).
@@ -195,6 +195,7 @@ func Derive(m *Measurements, spec *topology.MachineSpec) []Setting {
 	}
 	pipeOps, okPipe := ioParams(m.Pipe, "pipe_write_ns", "pipe_read_ns", "pipe_ns_per_byte", "pipe")
 	ioParams(m.Unix, "unix_send_ns", "unix_recv_ns", "unix_ns_per_byte", "AF_UNIX socketpair")
+	ioParams(m.TCP, "tcp_send_ns", "tcp_recv_ns", "tcp_ns_per_byte", "loopback TCP (TCP_NODELAY)")
 	if sh := m.PipeShared; okPipe && sh.Write > 0 && sh.Read > 0 {
 		s := m.Pipe[smallMsg]
 		add("fget_shared_ns", math.Max(0, (sh.Write-s.Write+sh.Read-s.Read)/2), fmt.Sprintf(

@@ -2,8 +2,8 @@
 // checks the simulation against the real kernel.
 //
 // Measure (Linux only) runs microbenchmarks with threads pinned by
-// sched_setaffinity: getppid, single-thread pipe and AF_UNIX write/read
-// loops at two message sizes, pipe ping-pongs on one CPU and between CPUs
+// sched_setaffinity: getppid, single-thread pipe, AF_UNIX and loopback TCP
+// write/read loops at two message sizes, pipe ping-pongs on one CPU and between CPUs
 // at every distance the host has, cache-line bounces, an integer loop
 // beside its busy SMT sibling, and memory copies with 1..n threads per LLC
 // and node. Derive turns the Measurements into parameter settings, each

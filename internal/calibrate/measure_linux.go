@@ -28,7 +28,7 @@ import (
 // benchmark thread is locked to its OS thread and exits with it, so no
 // pinned thread returns to the Go runtime's pool.
 func Measure(spec *topology.MachineSpec, opt Options) (*Measurements, error) {
-	m := &Measurements{Pipe: map[int]IOCost{}, Unix: map[int]IOCost{}}
+	m := &Measurements{Pipe: map[int]IOCost{}, Unix: map[int]IOCost{}, TCP: map[int]IOCost{}}
 	m.Host, _ = os.Hostname()
 	m.Date = time.Now().UTC().Format("2006-01-02")
 	var u syscall.Utsname
@@ -56,7 +56,7 @@ func Measure(spec *topology.MachineSpec, opt Options) (*Measurements, error) {
 			if c, m.PipeShared, err = pipePrivateShared(size, opt.n(200_000)); err != nil {
 				return nil, err
 			}
-		} else if c, err = onCPU2(0, func() (IOCost, error) { return benchIO(false, size, opt.n(200_000), false) }); err != nil {
+		} else if c, err = onCPU2(0, func() (IOCost, error) { return benchIO(ioPipe, size, opt.n(200_000), false) }); err != nil {
 			return nil, fmt.Errorf("pipe loop: %w", err)
 		}
 		m.Pipe[size] = c
@@ -64,12 +64,18 @@ func Measure(spec *topology.MachineSpec, opt Options) (*Measurements, error) {
 		if size == smallMsg {
 			opt.logf("pipe write/read %4d B shared fd table %8.0f / %.0f ns", size, m.PipeShared.Write, m.PipeShared.Read)
 		}
-		c, err = onCPU2(0, func() (IOCost, error) { return benchIO(true, size, opt.n(100_000), false) })
+		c, err = onCPU2(0, func() (IOCost, error) { return benchIO(ioUnix, size, opt.n(100_000), false) })
 		if err != nil {
 			return nil, fmt.Errorf("socket loop: %w", err)
 		}
 		m.Unix[size] = c
 		opt.logf("unix send/recv  %4d B       %8.0f / %.0f ns", size, c.Write, c.Read)
+		c, err = onCPU2(0, func() (IOCost, error) { return benchIO(ioTCP, size, opt.n(100_000), false) })
+		if err != nil {
+			return nil, fmt.Errorf("loopback TCP loop: %w", err)
+		}
+		m.TCP[size] = c
+		opt.logf("tcp send/recv   %4d B       %8.0f / %.0f ns", size, c.Write, c.Read)
 	}
 	// The extra cost of a switch between address spaces: rings of
 	// threads and of processes, on CPU 0.
@@ -178,7 +184,7 @@ func pipePrivateShared(size, calls int) (private, shared IOCost, err error) {
 	var pw, pr, sw, sr []float64
 	for range 5 {
 		for _, sh := range []bool{false, true} {
-			c, err := onCPU2(0, func() (IOCost, error) { return benchIO(false, size, max(1, calls/5), sh) })
+			c, err := onCPU2(0, func() (IOCost, error) { return benchIO(ioPipe, size, max(1, calls/5), sh) })
 			if err != nil {
 				return IOCost{}, IOCost{}, fmt.Errorf("pipe loop (shared descriptor table %v): %w", sh, err)
 			}
@@ -335,36 +341,57 @@ func benchSyscall(n int) float64 {
 	return float64(time.Since(start).Nanoseconds()) / float64(n)
 }
 
+// ioKind is the file benchIO loops on.
+type ioKind int
+
+const (
+	ioPipe ioKind = iota // pipe2(2)
+	ioUnix               // an AF_UNIX stream socketpair
+	ioTCP                // a connected loopback TCP pair, TCP_NODELAY as tbench sets it
+)
+
 // benchIO writes a batch of messages into a pipe (or an AF_UNIX stream
-// socketpair) and reads them back, on one thread, with nonblocking ends so
-// that a full buffer is an error rather than a hang. It returns the mean
-// time of one write and one read. Unless shared, the thread first takes a
-// private copy of the descriptor table (unshare(CLONE_FILES)), so that
-// fdget borrows the file as in a single-threaded process instead of taking
-// a reference as in a Go process's threads (fs/file.c __fget_light). The
-// caller runs it on a locked thread that exits with it (onCPU2).
-func benchIO(sock bool, size, calls int, shared bool) (IOCost, error) {
-	var fds [2]int
-	var err error
+// socketpair, or a loopback TCP connection) and reads them back, on one
+// thread, with nonblocking ends so that a full buffer is an error rather
+// than a hang. It returns the mean time of one write and one read. Unless
+// shared, the thread first takes a private copy of the descriptor table
+// (unshare(CLONE_FILES)), so that fdget borrows the file as in a
+// single-threaded process instead of taking a reference as in a Go
+// process's threads (fs/file.c __fget_light). The caller runs it on a
+// locked thread that exits with it (onCPU2).
+//
+// On loopback TCP the write runs the receiving side's protocol work too
+// (the segment is delivered in the sender's softirq), which is what
+// tcp_send_ns holds; the read finds the data queued.
+func benchIO(kind ioKind, size, calls int, shared bool) (IOCost, error) {
 	if !shared {
 		if err := syscall.Unshare(syscall.CLONE_FILES); err != nil {
 			return IOCost{}, fmt.Errorf("unshare(CLONE_FILES): %w", err)
 		}
 	}
-	if sock {
-		fds, err = syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, 0)
-	} else {
+	var fds [2]int // fds[1] is written, fds[0] read
+	var err error
+	batch := 400 // 100-byte messages: a pipe holds 640
+	switch kind {
+	case ioPipe:
 		err = syscall.Pipe2(fds[:], syscall.O_NONBLOCK|syscall.O_CLOEXEC)
+		if size >= 1000 {
+			batch = 50
+		}
+	case ioUnix:
+		fds, err = syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, 0)
+		batch = 50
+	case ioTCP:
+		fds, err = tcpPair()
+		// 10 KB at most in flight: under the initial 16 KB send
+		// buffer whatever the skbs' overhead.
+		batch = 10
 	}
 	if err != nil {
 		return IOCost{}, err
 	}
 	defer syscall.Close(fds[0])
 	defer syscall.Close(fds[1])
-	batch := 400 // 100-byte messages: a pipe holds 640
-	if size >= 1000 || sock {
-		batch = 50
-	}
 	buf := make([]byte, size)
 	var tw, tr time.Duration
 	done := 0
@@ -389,6 +416,56 @@ func benchIO(sock bool, size, calls int, shared bool) (IOCost, error) {
 		}
 	}
 	return IOCost{Write: float64(tw.Nanoseconds()) / float64(done), Read: float64(tr.Nanoseconds()) / float64(done)}, nil
+}
+
+// tcpPair connects two nonblocking TCP sockets over 127.0.0.1 (an
+// ephemeral port), with TCP_NODELAY on the writing end; it returns the
+// accepted end as [0] and the connecting one as [1].
+func tcpPair() (fds [2]int, err error) {
+	const flags = syscall.SOCK_STREAM | syscall.SOCK_CLOEXEC
+	l, err := syscall.Socket(syscall.AF_INET, flags, 0)
+	if err != nil {
+		return fds, fmt.Errorf("tcp socket: %w", err)
+	}
+	defer syscall.Close(l)
+	lo := [4]byte{127, 0, 0, 1}
+	if err := syscall.Bind(l, &syscall.SockaddrInet4{Addr: lo}); err != nil {
+		return fds, fmt.Errorf("tcp bind 127.0.0.1: %w", err)
+	}
+	if err := syscall.Listen(l, 1); err != nil {
+		return fds, fmt.Errorf("tcp listen: %w", err)
+	}
+	sa, err := syscall.Getsockname(l)
+	if err != nil {
+		return fds, fmt.Errorf("tcp getsockname: %w", err)
+	}
+	in, ok := sa.(*syscall.SockaddrInet4)
+	if !ok {
+		return fds, errors.New("tcp getsockname: not an IPv4 address")
+	}
+	c, err := syscall.Socket(syscall.AF_INET, flags, 0)
+	if err != nil {
+		return fds, fmt.Errorf("tcp socket: %w", err)
+	}
+	// On loopback the handshake completes inside connect(2).
+	if err := syscall.Connect(c, &syscall.SockaddrInet4{Addr: lo, Port: in.Port}); err != nil {
+		syscall.Close(c)
+		return fds, fmt.Errorf("tcp connect 127.0.0.1:%d: %w", in.Port, err)
+	}
+	a, _, err := syscall.Accept4(l, syscall.SOCK_CLOEXEC|syscall.SOCK_NONBLOCK)
+	if err != nil {
+		syscall.Close(c)
+		return fds, fmt.Errorf("tcp accept: %w", err)
+	}
+	if err := syscall.SetsockoptInt(c, syscall.IPPROTO_TCP, syscall.TCP_NODELAY, 1); err == nil {
+		err = syscall.SetNonblock(c, true)
+	}
+	if err != nil {
+		syscall.Close(a)
+		syscall.Close(c)
+		return fds, fmt.Errorf("tcp socket options: %w", err)
+	}
+	return [2]int{a, c}, nil
 }
 
 type cpuPair struct {

@@ -20,12 +20,33 @@ func BenchmarkGetppid(b *testing.B) {
 }
 
 func BenchmarkPipeWriteRead100B(b *testing.B) {
-	c, err := onCPU2(0, func() (IOCost, error) { return benchIO(false, smallMsg, max(b.N, 800), false) })
+	c, err := onCPU2(0, func() (IOCost, error) { return benchIO(ioPipe, smallMsg, max(b.N, 800), false) })
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.ReportMetric(c.Write, "ns/write")
 	b.ReportMetric(c.Read, "ns/read")
+}
+
+func BenchmarkTCPWriteRead100B(b *testing.B) {
+	c, err := onCPU2(0, func() (IOCost, error) { return benchIO(ioTCP, smallMsg, max(b.N, 20), false) })
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(c.Write, "ns/write")
+	b.ReportMetric(c.Read, "ns/read")
+}
+
+// The loopback TCP loop connects, moves whole 1000-byte messages in both
+// of its batches' directions and times both calls.
+func TestTCPLoop(t *testing.T) {
+	c, err := onCPU2(0, func() (IOCost, error) { return benchIO(ioTCP, largeMsg, 40, false) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Write <= 0 || c.Read <= 0 {
+		t.Errorf("write %v ns, read %v ns: want both positive", c.Write, c.Read)
+	}
 }
 
 func BenchmarkPipePingPongSameCPU(b *testing.B) {
