@@ -327,6 +327,24 @@ type Settings struct {
 	// in every baseline: it is the benchmark's, not a kernel's.
 	TbenchConnect bool `sysctl:"model_tbench_connect"`
 
+	// TbenchRecv makes tbench's receives dbench 4.00's: each side reads
+	// an operation's 4-byte header, then its body, in two calls
+	// (tbench_srv.c server, sockio.c do_packets), and the client takes
+	// the reply's body with MSG_TRUNC, which TCP drops without a copy
+	// (tcp_recvmsg_locked copies only without MSG_TRUNC). A call's work
+	// is paid once the data it waits for has arrived: the header read
+	// blocks in sk_wait_data before its work, so a receive is on the
+	// round trip's path wherever the two ends run. Off: one receive a
+	// side, copying the whole message, paid before the data is looked
+	// for, so that a receiver on another CPU pays it while its peer
+	// still works. Off in every baseline for now, though it is the
+	// benchmark's way: the tcp_* costs were fitted with it off, and
+	// refitted with it on (1600/400 ns on Zen3) they leave the corpus's
+	// saturated tbench rows, a pair a CPU and more, 17–20% higher than
+	// they already are (docs/workloads.md, "Receives as dbench makes
+	// them").
+	TbenchRecv bool `sysctl:"model_tbench_recv"`
+
 	// ShareSgStats lets a balancing pass reuse the per-CPU sums that an
 	// earlier pass's update_sg_lb_stats made of the same group while
 	// none of the group's CPUs has changed since (balance_share.go), for

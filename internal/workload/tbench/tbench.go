@@ -7,6 +7,14 @@
 // until the whole reply has arrived (MSG_WAITALL). Throughput counts the
 // WriteX payloads sent and the ReadX payloads returned.
 //
+// By default each side receives in one call, copying its whole message,
+// paid before it looks for the data. With Settings.TbenchRecv (off in
+// every baseline) each side receives as dbench 4.00 does, in two calls:
+// the 4-byte header, then the body (tbench_srv.c server reads the
+// request's body into its buffer; sockio.c do_packets takes the reply's
+// body with MSG_WAITALL|MSG_TRUNC, which TCP consumes without copying),
+// both calls' work paid once the data has arrived.
+//
 // The loadfile is reduced to its message exchange: the default
 // /usr/share/dbench/client.txt (458344 lines) was summarised per operation
 // (count, mean request and reply size on the wire, mean payload), see
@@ -153,6 +161,7 @@ type Bench struct {
 	// Settings.TbenchConnect: the listener's accept queue (the clients'
 	// connection numbers, in connect order) and its wait.
 	connect   bool
+	recv      bool // Settings.TbenchRecv
 	acceptQ   []int
 	accepting kobj.WaitQueue
 	t0        engine.Time // release
@@ -270,6 +279,7 @@ func (b *Bench) Start(k *sched.Kernel) error {
 	b.printf("dbench version 4.00 - Copyright Andrew Tridgell 1999-2004\n\n")
 	b.printf("Running for %d seconds with load '%s' and minimum warmup %d secs\n", c.TimeLimit, Loadfile, c.Warmup)
 	b.connect = k.S.TbenchConnect
+	b.recv = k.S.TbenchRecv
 	if !b.connect {
 		b.printf("0 of %d processes prepared for launch   0 sec\n", c.Clients)
 	}
@@ -581,6 +591,7 @@ type client struct {
 	io      kobj.IO
 	opStart engine.Time // dbench's lasttime: the start of the current operation
 	moved   bool        // has moved payload (dbench: bytes != 0)
+	got     bool        // Settings.TbenchRecv: the reply has arrived, its calls' work is to run
 }
 
 const (
@@ -647,11 +658,22 @@ func (cl *client) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 			if !cl.paid {
 				cl.paid = true
 				cl.io.Reset(op.recv)
-				return sched.Run(sys(k, c.TCPRecvCost(op.recv)))
+				if !b.recv {
+					return sched.Run(sys(k, c.TCPRecvCost(op.recv)))
+				}
 			}
-			if !cl.c.s2c.Recv(k, t, &cl.io, true) {
-				return sched.Block()
+			if !cl.got {
+				if !cl.c.s2c.Recv(k, t, &cl.io, true) {
+					return sched.Block()
+				}
+				if b.recv {
+					// The header's read (4 bytes), then the body's
+					// with MSG_TRUNC: no copy.
+					cl.got = true
+					return sched.Run(sys(k, c.TCPRecvCost(4)+c.TCPRecv))
+				}
 			}
+			cl.got = false
 			cl.paid = false
 			lat := k.Now() - cl.opStart
 			i := sequence[cl.pos]
@@ -728,6 +750,7 @@ type server struct {
 	pos   int
 	io    kobj.IO
 	start bool // the new process's own start is still to run
+	got   bool // Settings.TbenchRecv: the request has arrived, its calls' work is to run
 }
 
 func (s *server) Next(k *sched.Kernel, t *sched.Task) sched.Op {
@@ -745,11 +768,22 @@ func (s *server) Next(k *sched.Kernel, t *sched.Task) sched.Op {
 			if !s.paid {
 				s.paid = true
 				s.io.Reset(op.send)
-				return sched.Run(sys(k, c.TCPRecvCost(op.send)))
+				if !b.recv {
+					return sched.Run(sys(k, c.TCPRecvCost(op.send)))
+				}
 			}
-			if !s.c.c2s.Recv(k, t, &s.io, true) {
-				return sched.Block()
+			if !s.got {
+				if !s.c.c2s.Recv(k, t, &s.io, true) {
+					return sched.Block()
+				}
+				if b.recv {
+					// The header's read (4 bytes), then the body's:
+					// the whole request copied, in two calls.
+					s.got = true
+					return sched.Run(sys(k, c.TCPRecv+c.TCPRecvCost(op.send)))
+				}
 			}
+			s.got = false
 			s.paid = false
 			s.state = 1
 		}
