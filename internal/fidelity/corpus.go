@@ -24,6 +24,10 @@ type Corpus struct {
 	Cases []*Case // sorted by ID
 	// Machines are the machine files the cases name, by file name.
 	Machines map[string]*MachineFile
+
+	// spreads are the tip spreads by spreadKey (TipSpread), computed by
+	// Load.
+	spreads map[string]TipSpread
 }
 
 // MachineFile is a machine file beside the cases.
@@ -118,6 +122,7 @@ func Load(fsys fs.FS, dir string) (*Corpus, error) {
 			return nil, err
 		}
 	}
+	c.spreads = c.tipSpreads()
 	return c, nil
 }
 

@@ -24,6 +24,9 @@ func (s Summary) Line() string {
 		plural(s.Points, "point"), s.Within2x, share(s.Within2x, s.Points), s.Within25, share(s.Within25, s.Points), fmtLog(float64(s.MedianAbsLogRatio)),
 		plural(s.Deltas, "delta"), s.Significant, s.SameSign, share(s.SameSign, s.Significant), s.NoEffect, share(s.NoEffect, s.Significant),
 		s.Opposite, share(s.Opposite, s.Significant), s.DeltaWithin2x, share(s.DeltaWithin2x, s.Significant))
+	if s.InAuthorSpread > 0 {
+		line += fmt.Sprintf("; %d of the significant within their author's spread across reports (%d of them with the published sign)", s.InAuthorSpread, s.InAuthorSpreadSameSign)
+	}
 	if s.Noise > 0 {
 		line += fmt.Sprintf("; %d called noise by their source, apart (%d of them with the published sign)", s.Noise, s.NoiseSameSign)
 	}
@@ -31,7 +34,7 @@ func (s Summary) Line() string {
 }
 
 // SummaryLineRE matches Summary.Line.
-const SummaryLineRE = `^(\d+) points?: (\d+) within 2× \((\d+%|-)\), (\d+) within 25% \((\d+%|-)\), median \|log ratio\| ([0-9.]+ \(×[0-9.]+\)|-); (\d+) deltas?, (\d+) significant: (\d+) published sign \((\d+%|-)\), (\d+) no effect \((\d+%|-)\), (\d+) opposite \((\d+%|-)\), (\d+) within 2× \((\d+%|-)\)(; \d+ called noise by their source, apart \(\d+ of them with the published sign\))?$`
+const SummaryLineRE = `^(\d+) points?: (\d+) within 2× \((\d+%|-)\), (\d+) within 25% \((\d+%|-)\), median \|log ratio\| ([0-9.]+ \(×[0-9.]+\)|-); (\d+) deltas?, (\d+) significant: (\d+) published sign \((\d+%|-)\), (\d+) no effect \((\d+%|-)\), (\d+) opposite \((\d+%|-)\), (\d+) within 2× \((\d+%|-)\)(; \d+ of the significant within their author's spread across reports \(\d+ of them with the published sign\))?(; \d+ called noise by their source, apart \(\d+ of them with the published sign\))?$`
 
 // plural writes n and the word, with an s unless n is 1.
 func plural(n int, word string) string {
@@ -165,6 +168,9 @@ func deltaRows(c *Case) [][]string {
 		var note []string
 		if d.Noise != "" {
 			note = append(note, "noise: "+d.Noise)
+		}
+		if d.InAuthorSpread {
+			note = append(note, fmt.Sprintf("within the author's spread: tip's CoV %.1f%% over %d reports", float64(d.SpreadCoVPct), d.SpreadReports))
 		}
 		if m := fitMark(d.Fitted); m != "" {
 			note = append(note, m)

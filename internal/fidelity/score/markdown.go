@@ -54,6 +54,14 @@ What the figures mean:
   The summary's delta figures count significant deltas only. A delta whose
   source itself calls it noise, run-to-run variation or an overloaded
   system is marked so in its case (` + "`noise`" + `) and counted apart.
+- Some authors published the same tip measurement in several reports (the
+  same command on the same machine, on tips that schedlab runs as one
+  kernel). A significant delta without a published sd whose author did so
+  in at least 3 reports is **within their author's spread** when it is at
+  most √2 times the coefficient of variation of those tip values: the
+  author's own measurements of one kernel, as schedlab models it, differ by
+  as much. Such deltas stay among the significant ones; the summary counts
+  them again, and the delta's note gives the spread.
 - A point or delta of a row that a cost parameter was **fitted** on (the
   case's ` + "`fitted:`" + `; docs/costs.md names the fit) is **in-sample**; the
   summary is also given for the in-sample and the out-of-sample ones
@@ -101,6 +109,8 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		{"… no effect", func(s Summary) (int, int) { return s.NoEffect, s.Significant }},
 		{"… opposite", func(s Summary) (int, int) { return s.Opposite, s.Significant }},
 		{"… within 2×", func(s Summary) (int, int) { return s.DeltaWithin2x, s.Significant }},
+		{"… within their author's spread across reports", func(s Summary) (int, int) { return s.InAuthorSpread, s.Significant }},
+		{"… within their author's spread, with the published sign", func(s Summary) (int, int) { return s.InAuthorSpreadSameSign, s.InAuthorSpread }},
 		{"significant, called noise by their source", func(s Summary) (int, int) { return s.Noise, 0 }},
 	} {
 		row := []string{f.name}
@@ -211,7 +221,12 @@ func (r *Report) offLines() []string {
 		}
 	}
 	if s := r.Summary; s.Significant > 0 && 2*s.SameSign < s.Significant {
-		out = append(out, fmt.Sprintf("Patches: only %d of %d significant published deltas come out with the published sign (%d no effect, %d opposite).", s.SameSign, s.Significant, s.NoEffect, s.Opposite))
+		line := fmt.Sprintf("Patches: only %d of %d significant published deltas come out with the published sign (%d no effect, %d opposite).", s.SameSign, s.Significant, s.NoEffect, s.Opposite)
+		if s.InAuthorSpread > 0 {
+			line += fmt.Sprintf(" %d of the %d are within their author's spread across reports (%d of them with the published sign); of the other %d, %d have the published sign.",
+				s.InAuthorSpread, s.Significant, s.InAuthorSpreadSameSign, s.Significant-s.InAuthorSpread, s.SameSign-s.InAuthorSpreadSameSign)
+		}
+		out = append(out, line)
 	}
 	if len(out) == 0 {
 		out = append(out, "No machine and benchmark metric is off by more than 2× in median ratio.")

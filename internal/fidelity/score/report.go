@@ -203,6 +203,13 @@ func Build(p *fidelity.Plan, recs []*experiment.Record, corpus, commit string) (
 				}
 				d := ScoreDelta(row.Values[cs.Columns[0].Name], row.Values[col.Name], sdOf(row, cs.Columns[0].Name), sdOf(row, col.Name), tip, runs, cs.Metric.HigherBetter())
 				d.Load, d.Column, d.Variant, d.Fitted, d.Noise = row.Load, col.Name, col.Variant, fitted, row.Noise[col.Name]
+				if p.Corpus != nil {
+					if sp, ok := p.Corpus.TipSpread(cs, ri); ok {
+						_, sdTip := row.SD[cs.Columns[0].Name]
+						_, sdCol := row.SD[col.Name]
+						d.SetAuthorSpread(sp.Reports, sp.CoV(), sdTip || sdCol)
+					}
+				}
 				c.Deltas = append(c.Deltas, d)
 				switch {
 				case cs.Mechanism():

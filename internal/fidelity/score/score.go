@@ -48,6 +48,16 @@
 // without any, when |published change| ≥ 5% (SignificantPct). Only
 // significant deltas count in the summary's delta figures; the others are
 // noise the source could not resolve either.
+//
+// A significant delta of a row without a published sd whose tip the same
+// author published in at least 3 reports of what schedlab runs as the
+// same measurement (fidelity.TipSpread) is also compared with that
+// spread: it is within the author's spread when |published change| ≤
+// √2 × the spread's coefficient of variation, the 5%-rule's counterpart
+// of the published-sd rule above with that spread as each column's sd.
+// It stays among the significant deltas and is counted again in
+// InAuthorSpread, so a reader can see how many of them the author's own
+// tip measurements could not resolve.
 package score
 
 import (
@@ -127,6 +137,25 @@ type Delta struct {
 	Noise string `json:"noise,omitempty"`
 	// Fitted names the cost parameters fitted on this delta's row.
 	Fitted []string `json:"fitted,omitempty"`
+	// SpreadReports and SpreadCoVPct are the spread of the row's tip
+	// value across its author's reports (fidelity.TipSpread): how many
+	// reports, and the coefficient of variation in percent. Zero when
+	// fewer than 3 reports published it.
+	SpreadReports int `json:"author_spread_reports,omitempty"`
+	SpreadCoVPct  Num `json:"author_spread_cov_pct,omitempty"`
+	// InAuthorSpread: the delta is significant by the 5% rule (its row
+	// has no published sd), and |published change| ≤ √2 × SpreadCoVPct.
+	InAuthorSpread bool `json:"in_author_spread,omitempty"`
+}
+
+// SetAuthorSpread records the spread of the row's tip value across its
+// author's reports and whether the published change lies within it
+// (InAuthorSpread). published is whether the row has a published sd: the
+// source's own sd then decides significance and the spread is only
+// recorded.
+func (d *Delta) SetAuthorSpread(reports int, cov float64, publishedSD bool) {
+	d.SpreadReports, d.SpreadCoVPct = reports, Num(100*cov)
+	d.InAuthorSpread = d.Significant && !publishedSD && math.Abs(float64(d.PublishedPct)) <= math.Sqrt2*100*cov
 }
 
 // ScorePoint scores a published value against the simulated runs of its
@@ -255,6 +284,12 @@ type Summary struct {
 	// sign.
 	Noise         int `json:"significant_noise"`
 	NoiseSameSign int `json:"significant_noise_same_sign"`
+	// InAuthorSpread counts the significant deltas (not noise) within
+	// their author's spread across reports (Delta.InAuthorSpread),
+	// InAuthorSpreadSameSign those of them with the published sign; both
+	// are also in Significant and its parts.
+	InAuthorSpread         int `json:"significant_in_author_spread"`
+	InAuthorSpreadSameSign int `json:"significant_in_author_spread_same_sign"`
 }
 
 // Summarize computes the summary of points and deltas.
@@ -285,6 +320,12 @@ func Summarize(points []Point, deltas []Delta) Summary {
 			continue
 		}
 		s.Significant++
+		if d.InAuthorSpread {
+			s.InAuthorSpread++
+			if d.SameSign {
+				s.InAuthorSpreadSameSign++
+			}
+		}
 		switch d.Sign {
 		case SignPublished:
 			s.SameSign++

@@ -354,3 +354,51 @@ func TestSimulatedSpread(t *testing.T) {
 		t.Errorf("lines %q", l)
 	}
 }
+
+// TestAuthorSpread checks the author's-spread rule at its edge: with a tip
+// CoV of 10% the bound is √2 × 10% = 14.142…%, so a published change of
+// 14.1% lies within it and one of 14.2% does not; a delta that is not
+// significant, or whose row has a published sd, is never within it; and
+// the summary counts the ones within it among the significant deltas and
+// again apart, with their signs.
+func TestAuthorSpread(t *testing.T) {
+	nan := math.NaN()
+	mk := func(pubCol float64, sim []float64) Delta {
+		return ScoreDelta(100, pubCol, nan, nan, []float64{100, 100, 100}, sim, true)
+	}
+	inside := mk(114.1, []float64{100, 100, 100})  // no effect
+	outside := mk(114.2, []float64{100, 100, 100}) // no effect
+	insideSame := mk(90, []float64{90, 91, 89})    // -10%, published sign
+	small := mk(103, []float64{100, 100, 100})     // not significant
+	withSD := mk(110, []float64{100, 100, 100})
+	for _, c := range []struct {
+		name  string
+		d     *Delta
+		sd    bool
+		want  bool
+		cov   float64
+		pctOK float64
+	}{
+		{"14.1% inside 14.14%", &inside, false, true, 0.10, 10},
+		{"14.2% outside 14.14%", &outside, false, false, 0.10, 10},
+		{"-10% inside", &insideSame, false, true, 0.10, 10},
+		{"not significant", &small, false, false, 0.10, 10},
+		{"published sd decides", &withSD, true, false, 0.10, 10},
+	} {
+		c.d.SetAuthorSpread(4, c.cov, c.sd)
+		if c.d.InAuthorSpread != c.want || c.d.SpreadReports != 4 || !near(float64(c.d.SpreadCoVPct), c.pctOK) {
+			t.Errorf("%s: in spread %v (reports %d, CoV %v%%), want %v", c.name, c.d.InAuthorSpread, c.d.SpreadReports, c.d.SpreadCoVPct, c.want)
+		}
+	}
+	if !inside.Significant || !outside.Significant || small.Significant || insideSame.Sign != SignPublished || inside.Sign != SignNone {
+		t.Fatalf("the deltas are not what the test assumes: %+v %+v %+v %+v", inside, outside, small, insideSame)
+	}
+	s := Summarize(nil, []Delta{inside, outside, insideSame, small})
+	if s.Significant != 3 || s.InAuthorSpread != 2 || s.InAuthorSpreadSameSign != 1 || s.SameSign != 1 || s.NoEffect != 2 {
+		t.Errorf("summary %+v", s)
+	}
+	line := s.Line()
+	if !strings.Contains(line, "; 2 of the significant within their author's spread across reports (1 of them with the published sign)") || !regexp.MustCompile(SummaryLineRE).MatchString(line) {
+		t.Errorf("line %q", line)
+	}
+}
