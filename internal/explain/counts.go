@@ -1,14 +1,63 @@
 package explain
 
 import (
+	"fmt"
+
 	"github.com/schedlab/schedlab/internal/cpumask"
 	"github.com/schedlab/schedlab/internal/sched"
+	"github.com/schedlab/schedlab/internal/topology"
 )
 
 // Level is a distance between two CPUs: the same CPU, the lowest
-// sched-domain level (topology.Domain.Level) whose domain of the first
-// spans the second, or no domain at all.
+// sched-domain level whose domain of the first spans the second, or no
+// domain at all. A level is numbered by what the domain is (CanonicalLevel:
+// SMT, CLS, MC, PKG or DIE, then NODE and NUMA by node distance), not by
+// its index in the kernel's topology table, so that two kernels with
+// different tables (a v5.12 tip without CLS against a variant that adds
+// it) count an MC domain, or a NUMA domain of one distance, in the same
+// row.
 type Level int
+
+// CanonicalLevel is the Level of a domain of topology t: 0 SMT, 1 CLS,
+// 2 MC, 3 PKG or DIE, and 4 + i for the NODE or NUMA level of the i-th
+// smallest node distance of the machine. A name it does not know comes
+// after them all, by its table index.
+func CanonicalLevel(t *topology.Topology, d *topology.Domain) Level {
+	switch d.Name {
+	case "SMT":
+		return 0
+	case "CLS":
+		return 1
+	case "MC":
+		return 2
+	case "PKG", "DIE":
+		return 3
+	case "NODE", "NUMA":
+		i := 0
+		for _, x := range numaDistances(t.Spec.Distance) {
+			if x < d.NumaDistance {
+				i++
+			}
+		}
+		return Level(4 + i)
+	}
+	return Level(4 + len(numaDistances(t.Spec.Distance)) + d.Level)
+}
+
+// numaDistances are the distinct node distances of a distance table.
+func numaDistances(dist [][]int) []int {
+	seen := map[int]bool{}
+	var out []int
+	for _, row := range dist {
+		for _, v := range row {
+			if !seen[v] {
+				seen[v] = true
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
 
 const (
 	// LevelSame: the same CPU.
@@ -60,14 +109,16 @@ type Counts struct {
 	// Balance counts the balancer's migrations by type and level.
 	Balance map[BalanceKey]uint64
 	// Names are the kernel's names of the levels seen (SMT, CLS, MC,
-	// PKG or DIE, NODE, NUMA ...).
-	Names map[Level]string
+	// PKG or DIE, NODE, NUMA ...), and NumaDistances the node distance of
+	// the NODE and NUMA ones.
+	Names         map[Level]string
+	NumaDistances map[Level]int
 }
 
 // NewCounts is an empty Counts.
 func NewCounts() *Counts {
 	return &Counts{Paths: map[PathKey]uint64{}, Affine: map[sched.Affine]uint64{}, MoveAffine: map[string]uint64{},
-		Waker: map[Level]uint64{}, Prev: map[KindLevel]uint64{}, Balance: map[BalanceKey]uint64{}, Names: map[Level]string{}}
+		Waker: map[Level]uint64{}, Prev: map[KindLevel]uint64{}, Balance: map[BalanceKey]uint64{}, Names: map[Level]string{}, NumaDistances: map[Level]int{}}
 }
 
 // Add adds o's counts to c.
@@ -92,6 +143,9 @@ func (c *Counts) Add(o *Counts) {
 	}
 	for k, v := range o.Names {
 		c.Names[k] = v
+	}
+	for k, v := range o.NumaDistances {
+		c.NumaDistances[k] = v
 	}
 }
 
@@ -121,6 +175,7 @@ type tally struct {
 	prev    [sched.NrDecisionKinds][nSlots]uint64
 	balance [sched.NrReasons][nSlots]uint64
 	names   [nSlots]string
+	numaD   [nSlots]int
 	// dist[a*n+b] is the slot of the distance from a to b, plus one (0:
 	// not looked up yet).
 	dist []uint8
@@ -156,7 +211,7 @@ func (t *tally) add(k *sched.Kernel, d *sched.Decision) {
 	}
 	t.paths[d.Kind][slow][d.Reason]++
 	if d.Kind == sched.DecisionBalance {
-		s := t.domainSlot(d.Domain)
+		s := t.domainSlot(k, d.Domain)
 		t.balance[d.Reason][s]++
 		return
 	}
@@ -166,15 +221,16 @@ func (t *tally) add(k *sched.Kernel, d *sched.Decision) {
 	}
 	t.affine[d.Affine]++
 	if d.Affine.TalliedAffine(&k.S) {
-		t.move[t.domainSlot(d.Domain)]++
+		t.move[t.domainSlot(k, d.Domain)]++
 	}
 	t.waker[t.distance(k, d.CPU, d.Chosen)]++
 }
 
-func (t *tally) domainSlot(sd *sched.SchedDomain) int {
-	s := slotOf(Level(sd.T.Level))
+func (t *tally) domainSlot(k *sched.Kernel, sd *sched.SchedDomain) int {
+	s := slotOf(CanonicalLevel(k.Topo, sd.T))
 	if t.names[s] == "" {
 		t.names[s] = sd.T.Name
+		t.numaD[s] = sd.T.NumaDistance
 	}
 	return s
 }
@@ -192,7 +248,7 @@ func (t *tally) distance(k *sched.Kernel, a, b cpumask.CPU) int {
 	} else {
 		for _, sd := range k.Domains(int(a)) {
 			if sd.T.Span.Test(b) {
-				s = t.domainSlot(sd)
+				s = t.domainSlot(k, sd)
 				break
 			}
 		}
@@ -222,6 +278,9 @@ func (t *tally) fold() *Counts {
 		l := levelOf(s)
 		if t.names[s] != "" {
 			c.Names[l] = t.names[s]
+			if n := t.names[s]; n == "NODE" || n == "NUMA" {
+				c.NumaDistances[l] = t.numaD[s]
+			}
 		}
 		if n := t.move[s]; n > 0 {
 			c.MoveAffine[t.names[s]] += n
@@ -255,4 +314,25 @@ func (c *Counts) LevelName(l Level) string {
 		return n
 	}
 	return "level ?"
+}
+
+// LevelLabel is LevelName, with the node distance for a NODE or NUMA
+// level whose name another level of c shares (the kernel calls every NUMA
+// level NUMA; /proc/schedstat tells them apart only by their order).
+func (c *Counts) LevelLabel(l Level) string {
+	if d, ok := c.NumaDistances[l]; ok && c.sharedName(l) {
+		return fmt.Sprintf("%s (distance %d)", c.LevelName(l), d)
+	}
+	return c.LevelName(l)
+}
+
+// sharedName reports whether another level has level l's name (the
+// kernel calls every NUMA level NUMA).
+func (c *Counts) sharedName(l Level) bool {
+	for o, n := range c.Names {
+		if o != l && n == c.Names[l] {
+			return true
+		}
+	}
+	return false
 }

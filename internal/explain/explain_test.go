@@ -3,6 +3,7 @@ package explain
 import (
 	"io"
 	"math"
+	"strings"
 	"sync"
 	"testing"
 
@@ -491,5 +492,75 @@ func TestComparer(t *testing.T) {
 		if c.name == "shorter" && (d.Decision.Tip != nil || d.Decision.Other == nil) {
 			t.Errorf("shorter: %+v, want tip's stream ended", d.Decision)
 		}
+	}
+}
+
+// TestLevelsAcrossTables: a v5.12 tip has no CLS level (its table is SMT,
+// MC, PKG, NODE, NUMA), the cluster-level variant adds one. Their
+// decision tables must still put each domain in the row of its own kind:
+// tip's MC beside the variant's MC, not beside its CLS (a level numbered
+// by table index did that), and each NUMA level beside the one of the
+// same node distance. Both runs' counts come from the kernels' own
+// domains, looked up again here.
+func TestLevelsAcrossTables(t *testing.T) {
+	cfg := sim.Config{Machine: "kunpeng920-96", Kernel: "v5.12", CPUs: "0-47", Seed: 3, Tool: "hackbench", Args: []string{"-p", "-T", "-l", "30", "-g", "2"}}
+	tip, other, _ := runPair(t, cfg, "cluster-level")
+	want := map[string]Level{"SMT": 0, "CLS": 1, "MC": 2, "PKG": 3, "DIE": 3}
+	for side, r := range []pairRun{tip, other} {
+		names := map[string]bool{}
+		for _, sd := range r.k.Domains(0) {
+			names[sd.T.Name] = true
+			l := CanonicalLevel(r.k.Topo, sd.T)
+			if w, ok := want[sd.T.Name]; ok && l != w {
+				t.Errorf("side %d: %s is level %d, want %d", side, sd.T.Name, l, w)
+			}
+			// NUMA levels: 4 + the number of smaller distances.
+			if sd.T.Name == "NUMA" || sd.T.Name == "NODE" {
+				smaller := 0
+				seen := map[int]bool{}
+				for _, row := range r.k.Topo.Spec.Distance {
+					for _, d := range row {
+						if d < sd.T.NumaDistance && !seen[d] {
+							seen[d] = true
+							smaller++
+						}
+					}
+				}
+				if l != Level(4+smaller) {
+					t.Errorf("side %d: NUMA at distance %d is level %d, want %d", side, sd.T.NumaDistance, l, 4+smaller)
+				}
+			}
+		}
+		if names["CLS"] != (side == 1) || !names["MC"] {
+			t.Fatalf("side %d has domains %v: the test needs a tip without CLS and a variant with it", side, names)
+		}
+		c := r.data.Counts
+		for l, n := range c.Names {
+			if w, ok := want[n]; ok && l != w {
+				t.Errorf("side %d: the counts put %s at level %d, want %d", side, n, l, w)
+			}
+		}
+		if c.Waker[want["MC"]] == 0 {
+			t.Errorf("side %d: no wakeup counted at MC", side)
+		}
+	}
+	if tip.data.Counts.Waker[want["CLS"]] != 0 {
+		t.Errorf("tip, without a CLS level, counts %d wakeups at CLS", tip.data.Counts.Waker[want["CLS"]])
+	}
+	// The table: one MC row with both sides' MC counts.
+	found := false
+	for _, sec := range Tables(tip.data.Counts, other.data.Counts) {
+		if !strings.HasPrefix(sec.Title, "wakeups by distance, waking") {
+			continue
+		}
+		for _, row := range sec.Rows {
+			found = found || row.Label == "MC"
+			if row.Label == "MC" && (row.Tip != tip.data.Counts.Waker[2] || row.Variant != other.data.Counts.Waker[2]) {
+				t.Errorf("MC row %d / %d, want %d / %d", row.Tip, row.Variant, tip.data.Counts.Waker[2], other.data.Counts.Waker[2])
+			}
+		}
+	}
+	if !found {
+		t.Error("no MC row in the wakeup distance table")
 	}
 }

@@ -220,7 +220,7 @@ func Tables(tip, other *Counts) []Section {
 	if len(names.Waker) > 0 {
 		sec := Section{Title: "wakeups by distance, waking CPU -> chosen (ttwu_local, ttwu_wake_remote by domain)"}
 		for _, l := range sortedLevels(names.Waker) {
-			label := names.LevelName(l)
+			label := names.LevelLabel(l)
 			if l == LevelSame {
 				label += " (ttwu_local)"
 			}
@@ -240,7 +240,7 @@ func Tables(tip, other *Counts) []Section {
 		}
 		sec := Section{Title: kindTitle(kind) + " by distance, prev -> chosen (a migration's distance)"}
 		for _, l := range sortedLevels(m) {
-			sec.Rows = append(sec.Rows, Row{names.LevelName(l), tip.Prev[KindLevel{kind, l}], other.Prev[KindLevel{kind, l}]})
+			sec.Rows = append(sec.Rows, Row{names.LevelLabel(l), tip.Prev[KindLevel{kind, l}], other.Prev[KindLevel{kind, l}]})
 		}
 		out = append(out, sec)
 	}
@@ -257,7 +257,7 @@ func Tables(tip, other *Counts) []Section {
 		})
 		sec := Section{Title: "balance migrations by type and level (balance.migrations)"}
 		for _, k := range keys {
-			sec.Rows = append(sec.Rows, Row{k.Type.String() + ", " + names.LevelName(k.Level), tip.Balance[k], other.Balance[k]})
+			sec.Rows = append(sec.Rows, Row{k.Type.String() + ", " + names.LevelLabel(k.Level), tip.Balance[k], other.Balance[k]})
 		}
 		out = append(out, sec)
 	}
