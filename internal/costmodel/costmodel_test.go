@@ -473,7 +473,7 @@ func TestUnixBase(t *testing.T) {
 			t.Errorf("zen3 %s = %v, the VM's value: the bare-metal fit is not in the preset", e.key, e.v)
 		}
 	}
-	for name, factor := range map[string]float64{GenericName: 1, "hikey": hikeyFactor, "hikey960": 1.8, "kunpeng920-96": 1.4, "chromebook-7c": 1.6} {
+	for name, factor := range map[string]float64{GenericName: 1, "hikey": hikeyFactor, "hikey960": 1.8, "kunpeng920-96": 1.4 * kunpeng96Slower, "chromebook-7c": 1.6} {
 		p, ok := Defaults(name)
 		if !ok {
 			t.Fatalf("no preset %s", name)
@@ -535,5 +535,39 @@ func TestSameClusterDistance(t *testing.T) {
 		if got := DistanceOf(s, 0, 1); got != SameLLC {
 			t.Errorf("%s: DistanceOf(0, 1) = %v, want same-llc", name, got)
 		}
+	}
+}
+
+// TestKunpeng96Slower: the 6-cluster part is the 8-cluster part slowed by
+// kunpeng96Slower in its work and its IPIs, and in nothing else: a line
+// between cores and the memory bandwidth are the 8-cluster part's.
+func TestKunpeng96Slower(t *testing.T) {
+	kp96, ok96 := Defaults("kunpeng920-96")
+	kp128, ok128 := Defaults("kunpeng920-128")
+	if !ok96 || !ok128 {
+		t.Fatal("no kunpeng preset")
+	}
+	near := func(a, b engine.Time) bool { d := float64(a) - float64(b); return d < 0.01*float64(b) && -d < 0.01*float64(b) }
+	for _, c := range []struct {
+		name   string
+		v96    engine.Time
+		v128   engine.Time
+		factor float64
+	}{
+		{"ipi_same_cluster_ns", kp96.IPISameCluster, kp128.IPISameCluster, kunpeng96Slower},
+		{"ipi_same_llc_ns", kp96.IPISameLLC, kp128.IPISameLLC, kunpeng96Slower},
+		{"ipi_other_llc_ns", kp96.IPIOtherLLC, kp128.IPIOtherLLC, kunpeng96Slower},
+		{"ipi_other_node_ns", kp96.IPIOtherNode, kp128.IPIOtherNode, kunpeng96Slower},
+		{"context_switch_ns", kp96.ContextSwitch, kp128.ContextSwitch, kunpeng96Slower},
+		{"pipe_write_ns", kp96.PipeWrite, kp128.PipeWrite, kunpeng96Slower},
+		{"line_same_llc_ns", kp96.LineSameLLC, kp128.LineSameLLC, 1},
+		{"line_same_cluster_ns", kp96.LineSameCluster, kp128.LineSameCluster, 1},
+	} {
+		if want := engine.Time(float64(c.v128) * c.factor); !near(c.v96, want) {
+			t.Errorf("%s: kunpeng920-96 %v, want kunpeng920-128's %v × %g = %v", c.name, c.v96, c.v128, c.factor, want)
+		}
+	}
+	if kp96.MemBWCore != kp128.MemBWCore {
+		t.Errorf("mem_bw_core_gbps: %v against %v", kp96.MemBWCore, kp128.MemBWCore)
 	}
 }
