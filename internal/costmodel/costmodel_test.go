@@ -547,7 +547,10 @@ func TestKunpeng96Slower(t *testing.T) {
 	if !ok96 || !ok128 {
 		t.Fatal("no kunpeng preset")
 	}
-	near := func(a, b engine.Time) bool { d := float64(a) - float64(b); return d < 0.01*float64(b) && -d < 0.01*float64(b) }
+	near := func(a, b engine.Time) bool {
+		d := float64(a) - float64(b)
+		return d < 0.01*float64(b) && -d < 0.01*float64(b)
+	}
 	for _, c := range []struct {
 		name   string
 		v96    engine.Time
