@@ -473,7 +473,7 @@ func TestUnixBase(t *testing.T) {
 			t.Errorf("zen3 %s = %v, the VM's value: the bare-metal fit is not in the preset", e.key, e.v)
 		}
 	}
-	for name, factor := range map[string]float64{GenericName: 1, "hikey": hikeyFactor, "hikey960": 1.8, "kunpeng920-96": 1.4 * kunpeng96Slower, "chromebook-7c": 1.6} {
+	for name, factor := range map[string]float64{GenericName: 1, "hikey": hikeyFactor, "hikey960": 1.8, "kunpeng920-96": 1.4 * Kunpeng96Slower, "chromebook-7c": 1.6} {
 		p, ok := Defaults(name)
 		if !ok {
 			t.Fatalf("no preset %s", name)
@@ -539,7 +539,7 @@ func TestSameClusterDistance(t *testing.T) {
 }
 
 // TestKunpeng96Slower: the 6-cluster part is the 8-cluster part slowed by
-// kunpeng96Slower in its work and its IPIs, and in nothing else: a line
+// Kunpeng96Slower in its work and its IPIs, and in nothing else: a line
 // between cores and the memory bandwidth are the 8-cluster part's.
 func TestKunpeng96Slower(t *testing.T) {
 	kp96, ok96 := Defaults("kunpeng920-96")
@@ -557,12 +557,12 @@ func TestKunpeng96Slower(t *testing.T) {
 		v128   engine.Time
 		factor float64
 	}{
-		{"ipi_same_cluster_ns", kp96.IPISameCluster, kp128.IPISameCluster, kunpeng96Slower},
-		{"ipi_same_llc_ns", kp96.IPISameLLC, kp128.IPISameLLC, kunpeng96Slower},
-		{"ipi_other_llc_ns", kp96.IPIOtherLLC, kp128.IPIOtherLLC, kunpeng96Slower},
-		{"ipi_other_node_ns", kp96.IPIOtherNode, kp128.IPIOtherNode, kunpeng96Slower},
-		{"context_switch_ns", kp96.ContextSwitch, kp128.ContextSwitch, kunpeng96Slower},
-		{"pipe_write_ns", kp96.PipeWrite, kp128.PipeWrite, kunpeng96Slower},
+		{"ipi_same_cluster_ns", kp96.IPISameCluster, kp128.IPISameCluster, Kunpeng96Slower},
+		{"ipi_same_llc_ns", kp96.IPISameLLC, kp128.IPISameLLC, Kunpeng96Slower},
+		{"ipi_other_llc_ns", kp96.IPIOtherLLC, kp128.IPIOtherLLC, Kunpeng96Slower},
+		{"ipi_other_node_ns", kp96.IPIOtherNode, kp128.IPIOtherNode, Kunpeng96Slower},
+		{"context_switch_ns", kp96.ContextSwitch, kp128.ContextSwitch, Kunpeng96Slower},
+		{"pipe_write_ns", kp96.PipeWrite, kp128.PipeWrite, Kunpeng96Slower},
 		{"line_same_llc_ns", kp96.LineSameLLC, kp128.LineSameLLC, 1},
 		{"line_same_cluster_ns", kp96.LineSameCluster, kp128.LineSameCluster, 1},
 	} {

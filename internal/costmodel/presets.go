@@ -257,7 +257,7 @@ func roundSig(v float64) float64 {
 	return RoundSig3(v)
 }
 
-// kunpeng96Slower is how much longer the 6-cluster Kunpeng 920 (24 cores
+// Kunpeng96Slower is how much longer the 6-cluster Kunpeng 920 (24 cores
 // a die, the kunpeng920-96 preset) takes than the 8-cluster part
 // (kunpeng920-128) for the CPU's work and for an IPI, fitted to the
 // fidelity corpus: the 15 lat_pipe points of HiSilicon's 6-cluster log
@@ -270,13 +270,13 @@ func roundSig(v float64) float64 {
 // throughout; why (clock, firmware, kernel) neither log says. Checked out
 // of sample on the kp96 hackbench cases (docs/costs.md, "The 6-cluster
 // Kunpeng 920").
-const kunpeng96Slower = 1.35
+const Kunpeng96Slower = 1.35
 
 func kunpeng920(coresPerDie int) []entry {
 	why := "TaiShan v110 at 2.6 GHz against Zen3 at 3.5 GHz, similar IPC on kernel paths"
 	slower := 1.0
 	if coresPerDie == 24 {
-		slower = kunpeng96Slower
+		slower = Kunpeng96Slower
 		why += fmt.Sprintf(": 1.4, times %g for the 24-core die, fitted to the fidelity corpus (15 points: the 6-cluster lat_pipe log)", slower)
 	}
 	e := []entry{

@@ -23,11 +23,11 @@ import (
 // TipSpread groups the published tip values of every case by what makes
 // them the same measurement to schedlab: the author, the machine (preset or
 // machine file), the tool and its arguments at that load, the CPUs, the
-// metric, and tip's kernel: the settings its configuration resolves to. A group
-// with values from at least MinSpreadReports reports (message-ids, else
-// URLs; one value per report, the first case's by ID) has a spread. The
-// score reads it beside each delta (score.Delta.AuthorSpread); it changes
-// no count of the summary's headline.
+// metric, and tip's kernel (the settings its configuration resolves to). A
+// group with values from at least MinSpreadReports reports (message-ids,
+// else URLs; one value per report, the first case's by ID) has a spread.
+// The score records it beside each delta (score.Delta.SetAuthorSpread); it
+// changes no count of the summary's headline.
 
 // MinSpreadReports is the fewest reports a spread is taken from.
 const MinSpreadReports = 3

@@ -150,8 +150,8 @@ type Delta struct {
 
 // SetAuthorSpread records the spread of the row's tip value across its
 // author's reports and whether the published change lies within it
-// (InAuthorSpread). published is whether the row has a published sd: the
-// source's own sd then decides significance and the spread is only
+// (InAuthorSpread). publishedSD is whether the row has a published sd:
+// the source's own sd then decides significance and the spread is only
 // recorded.
 func (d *Delta) SetAuthorSpread(reports int, cov float64, publishedSD bool) {
 	d.SpreadReports, d.SpreadCoVPct = reports, Num(100*cov)
