@@ -20,7 +20,8 @@ type Level int
 
 // CanonicalLevel is the Level of a domain of topology t: 0 SMT, 1 CLS,
 // 2 MC, 3 PKG or DIE, and 4 + i for the NODE or NUMA level of the i-th
-// smallest node distance of the machine. A name it does not know comes
+// smallest node distance of the machine (Topology.NumaDistances,
+// sched_domains_numa_distance). A name it does not know comes
 // after them all, by its table index.
 func CanonicalLevel(t *topology.Topology, d *topology.Domain) Level {
 	switch d.Name {
@@ -34,29 +35,14 @@ func CanonicalLevel(t *topology.Topology, d *topology.Domain) Level {
 		return 3
 	case "NODE", "NUMA":
 		i := 0
-		for _, x := range numaDistances(t.Spec.Distance) {
+		for _, x := range t.NumaDistances {
 			if x < d.NumaDistance {
 				i++
 			}
 		}
 		return Level(4 + i)
 	}
-	return Level(4 + len(numaDistances(t.Spec.Distance)) + d.Level)
-}
-
-// numaDistances are the distinct node distances of a distance table.
-func numaDistances(dist [][]int) []int {
-	seen := map[int]bool{}
-	var out []int
-	for _, row := range dist {
-		for _, v := range row {
-			if !seen[v] {
-				seen[v] = true
-				out = append(out, v)
-			}
-		}
-	}
-	return out
+	return Level(4 + len(t.NumaDistances) + d.Level)
 }
 
 const (
