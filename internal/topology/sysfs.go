@@ -41,9 +41,10 @@ func ReadHost() (*MachineSpec, error) {
 //	devices/system/cpu/cpuN/cpuidle/stateK/{name,latency,residency}
 //	devices/system/node/{online,nodeN/cpulist,nodeN/distance}
 //
-// Missing files fall back to: no SMT, clusters equal to cores, the package
-// as LLC, capacity 1024, a frequency domain per CPU, no idle states, one
-// node. Nodes without CPUs are dropped and the others renumbered densely
+// Missing files fall back to: no SMT, clusters equal to cores, capacity
+// 1024, a frequency domain per CPU, no idle states, one node, and for the
+// LLC what the kernel makes of a CPU without cache information (llcFallback:
+// the core on x86, the package on arm64). Nodes without CPUs are dropped and the others renumbered densely
 // (the kernel builds NUMA levels from nodes with CPUs only). Capacities are
 // rescaled so that the largest is 1024. The online CPUs must be 0..N-1.
 // A value that is not a number, or out of its range (cpu_capacity 1..1024,
@@ -98,7 +99,7 @@ func ReadSysfs(fsys fs.FS, arch Arch) (*MachineSpec, error) {
 		if err != nil {
 			return nil, err
 		}
-		llc, err := r.llc(n, dir, pkg)
+		llc, err := r.llc(n, dir, llcFallback(arch, smt, pkg))
 		if err != nil {
 			return nil, err
 		}
@@ -230,6 +231,28 @@ func (r *sysReader) listOr(n int, def cpumask.Mask, names ...string) (cpumask.Ma
 		}
 	}
 	return def, nil
+}
+
+// llcFallback is the LLC the kernel builds for a CPU whose caches it cannot
+// enumerate (no devices/system/cpu/cpuN/cache: a guest whose CPUID has
+// neither leaf 4 nor 0x8000001d, as on Firecracker VMs).
+//
+//   - x86 (arch/x86/kernel/smpboot.c, match_llc, v6.19; the same since
+//     v5.x): the CPU's LLC id stays BAD_APICID (cacheinfo.c sets it only
+//     from the cache leaves), and match_llc matches no CPU with a
+//     BAD_APICID id, so cpu_llc_shared_mask, and with it the MC level
+//     (cpu_coregroup_mask), is the CPU alone. SD_SHARE_LLC is then carried
+//     only by the SMT level (cpu_smt_flags), so sd_llc is the core: the CPU
+//     and its SMT siblings. Without SMT no domain shares an LLC, sd_llc is
+//     NULL, select_idle_sibling does not scan and cpus_share_cache is false
+//     between any two CPUs.
+//   - arm64 (drivers/base/arch_topology.c, cpu_coregroup_mask): without a
+//     valid last-level cache the MC level spans the package (core_sibling).
+func llcFallback(arch Arch, smt, pkg cpumask.Mask) cpumask.Mask {
+	if arch == ArchX86 {
+		return smt
+	}
+	return pkg
 }
 
 // llc returns the shared_cpu_list of the CPU's highest-level data or

@@ -2,6 +2,7 @@ package topology
 
 import (
 	"errors"
+	"fmt"
 	"github.com/schedlab/schedlab/internal/kernels"
 	"io/fs"
 	"os"
@@ -98,17 +99,88 @@ func TestSysfsErrors(t *testing.T) {
 			}
 		})
 	}
-	// A minimal tree: only the online file. Everything falls back.
+}
+
+// fakeSysfs writes files (path: contents) under a temporary /sys.
+func fakeSysfs(t *testing.T, files map[string]string) fs.FS {
+	t.Helper()
 	dir := t.TempDir()
-	os.MkdirAll(filepath.Join(dir, "devices/system/cpu"), 0o755)
-	os.WriteFile(filepath.Join(dir, "devices/system/cpu/online"), []byte("0-3\n"), 0o644)
-	s, err := ReadSysfs(os.DirFS(dir), ArchX86)
+	for name, data := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return os.DirFS(dir)
+}
+
+// A tree without cache directories (a guest whose CPUID enumerates no
+// cache leaves, like this project's Firecracker VM) gets the LLC the
+// kernel builds for it (llcFallback). On x86 match_llc matches no CPU
+// whose LLC id is BAD_APICID, so the MC level is each CPU alone and
+// degenerates; the package level remains, without SD_SHARE_LLC, and no CPU
+// has an sd_llc. On arm64 cpu_coregroup_mask falls back to the package,
+// which the MC level spans with SD_SHARE_LLC.
+func TestSysfsNoCacheInfo(t *testing.T) {
+	minimal := map[string]string{"devices/system/cpu/online": "0-3\n"}
+	for _, tc := range []struct {
+		arch      Arch
+		chain     string
+		llcs      int
+		sdLLCSize int
+	}{
+		{ArchX86, "PKG:0-3", 4, 1},
+		{ArchARM64, "MC:0-3", 1, 4},
+	} {
+		s, err := ReadSysfs(fakeSysfs(t, minimal), tc.arch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		llcs := map[int]bool{}
+		for _, c := range s.CPUs {
+			llcs[c.LLC] = true
+		}
+		if len(llcs) != tc.llcs {
+			t.Errorf("%v: %d LLCs, want %d: %+v", tc.arch, len(llcs), tc.llcs, s.CPUs)
+		}
+		topo := mustBuild(t, s, kernels.V619)
+		if got := chainSummary(topo, 2); got != tc.chain {
+			t.Errorf("%v: chain %s, want %s", tc.arch, got, tc.chain)
+		}
+		for cpu := range cpumask.CPU(4) {
+			if got := topo.SdLLCSize[cpu]; got != tc.sdLLCSize {
+				t.Errorf("%v: cpu%d sd_llc_size %d, want %d", tc.arch, cpu, got, tc.sdLLCSize)
+			}
+			if (topo.SdLLC[cpu] == nil) != (tc.sdLLCSize == 1) {
+				t.Errorf("%v: cpu%d has sd_llc %t, want %t", tc.arch, cpu, topo.SdLLC[cpu] != nil, tc.sdLLCSize > 1)
+			}
+		}
+		for _, d := range topo.Domains[0] {
+			if tc.arch == ArchX86 && d.Flags&SDShareLLC != 0 {
+				t.Errorf("x86: %s carries SD_SHARE_LLC", d.Name)
+			}
+		}
+	}
+	// With SMT and no cache information, x86's LLC is the core: the SMT
+	// level (cpu_smt_flags has SD_SHARE_LLC) is sd_llc and the package
+	// level is the next.
+	smt := map[string]string{"devices/system/cpu/online": "0-3\n"}
+	for c, sib := range []string{"0,2", "1,3", "0,2", "1,3"} {
+		smt[fmt.Sprintf("devices/system/cpu/cpu%d/topology/thread_siblings_list", c)] = sib + "\n"
+	}
+	s, err := ReadSysfs(fakeSysfs(t, smt), ArchX86)
 	if err != nil {
 		t.Fatal(err)
 	}
 	topo := mustBuild(t, s, kernels.V619)
-	if got := chainSummary(topo, 2); got != "MC:0-3" {
-		t.Errorf("minimal tree: %s", got)
+	if got := chainSummary(topo, 0); got != "SMT:0,2 PKG:0-3" {
+		t.Errorf("x86 SMT without caches: chain %s", got)
+	}
+	if d := topo.SdLLC[0]; d == nil || d.Name != "SMT" || topo.SdLLCSize[0] != 2 {
+		t.Errorf("x86 SMT without caches: sd_llc size %d, want the SMT level of 2", topo.SdLLCSize[0])
 	}
 }
 
