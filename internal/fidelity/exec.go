@@ -262,6 +262,15 @@ func recheck(p *Plan, recs []*experiment.Record, machineDir, dir string) (int, e
 
 // prepare makes the results directory (marker, machine files) or, without
 // one, a temporary directory for the machine files.
+// PrepareDir makes dir a results directory for p, as Execute does before
+// its first run: `fidelity --slurm` does it before the shards start, so
+// that they find it (and sbatch its log directory) in place.
+func PrepareDir(p *Plan, dir string) error {
+	_, cleanup, err := prepare(p, dir)
+	cleanup()
+	return err
+}
+
 func prepare(p *Plan, dir string) (machineDir string, cleanup func(), err error) {
 	cleanup = func() {}
 	if dir == "" {
@@ -308,13 +317,20 @@ func prepare(p *Plan, dir string) (machineDir string, cleanup func(), err error)
 	}
 	// A run killed between writing its record's temporary file and the
 	// rename leaves the temporary file (experiment.WriteRecord's
-	// ".tmp-KEY.json-*"); nothing else writes here, so remove them.
+	// ".tmp-KEY.json-*"). Only this plan's are removed: the shards of a
+	// plan (--shard) share the directory, and another shard's are its
+	// runs in flight.
 	ents, err := os.ReadDir(filepath.Join(dir, experiment.RunsDir))
 	if err != nil {
 		return "", cleanup, err
 	}
+	mine := make(map[string]bool, len(p.Runs))
+	for i := range p.Runs {
+		mine[p.Runs[i].Key] = true
+	}
 	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), ".tmp-") {
+		key, _, ok := strings.Cut(strings.TrimPrefix(e.Name(), ".tmp-"), ".json-")
+		if strings.HasPrefix(e.Name(), ".tmp-") && ok && mine[key] {
 			if err := os.Remove(filepath.Join(dir, experiment.RunsDir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return "", cleanup, err
 			}

@@ -69,6 +69,14 @@ type PlanOptions struct {
 	// is off by default, measured across the corpus. They are part of
 	// every run's key.
 	Sysctls []string
+	// Shard and Shards keep only shard Shard of Shards (`schedlab
+	// fidelity --shard i/n`): the rows (case and load, in the corpus's
+	// order, counting only the rows the other options keep) whose index is
+	// Shard modulo Shards. A row is never split, so the stopping rule
+	// (Extend), which reads only a row's own records, gives a shard the
+	// same runs of that row as the whole plan. Shards 0 or 1 keeps every
+	// row.
+	Shard, Shards int
 }
 
 // Plan is the runs of some cases: case × row × simulated column × seed,
@@ -146,10 +154,22 @@ func NewPlan(c *Corpus, cases []*Case, opt PlanOptions) (*Plan, error) {
 		sum := sha256.Sum256(data)
 		p.costsHash = hex.EncodeToString(sum[:])
 	}
+	if opt.Shards > 1 && (opt.Shard < 0 || opt.Shard >= opt.Shards) {
+		return nil, fmt.Errorf("--shard %d/%d: want i/n with 0 <= i < n", opt.Shard, opt.Shards)
+	}
+	rowIndex := 0
 	for _, cs := range cases {
 		n := len(p.Runs)
 		for ri, row := range cs.Rows {
 			if opt.Quick && !cs.InQuick(ri) || opt.Loads != nil && !contains(opt.Loads, cs.Rows[ri].Load) {
+				continue
+			}
+			if !cs.rowSimulated(ri) {
+				continue
+			}
+			mine := opt.Shards <= 1 || rowIndex%opt.Shards == opt.Shard
+			rowIndex++
+			if !mine {
 				continue
 			}
 			for ci, col := range cs.Columns {
@@ -305,4 +325,15 @@ func (p *Plan) key(r *Run) string {
 		load = "-"
 	}
 	return fmt.Sprintf("%s__load=%s__%s__seed%03d__%s", r.Case.ID, unsafeRE.ReplaceAllString(load, "_"), r.ColumnName(), r.SeedIndex, hex.EncodeToString(sum[:6]))
+}
+
+// rowSimulated reports whether row ri has a published value in a
+// simulated column: whether a plan gives the row runs.
+func (c *Case) rowSimulated(ri int) bool {
+	for ci, col := range c.Columns {
+		if _, ok := c.Rows[ri].Values[col.Name]; ok && c.Simulated(ci) {
+			return true
+		}
+	}
+	return false
 }
