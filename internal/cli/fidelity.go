@@ -37,6 +37,8 @@ func init() {
 			warmupArg                      string
 			fitSpecs, sysctls, loads       []string
 			jobs, seeds, maxSeeds          int
+			shardArg, slurmFile            string
+			slurm                          slurmOptions
 		)
 		c := &cobra.Command{
 			Use:   "fidelity [flags]",
@@ -75,7 +77,16 @@ and the best values as a costs file whose sources say "fitted to the
 fidelity corpus (N points)". Pick the candidates within what each
 parameter's source allows, and the cases of the machines the parameter
 belongs to (--case); docs/costs.md, "Calibration against the fidelity
-corpus", describes the procedure.`,
+corpus", describes the procedure.
+
+--shard i/n (with --dir) runs only the rows (a case's load, every column
+and seed of it, the stopping rule's too) whose index is i modulo n, so that
+n machines can share the full corpus; run the same command without --shard
+on the same directory afterwards for the whole report (it runs nothing
+more but a check of one run per machine and benchmark). --slurm FILE (with
+--dir, a directory every node sees) writes an sbatch job-array script whose
+task i runs shard i, instead of running; docs/experiments.md, "The fidelity
+corpus on Slurm".`,
 			Args: cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, args []string) error {
 				if wide && !list {
@@ -93,6 +104,36 @@ corpus", describes the procedure.`,
 						if cmd.Flags().Changed(name) {
 							return fmt.Errorf("fidelity: --fit runs its own trials and prints its own table: drop --%s", name)
 						}
+					}
+				}
+				shard, shards, err := parseShard(shardArg)
+				if err != nil {
+					return err
+				}
+				if shardArg != "" || slurmFile != "" {
+					what := "--shard"
+					if slurmFile != "" {
+						what = "--slurm"
+					}
+					if shardArg != "" && slurmFile != "" {
+						return fmt.Errorf("fidelity: --slurm writes the shards' script; drop --shard")
+					}
+					if dir == "" {
+						return fmt.Errorf("fidelity: %s needs --dir, the results directory the shards share", what)
+					}
+					drop := []string{"markdown", "trust", "list", "fit"}
+					if slurmFile != "" {
+						drop = append(drop, "json")
+					}
+					for _, name := range drop {
+						if cmd.Flags().Changed(name) {
+							return fmt.Errorf("fidelity: %s runs part of the corpus, so --%s (a report of the whole) does not go with it: make the report afterwards, without %s, on the same --dir", what, name, what)
+						}
+					}
+				}
+				for _, name := range []string{"slurm-tasks", "slurm-cpus", "slurm-partition", "slurm-time", "slurm-schedlab"} {
+					if cmd.Flags().Changed(name) && slurmFile == "" {
+						return fmt.Errorf("fidelity: --%s is an option of --slurm: add --slurm FILE or drop it", name)
 					}
 				}
 				var axes []fit.Axis
@@ -175,9 +216,12 @@ corpus", describes the procedure.`,
 				if len(axes) > 0 {
 					return runFit(env, cp, cases, where, axes, fidelity.PlanOptions{Quick: quick, Loads: loads, Seeds: seeds, FullLength: fullLength, Warmup: warmup, Sysctls: sysctls}, jobs, os.Args)
 				}
-				plan, err := fidelity.NewPlan(cp, cases, fidelity.PlanOptions{Quick: quick, Loads: loads, Seeds: seeds, MaxSeeds: maxSeeds, CostsFile: costsFile, FullLength: fullLength, Warmup: warmup, Sysctls: sysctls})
+				plan, err := fidelity.NewPlan(cp, cases, fidelity.PlanOptions{Quick: quick, Loads: loads, Seeds: seeds, MaxSeeds: maxSeeds, CostsFile: costsFile, FullLength: fullLength, Warmup: warmup, Sysctls: sysctls, Shard: shard, Shards: shards})
 				if err != nil {
 					return err
+				}
+				if slurmFile != "" {
+					return writeFidelitySlurm(env, cmd, slurmFile, dir, plan, slurm)
 				}
 				if quick && len(plan.Cases) < len(cases) {
 					var left []string
@@ -268,6 +312,13 @@ corpus", describes the procedure.`,
 		f.StringArrayVar(&sysctls, "sysctl", nil, "lay a sysctl or model setting, NAME=VALUE, over every run after the case's own (repeatable), e.g. model_kobj_lines=1 to measure a mechanism that is off by default")
 		f.StringVar(&costsFile, "costs", "", "lay this cost-model file over every run's machine costs (see 'schedlab costs')")
 		f.StringArrayVar(&fitSpecs, "fit", nil, "calibrate a cost parameter: PARAM=V1,V2,... (repeatable; see above)")
+		f.StringVar(&shardArg, "shard", "", "with --dir: run only the rows whose index is i modulo n (i/n, 0 <= i < n)")
+		f.StringVar(&slurmFile, "slurm", "", "with --dir: write an sbatch job-array script to this file, one shard a task, instead of running")
+		f.IntVar(&slurm.tasks, "slurm-tasks", 4, "with --slurm: array tasks (shards)")
+		f.IntVar(&slurm.cpus, "slurm-cpus", 1, "with --slurm: CPUs per array task (its --jobs)")
+		f.StringVar(&slurm.partition, "slurm-partition", "", "with --slurm: partition (sbatch --partition)")
+		f.StringVar(&slurm.time, "slurm-time", "", "with --slurm: time limit per task (sbatch --time, e.g. 4:00:00)")
+		f.StringVar(&slurm.bin, "slurm-schedlab", "", "with --slurm: the schedlab binary the tasks run (default: this one)")
 		return c
 	})
 }

@@ -19,13 +19,7 @@ import (
 // is not installed or no node is idle, and failed instead when CI is set
 // (.ci/run installs Slurm and .ci/slurm-up waits for its node to be idle).
 func TestSlurmSweep(t *testing.T) {
-	sbatch := testutil.NeedTool(t, "sbatch")
-	o, err := exec.Command(testutil.NeedTool(t, "sinfo"), "-h", "-o", "%t").Output()
-	idle := false
-	for _, st := range strings.Fields(string(o)) {
-		idle = idle || st == "idle"
-	}
-	testutil.Need(t, err == nil && idle, "no idle Slurm node (sinfo: %v %q); run .ci/slurm-up as root", err, o)
+	sbatch := needIdleSlurm(t)
 	tmp := t.TempDir()
 	// slurmd runs the job as the submitting user, from its own working
 	// directory: everything it needs is under tmp, by absolute path.
@@ -43,15 +37,7 @@ workloads:
   - hackbench -p -T -l 20 -g 1,2
   - schbench -m 1 -t 2 -r 1
 `)
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	wrapper := filepath.Join(tmp, "schedlab")
-	writeFile(t, wrapper, "#!/bin/sh\nSCHEDLAB_HELPER=1 exec "+shellQuote(exe)+" -test.run='^TestHelperSchedlab$' -- \"$@\"\n")
-	if err := os.Chmod(wrapper, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	wrapper := helperWrapper(t, tmp)
 	out, script := filepath.Join(tmp, "results"), filepath.Join(tmp, "sweep.sbatch")
 	_, errOut, code := runMain(t, "sweep", spec, "--out", out, "--slurm", script, "--slurm-tasks", "3", "--slurm-schedlab", wrapper)
 	if code != 0 {
@@ -66,18 +52,7 @@ workloads:
 			t.Errorf("script lacks %q:\n%s", want, text)
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, sbatch, "--wait", "--chdir", tmp, script)
-	if o, err := cmd.CombinedOutput(); err != nil {
-		logs, _ := filepath.Glob(filepath.Join(out, "slurm-*.out"))
-		var tails []string
-		for _, l := range logs {
-			b, _ := os.ReadFile(l)
-			tails = append(tails, l+":\n"+string(b))
-		}
-		t.Fatalf("sbatch --wait: %v\n%s\n%s", err, o, strings.Join(tails, "\n"))
-	}
+	sbatchWait(t, sbatch, tmp, script, out)
 	stdout, stderr, code := runMain(t, "collect", out)
 	if code != 0 || !strings.Contains(stderr, "18 of 18 runs") || !strings.Contains(stdout, "groups:") {
 		t.Fatalf("collect: %d %s\n%s", code, stderr, stdout)
@@ -98,5 +73,52 @@ workloads:
 		if string(local[i].Deterministic()) != string(res.Records[i].Deterministic()) {
 			t.Fatalf("%s differs between Slurm and a local sweep", local[i].Key)
 		}
+	}
+}
+
+// needIdleSlurm skips the test (fails it when CI is set) unless sbatch is
+// installed and a Slurm node is idle, and returns sbatch's path.
+func needIdleSlurm(t *testing.T) string {
+	t.Helper()
+	sbatch := testutil.NeedTool(t, "sbatch")
+	o, err := exec.Command(testutil.NeedTool(t, "sinfo"), "-h", "-o", "%t").Output()
+	idle := false
+	for _, st := range strings.Fields(string(o)) {
+		idle = idle || st == "idle"
+	}
+	testutil.Need(t, err == nil && idle, "no idle Slurm node (sinfo: %v %q); run .ci/slurm-up as root", err, o)
+	return sbatch
+}
+
+// helperWrapper writes dir/schedlab, a script that runs this test binary
+// as schedlab (TestHelperSchedlab): the binary the Slurm tasks run.
+func helperWrapper(t *testing.T, dir string) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrapper := filepath.Join(dir, "schedlab")
+	writeFile(t, wrapper, "#!/bin/sh\nSCHEDLAB_HELPER=1 exec "+shellQuote(exe)+" -test.run='^TestHelperSchedlab$' -- \"$@\"\n")
+	if err := os.Chmod(wrapper, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return wrapper
+}
+
+// sbatchWait submits script from dir and waits for its array to end,
+// failing with the tasks' logs (logDir/slurm-*.out) if any task failed.
+func sbatchWait(t *testing.T, sbatch, dir, script, logDir string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if o, err := exec.CommandContext(ctx, sbatch, "--wait", "--chdir", dir, script).CombinedOutput(); err != nil {
+		logs, _ := filepath.Glob(filepath.Join(logDir, "slurm-*.out"))
+		var tails []string
+		for _, l := range logs {
+			b, _ := os.ReadFile(l)
+			tails = append(tails, l+":\n"+string(b))
+		}
+		t.Fatalf("sbatch --wait: %v\n%s\n%s", err, o, strings.Join(tails, "\n"))
 	}
 }

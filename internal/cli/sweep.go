@@ -254,15 +254,7 @@ func writeSlurmScript(env *Env, file, dir string, plan *experiment.Plan, o slurm
 	if o.tasks > n {
 		o.tasks = n
 	}
-	bin := o.bin
-	if bin == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			return err
-		}
-		bin = exe
-	}
-	absDir, err := filepath.Abs(dir)
+	bin, absDir, err := slurmPaths(o, dir)
 	if err != nil {
 		return err
 	}
@@ -270,17 +262,7 @@ func writeSlurmScript(env *Env, file, dir string, plan *experiment.Plan, o slurm
 	fmt.Fprintf(&b, "#!/bin/sh\n")
 	fmt.Fprintf(&b, "# schedlab sweep %s: %d runs in %d shards. Submit with: sbatch %s\n", plan.Name, n, o.tasks, filepath.Base(file))
 	fmt.Fprintf(&b, "# then check and merge with: schedlab collect %s\n", shellQuote(absDir))
-	fmt.Fprintf(&b, "#SBATCH --job-name=schedlab-%s\n", plan.Name)
-	fmt.Fprintf(&b, "#SBATCH --array=0-%d\n", o.tasks-1)
-	fmt.Fprintf(&b, "#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=%d\n", o.cpus)
-	fmt.Fprintf(&b, "#SBATCH --output=%s\n", filepath.Join(absDir, "slurm-%A_%a.out"))
-	if o.partition != "" {
-		fmt.Fprintf(&b, "#SBATCH --partition=%s\n", o.partition)
-	}
-	if o.time != "" {
-		fmt.Fprintf(&b, "#SBATCH --time=%s\n", o.time)
-	}
-	fmt.Fprintf(&b, "set -e\n")
+	writeSbatchHeader(&b, plan.Name, absDir, o)
 	// --resume makes a requeued or re-submitted task continue its shard.
 	fmt.Fprintf(&b, "exec %s sweep --out %s --resume --jobs %d --shard \"${SLURM_ARRAY_TASK_ID}/%d\"\n",
 		shellQuote(bin), shellQuote(absDir), o.cpus, o.tasks)
@@ -289,6 +271,36 @@ func writeSlurmScript(env *Env, file, dir string, plan *experiment.Plan, o slurm
 	}
 	fmt.Fprintf(env.Stderr, "schedlab: wrote %s: %d runs of %s in %d array tasks into %s; submit with sbatch %s\n", file, n, plan.Name, o.tasks, absDir, file)
 	return nil
+}
+
+// slurmPaths are the binary the array tasks run (o.bin, default this
+// one) and the results directory as an absolute path.
+func slurmPaths(o slurmOptions, dir string) (bin, absDir string, err error) {
+	bin = o.bin
+	if bin == "" {
+		if bin, err = os.Executable(); err != nil {
+			return "", "", err
+		}
+	}
+	absDir, err = filepath.Abs(dir)
+	return bin, absDir, err
+}
+
+// writeSbatchHeader writes the #SBATCH lines of a job array of o.tasks
+// tasks named schedlab-NAME, each on o.cpus CPUs, logging into absDir, and
+// the shell's set -e.
+func writeSbatchHeader(b *strings.Builder, name, absDir string, o slurmOptions) {
+	fmt.Fprintf(b, "#SBATCH --job-name=schedlab-%s\n", name)
+	fmt.Fprintf(b, "#SBATCH --array=0-%d\n", o.tasks-1)
+	fmt.Fprintf(b, "#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=%d\n", o.cpus)
+	fmt.Fprintf(b, "#SBATCH --output=%s\n", filepath.Join(absDir, "slurm-%A_%a.out"))
+	if o.partition != "" {
+		fmt.Fprintf(b, "#SBATCH --partition=%s\n", o.partition)
+	}
+	if o.time != "" {
+		fmt.Fprintf(b, "#SBATCH --time=%s\n", o.time)
+	}
+	fmt.Fprintf(b, "set -e\n")
 }
 
 func shellQuote(s string) string {
