@@ -184,6 +184,9 @@ corpus on Slurm".`,
 				if err := sim.CheckOutputDir("--dir", dir); err != nil {
 					return err
 				}
+				if err := sim.CheckOutputFile("--slurm", slurmFile); err != nil {
+					return err
+				}
 				var fsys fs.FS = corpus.Cases()
 				where := corpus.Dir
 				if corpusDir != "" {

@@ -56,12 +56,17 @@ func TestFidelityShardErrors(t *testing.T) {
 		{[]string{"--slurm", filepath.Join(dir, "s.sbatch"), "--dir", dir, "--json", "x.json"}, "schedlab: fidelity: --slurm runs part of the corpus, so --json"},
 		{[]string{"--slurm", filepath.Join(dir, "s.sbatch"), "--dir", dir, "--shard", "0/2"}, "schedlab: fidelity: --slurm writes the shards' script; drop --shard"},
 		{[]string{"--slurm-tasks", "3"}, "schedlab: fidelity: --slurm-tasks is an option of --slurm"},
+		{[]string{"--slurm", filepath.Join(dir, "no", "s.sbatch"), "--dir", filepath.Join(dir, "r")}, "schedlab: --slurm " + filepath.Join(dir, "no", "s.sbatch") + ": directory " + filepath.Join(dir, "no") + " does not exist"},
 		{[]string{"--slurm", filepath.Join(dir, "s.sbatch"), "--dir", dir, "--slurm-cpus", "0"}, "schedlab: fidelity: --slurm-tasks and --slurm-cpus must be at least 1"},
 	} {
 		code, out, errs := runFidelity(t, append([]string{"--corpus", fidelityTestCorpus}, tc.args...)...)
 		if code != 2 || out != "" || !strings.HasPrefix(errs, tc.want) || strings.Count(errs, "\n") != 1 {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want %q", tc.args, code, out, errs, tc.want)
 		}
+	}
+	// No partial output: the refused --slurm made no results directory.
+	if _, err := os.Stat(filepath.Join(dir, "r")); err == nil {
+		t.Error("a refused --slurm left a results directory")
 	}
 }
 

@@ -260,8 +260,6 @@ func recheck(p *Plan, recs []*experiment.Record, machineDir, dir string) (int, e
 	return n, nil
 }
 
-// prepare makes the results directory (marker, machine files) or, without
-// one, a temporary directory for the machine files.
 // PrepareDir makes dir a results directory for p, as Execute does before
 // its first run: `fidelity --slurm` does it before the shards start, so
 // that they find it (and sbatch its log directory) in place.
@@ -271,6 +269,8 @@ func PrepareDir(p *Plan, dir string) error {
 	return err
 }
 
+// prepare makes the results directory (marker, machine files) or, without
+// one, a temporary directory for the machine files.
 func prepare(p *Plan, dir string) (machineDir string, cleanup func(), err error) {
 	cleanup = func() {}
 	if dir == "" {
