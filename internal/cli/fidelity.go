@@ -79,9 +79,10 @@ parameter's source allows, and the cases of the machines the parameter
 belongs to (--case); docs/costs.md, "Calibration against the fidelity
 corpus", describes the procedure.
 
---shard i/n (with --dir) runs only the rows (a case's load, every column
-and seed of it, the stopping rule's too) whose index is i modulo n, so that
-n machines can share the full corpus; run the same command without --shard
+--shard i/n (with --dir) runs only shard i of n: every n-th group of rows
+(a case's load, every column and seed of it, the stopping rule's too; rows
+whose first run is one simulation are one group), so that n machines can
+share the full corpus; run the same command without --shard
 on the same directory afterwards for the whole report (it runs nothing
 more but a check of one run per machine and benchmark). --slurm FILE (with
 --dir, a directory every node sees) writes an sbatch job-array script whose
@@ -315,7 +316,7 @@ corpus on Slurm".`,
 		f.StringArrayVar(&sysctls, "sysctl", nil, "lay a sysctl or model setting, NAME=VALUE, over every run after the case's own (repeatable), e.g. model_kobj_lines=1 to measure a mechanism that is off by default")
 		f.StringVar(&costsFile, "costs", "", "lay this cost-model file over every run's machine costs (see 'schedlab costs')")
 		f.StringArrayVar(&fitSpecs, "fit", nil, "calibrate a cost parameter: PARAM=V1,V2,... (repeatable; see above)")
-		f.StringVar(&shardArg, "shard", "", "with --dir: run only the rows whose index is i modulo n (i/n, 0 <= i < n)")
+		f.StringVar(&shardArg, "shard", "", "with --dir: run only shard i of n (i/n, 0 <= i < n): every n-th group of rows, from group i")
 		f.StringVar(&slurmFile, "slurm", "", "with --dir: write an sbatch job-array script to this file, one shard a task, instead of running")
 		f.IntVar(&slurm.tasks, "slurm-tasks", 4, "with --slurm: array tasks (shards)")
 		f.IntVar(&slurm.cpus, "slurm-cpus", 1, "with --slurm: CPUs per array task (its --jobs)")

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 
 	"github.com/schedlab/schedlab/internal/engine"
 	"github.com/schedlab/schedlab/internal/experiment"
@@ -70,12 +71,14 @@ type PlanOptions struct {
 	// every run's key.
 	Sysctls []string
 	// Shard and Shards keep only shard Shard of Shards (`schedlab
-	// fidelity --shard i/n`): the rows (case and load, in the corpus's
-	// order, counting only the rows the other options keep) whose index is
-	// Shard modulo Shards. A row is never split, so the stopping rule
-	// (Extend), which reads only a row's own records, gives a shard the
-	// same runs of that row as the whole plan. Shards 0 or 1 keeps every
-	// row.
+	// fidelity --shard i/n`): the rows (case and load) of every Shards-th
+	// group, starting at group Shard (Plan.shardRows). A row is never
+	// split, so the stopping rule (Extend), which reads only a row's own
+	// records, gives a shard the same runs of that row as the whole plan;
+	// rows whose first run is one simulation (a mechanism case's several
+	// figures of one benchmark run, or cases that share a tip) are one
+	// group, so the shard that has them simulates it once, as the whole
+	// plan does. Shards 0 or 1 keeps every row.
 	Shard, Shards int
 }
 
@@ -157,19 +160,14 @@ func NewPlan(c *Corpus, cases []*Case, opt PlanOptions) (*Plan, error) {
 	if opt.Shards > 1 && (opt.Shard < 0 || opt.Shard >= opt.Shards) {
 		return nil, fmt.Errorf("--shard %d/%d: want i/n with 0 <= i < n", opt.Shard, opt.Shards)
 	}
-	rowIndex := 0
+	mine := p.shardRows(cases, opt)
 	for _, cs := range cases {
 		n := len(p.Runs)
 		for ri, row := range cs.Rows {
 			if opt.Quick && !cs.InQuick(ri) || opt.Loads != nil && !contains(opt.Loads, cs.Rows[ri].Load) {
 				continue
 			}
-			if !cs.rowSimulated(ri) {
-				continue
-			}
-			mine := opt.Shards <= 1 || rowIndex%opt.Shards == opt.Shard
-			rowIndex++
-			if !mine {
+			if mine != nil && !mine[rowRef{cs, ri}] {
 				continue
 			}
 			for ci, col := range cs.Columns {
@@ -327,13 +325,51 @@ func (p *Plan) key(r *Run) string {
 	return fmt.Sprintf("%s__load=%s__%s__seed%03d__%s", r.Case.ID, unsafeRE.ReplaceAllString(load, "_"), r.ColumnName(), r.SeedIndex, hex.EncodeToString(sum[:6]))
 }
 
-// rowSimulated reports whether row ri has a published value in a
-// simulated column: whether a plan gives the row runs.
-func (c *Case) rowSimulated(ri int) bool {
-	for ci, col := range c.Columns {
-		if _, ok := c.Rows[ri].Values[col.Name]; ok && c.Simulated(ci) {
-			return true
+// rowRef names a row of a case.
+type rowRef struct {
+	cs  *Case
+	row int
+}
+
+// shardRows returns the rows of opt's shard, or nil to keep every row.
+// The rows the other options keep (and that have a simulated value) are
+// grouped by their first run's simulation (seed 0 of the first column with
+// a value: the hash part of its key, which leaves the case out), groups
+// numbered in the order their first row appears; group k is in shard k
+// modulo Shards.
+func (p *Plan) shardRows(cases []*Case, opt PlanOptions) map[rowRef]bool {
+	if opt.Shards <= 1 {
+		return nil
+	}
+	group := map[string]int{}
+	mine := map[rowRef]bool{}
+	for _, cs := range cases {
+		for ri, row := range cs.Rows {
+			if opt.Quick && !cs.InQuick(ri) || opt.Loads != nil && !contains(opt.Loads, row.Load) {
+				continue
+			}
+			first := -1
+			for ci, col := range cs.Columns {
+				if _, ok := row.Values[col.Name]; ok && cs.Simulated(ci) {
+					first = ci
+					break
+				}
+			}
+			if first < 0 {
+				continue
+			}
+			r := Run{Case: cs, Row: ri, Column: first, Seed: experiment.DeriveSeed(MasterSeed, 0)}
+			key := p.key(&r)
+			h := key[strings.LastIndex(key, "__")+2:]
+			g, ok := group[h]
+			if !ok {
+				g = len(group)
+				group[h] = g
+			}
+			if g%opt.Shards == opt.Shard {
+				mine[rowRef{cs, ri}] = true
+			}
 		}
 	}
-	return false
+	return mine
 }

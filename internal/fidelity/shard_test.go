@@ -3,7 +3,10 @@ package fidelity
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"testing"
+
+	corpus "github.com/schedlab/schedlab/fidelity"
 
 	"github.com/schedlab/schedlab/internal/experiment"
 	"github.com/schedlab/schedlab/internal/workload"
@@ -36,10 +39,11 @@ func keysOf(p *Plan) map[string]bool {
 }
 
 // Shards partition the plan by row: every run of the whole plan is in
-// exactly one shard, a row is never split, and row k (in the corpus's
-// order, counting rows with runs) is in shard k mod n. The stopping rule
-// gives each shard the same extra seeds of its rows as the whole plan,
-// because it reads only a row's own records (TestExtend's metric).
+// exactly one shard, a row is never split, and (the synthetic cases share
+// no simulation, so each row is its own group) row k is in shard k mod n.
+// The stopping rule gives each shard the same extra seeds of its rows as
+// the whole plan, because it reads only a row's own records (TestExtend's
+// metric).
 func TestPlanShards(t *testing.T) {
 	c := loadTestCorpus(t)
 	whole, err := NewPlan(c, c.Cases, PlanOptions{})
@@ -114,6 +118,46 @@ func TestPlanShards(t *testing.T) {
 		if _, err := NewPlan(c, c.Cases, PlanOptions{Shard: bad[0], Shards: bad[1]}); err == nil {
 			t.Errorf("shard %d/%d accepted", bad[0], bad[1])
 		}
+	}
+}
+
+// Rows whose first run is the same simulation are in one shard, so that
+// it is simulated once: the mechanism cases' figures of one benchmark run,
+// and tip rows that several cases share. Checked on the whole corpus.
+func TestPlanShardsKeepSharedSimulations(t *testing.T) {
+	c, err := Load(corpus.Cases(), corpus.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 7
+	shardOf := map[string]int{} // the simulation hash of a row's first run
+	shared := 0
+	for i := range n {
+		p, err := NewPlan(c, c.Cases, PlanOptions{Shard: i, Shards: n})
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]bool{}
+		for _, r := range p.Runs {
+			row := r.Case.ID + "/" + r.Load()
+			if seen[row] {
+				continue
+			}
+			seen[row] = true
+			h := r.Key[strings.LastIndex(r.Key, "__")+2:]
+			if j, ok := shardOf[h]; ok {
+				shared++
+				if j != i {
+					t.Errorf("row %s's first run is one simulation with a row of shard %d, but it is in shard %d", row, j, i)
+				}
+			}
+			shardOf[h] = i
+		}
+	}
+	// The corpus has such rows (the mechanism cases read up to 11 figures
+	// from one run): the test must see some.
+	if shared < 20 {
+		t.Errorf("only %d rows share their first run's simulation with another row", shared)
 	}
 }
 
