@@ -248,6 +248,13 @@ func (r *sysReader) listOr(n int, def cpumask.Mask, names ...string) (cpumask.Ma
 //     between any two CPUs.
 //   - arm64 (drivers/base/arch_topology.c, cpu_coregroup_mask): without a
 //     valid last-level cache the MC level spans the package (core_sibling).
+//
+// Simplified: on x86, cacheinfo_amd_init_llc_id derives an LLC id without
+// cache leaves for AMD families before 0x17 (the die) and for the first Zen
+// models (family 0x17, models up to 0x1f: APIC id >> 3) when CPUID reports
+// an L3; a guest of such a CPU without cache leaves shares an LLC in the
+// kernel and not here. /sys does not say the family, so the reader cannot
+// tell; a machine file can give the LLC.
 func llcFallback(arch Arch, smt, pkg cpumask.Mask) cpumask.Mask {
 	if arch == ArchX86 {
 		return smt
