@@ -164,7 +164,7 @@ func NewPlan(c *Corpus, cases []*Case, opt PlanOptions) (*Plan, error) {
 	for _, cs := range cases {
 		n := len(p.Runs)
 		for ri, row := range cs.Rows {
-			if opt.Quick && !cs.InQuick(ri) || opt.Loads != nil && !contains(opt.Loads, cs.Rows[ri].Load) {
+			if !opt.keepsRow(cs, ri) {
 				continue
 			}
 			if mine != nil && !mine[rowRef{cs, ri}] {
@@ -325,6 +325,12 @@ func (p *Plan) key(r *Run) string {
 	return fmt.Sprintf("%s__load=%s__%s__seed%03d__%s", r.Case.ID, unsafeRE.ReplaceAllString(load, "_"), r.ColumnName(), r.SeedIndex, hex.EncodeToString(sum[:6]))
 }
 
+// keepsRow reports whether opt keeps row ri of cs: in the --quick subset
+// if Quick, and of one of Loads if set.
+func (opt PlanOptions) keepsRow(cs *Case, ri int) bool {
+	return (!opt.Quick || cs.InQuick(ri)) && (opt.Loads == nil || contains(opt.Loads, cs.Rows[ri].Load))
+}
+
 // rowRef names a row of a case.
 type rowRef struct {
 	cs  *Case
@@ -345,7 +351,7 @@ func (p *Plan) shardRows(cases []*Case, opt PlanOptions) map[rowRef]bool {
 	mine := map[rowRef]bool{}
 	for _, cs := range cases {
 		for ri, row := range cs.Rows {
-			if opt.Quick && !cs.InQuick(ri) || opt.Loads != nil && !contains(opt.Loads, row.Load) {
+			if !opt.keepsRow(cs, ri) {
 				continue
 			}
 			first := -1

@@ -87,13 +87,7 @@ func TestSysfsErrors(t *testing.T) {
 		{"bad id", map[string]string{"devices/system/cpu/online": "0\n", "devices/system/cpu/cpu0/topology/physical_package_id": "x\n"}, `"x" is not an integer`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			for name, data := range tc.files {
-				p := filepath.Join(dir, name)
-				os.MkdirAll(filepath.Dir(p), 0o755)
-				os.WriteFile(p, []byte(data), 0o644)
-			}
-			_, err := ReadSysfs(os.DirFS(dir), ArchX86)
+			_, err := ReadSysfs(fakeSysfs(t, tc.files), ArchX86)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("got %v, want %q", err, tc.want)
 			}
